@@ -1,0 +1,178 @@
+//! The error of loading and writing saves: what went wrong, in which file, where in the text
+//! and where in the document.
+
+use std::fmt;
+use std::path::{Path as FsPath, PathBuf};
+
+use crate::path::Path;
+
+/// What kind of problem an [`Error`] is, for callers that react differently to each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Reading or writing a file failed.
+    Io,
+    /// The text is not strict JSON (or not UTF-8).
+    Syntax,
+    /// Valid JSON that holds something a save cannot: a malformed tag, an integer out of
+    /// range, a duplicate key, nesting that is too deep.
+    Value,
+    /// A JSON document that is not a save: no `meta`, no integer `meta.version`, ...
+    Envelope,
+}
+
+/// A line and column in the text, both counted from 1; the column counts characters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub line: usize,
+    pub column: usize,
+    /// Byte offset from the start of the text.
+    pub offset: usize,
+}
+
+impl Location {
+    /// The location of byte `offset` in `text`.
+    pub fn of_offset(text: &[u8], offset: usize) -> Location {
+        let offset = offset.min(text.len());
+        let before = &text[..offset];
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+        // Count characters, not bytes, so the column matches what an editor shows; UTF-8
+        // continuation bytes do not start a character.
+        let column = 1 + before[line_start..]
+            .iter()
+            .filter(|&&b| (b & 0xC0) != 0x80)
+            .count();
+        Location {
+            line,
+            column,
+            offset,
+        }
+    }
+}
+
+/// An error with everything a person needs to fix it: file, line and column, the path
+/// inside the document, and what was expected.
+#[derive(Debug)]
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    kind: ErrorKind,
+    file: Option<PathBuf>,
+    location: Option<Location>,
+    path: Path,
+    message: String,
+    source: Option<std::io::Error>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                file: None,
+                location: None,
+                path: Path::new(),
+                message: message.into(),
+                source: None,
+            }),
+        }
+    }
+
+    pub(crate) fn io(error: std::io::Error, what: impl Into<String>) -> Error {
+        let mut e = Error::new(ErrorKind::Io, format!("{}: {error}", what.into()));
+        e.inner.source = Some(error);
+        e
+    }
+
+    pub(crate) fn at(mut self, location: Location) -> Error {
+        self.inner.location = Some(location);
+        self
+    }
+
+    pub(crate) fn in_path(mut self, path: Path) -> Error {
+        self.inner.path = path;
+        self
+    }
+
+    /// Names the file the error is about.
+    pub fn with_file(mut self, file: impl AsRef<FsPath>) -> Error {
+        self.inner.file = Some(file.as_ref().to_path_buf());
+        self
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    pub fn file(&self) -> Option<&FsPath> {
+        self.inner.file.as_deref()
+    }
+
+    pub fn location(&self) -> Option<Location> {
+        self.inner.location
+    }
+
+    pub fn line(&self) -> Option<usize> {
+        self.inner.location.map(|l| l.line)
+    }
+
+    pub fn column(&self) -> Option<usize> {
+        self.inner.location.map(|l| l.column)
+    }
+
+    /// Where in the document the problem is (the root when it is not inside a value).
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// What went wrong and what was expected, without the location.
+    pub fn message(&self) -> &str {
+        &self.inner.message
+    }
+}
+
+impl fmt::Display for Error {
+    /// `file:line:column: at data.player.hp: message`, leaving out what is not known.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &self.inner;
+        match (&inner.file, inner.location) {
+            (Some(file), Some(l)) => write!(f, "{}:{}:{}: ", file.display(), l.line, l.column)?,
+            (Some(file), None) => write!(f, "{}: ", file.display())?,
+            (None, Some(l)) => write!(f, "line {}, column {}: ", l.line, l.column)?,
+            (None, None) => {}
+        }
+        if !inner.path.is_root() {
+            write!(f, "at {}: ", inner.path)?;
+        }
+        f.write_str(&inner.message)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters() {
+        let text = "{\n  \"né\": x";
+        let l = Location::of_offset(text.as_bytes(), text.len() - 1);
+        assert_eq!((l.line, l.column), (2, 9));
+    }
+}

@@ -1,0 +1,809 @@
+//! Lossless text spelling of `f64` as a hexadecimal float.
+//!
+//! Finite numbers are written exactly as glibc's `printf("%a")` writes them:
+//! `[-]0x1.<hex fraction>p<signed decimal exponent>` for normal numbers, with
+//! trailing zero digits (and a bare dot) dropped, e.g. `0x1p+0`, `-0x1.4p+1`;
+//! subnormals as `0x0.<hex>p-1022`; zero as `0x0p+0` / `-0x0p+0`.
+//! Infinities are `inf` / `-inf`. NaNs keep their sign and payload: `nan` is the
+//! default quiet NaN, any other NaN is `nan:0x<52-bit mantissa field>`.
+//!
+//! Parsing accepts every hexadecimal literal C's `strtod` accepts (whole string
+//! only) and rounds correctly (to nearest, ties to even), giving glibc's result
+//! except where glibc itself misrounds (some long subnormal literals, see the
+//! libc test); overflow is an error instead of infinity.
+
+use std::fmt;
+
+/// Appends the spelling of `value` to `out`.
+pub fn write(value: f64, out: &mut Vec<u8>) {
+    // The longest spelling is "-0x1.fffffffffffffp+1023" (24 bytes).
+    let mut buf = [0u8; 32];
+    let len = spell(value.to_bits(), &mut buf);
+    out.extend_from_slice(&buf[..len]);
+}
+
+/// The spelling as a String (convenience over `write`).
+pub fn format(value: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    write(value, &mut out);
+    // `spell` emits ASCII only.
+    String::from_utf8(out).expect("hexfloat spelling is ASCII")
+}
+
+/// Parses a spelling (whole string must be consumed).
+pub fn parse(text: &str) -> Result<f64, HexFloatError> {
+    let bytes = text.as_bytes();
+    if let Some(value) = parse_canonical(bytes) {
+        return Ok(value);
+    }
+    parse_general(bytes)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HexFloatError {
+    /// Not a hexadecimal float: `at` is the byte offset in the text where it
+    /// went wrong, `expected` says what was expected there, e.g. "a hexadecimal
+    /// digit", "'0x'", "an exponent digit after 'p'", "end of the number".
+    ///
+    /// Everything before `at` is ASCII, so `at` is also the (0-based) character
+    /// index; `Display` shows it 1-based.
+    Malformed { at: usize, expected: &'static str },
+    /// A finite literal too large for a double (strtod would give infinity).
+    /// Never turned into infinity.
+    Overflow,
+    /// A NaN payload that is zero or does not fit in 52 bits.
+    BadNanPayload,
+}
+
+impl fmt::Display for HexFloatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HexFloatError::Malformed { at, expected } => write!(
+                f,
+                "malformed hexadecimal float at character {}: expected {} \
+                 (a valid spelling looks like 0x1.8p+3, -0x1p-4, inf or nan)",
+                at + 1,
+                expected
+            ),
+            HexFloatError::Overflow => {
+                f.write_str("hexadecimal float is too large for a double (it would be infinity)")
+            }
+            HexFloatError::BadNanPayload => f.write_str(
+                "nan payload must be between 0x1 and 0xfffffffffffff \
+                 (it is the 52-bit mantissa field of the double)",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HexFloatError {}
+
+const SIGN_BIT: u64 = 1 << 63;
+const FRACTION_MASK: u64 = (1 << 52) - 1;
+const EXPONENT_FIELD_MAX: u64 = 0x7ff;
+/// Mantissa field of the NaN that arithmetic produces; spelled plain `nan`.
+const DEFAULT_NAN_FRACTION: u64 = 1 << 51;
+const MIN_NORMAL_EXPONENT: i64 = -1022;
+const MAX_EXPONENT: i64 = 1023;
+
+const LOWER_HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes the spelling of the double with these bits into `buf`, returning its length.
+fn spell(bits: u64, buf: &mut [u8; 32]) -> usize {
+    let mut len = 0;
+    if bits & SIGN_BIT != 0 {
+        buf[0] = b'-';
+        len = 1;
+    }
+    let exponent_field = (bits >> 52) & EXPONENT_FIELD_MAX;
+    let fraction = bits & FRACTION_MASK;
+
+    if exponent_field == EXPONENT_FIELD_MAX {
+        if fraction == 0 {
+            buf[len..len + 3].copy_from_slice(b"inf");
+            return len + 3;
+        }
+        buf[len..len + 3].copy_from_slice(b"nan");
+        len += 3;
+        if fraction != DEFAULT_NAN_FRACTION {
+            buf[len..len + 3].copy_from_slice(b":0x");
+            len += 3;
+            let digit_count = (64 - fraction.leading_zeros() as usize).div_ceil(4);
+            for k in (0..digit_count).rev() {
+                buf[len] = LOWER_HEX[((fraction >> (4 * k)) & 0xf) as usize];
+                len += 1;
+            }
+        }
+        return len;
+    }
+
+    let (leading_digit, exponent) = match (exponent_field, fraction) {
+        (0, 0) => (b'0', 0),
+        (0, _) => (b'0', MIN_NORMAL_EXPONENT),
+        _ => (b'1', exponent_field as i64 - MAX_EXPONENT),
+    };
+    buf[len..len + 3].copy_from_slice(&[b'0', b'x', leading_digit]);
+    len += 3;
+
+    if fraction != 0 {
+        buf[len] = b'.';
+        len += 1;
+        // 52 bits are 13 nibbles. Writing all of them unconditionally lets the
+        // loop unroll; the length then drops the all-zero nibbles at the end.
+        let digits = &mut buf[len..len + 13];
+        for (k, digit) in digits.iter_mut().enumerate() {
+            *digit = LOWER_HEX[((fraction >> (48 - 4 * k)) & 0xf) as usize];
+        }
+        len += 13 - (fraction.trailing_zeros() as usize) / 4;
+    }
+
+    buf[len] = b'p';
+    buf[len + 1] = if exponent < 0 { b'-' } else { b'+' };
+    len += 2;
+    let mut magnitude = exponent.unsigned_abs();
+    let mut digits = [0u8; 4];
+    let mut digit_count = 0;
+    loop {
+        digits[digit_count] = b'0' + (magnitude % 10) as u8;
+        digit_count += 1;
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    for k in (0..digit_count).rev() {
+        buf[len] = digits[k];
+        len += 1;
+    }
+    len
+}
+
+const NOT_HEX: u8 = 0xff;
+
+/// Value of each byte as a hexadecimal digit, or `NOT_HEX`.
+static HEX_VALUE: [u8; 256] = {
+    let mut table = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// Decodes the spelling `write` produces for normal numbers, which needs no
+/// rounding; returns `None` for anything else so the general parser decides.
+#[inline]
+fn parse_canonical(bytes: &[u8]) -> Option<f64> {
+    let (sign, rest) = match bytes.split_first() {
+        Some((b'-', rest)) => (SIGN_BIT, rest),
+        _ => (0, bytes),
+    };
+    let rest = rest.strip_prefix(b"0x1")?;
+    let mut i = 0;
+    let mut fraction = 0u64;
+    let mut fraction_digits = 0;
+    if rest.first() == Some(&b'.') {
+        i = 1;
+        if rest.get(14) == Some(&b'p') {
+            // All 13 digits, the usual case: a branch-free loop that checks
+            // validity once at the end (NOT_HEX has high bits set).
+            let mut invalid = 0u8;
+            for &byte in &rest[1..14] {
+                let digit = HEX_VALUE[byte as usize];
+                invalid |= digit;
+                fraction = fraction << 4 | (digit & 0xf) as u64;
+            }
+            if invalid > 0xf {
+                return None;
+            }
+            fraction_digits = 13;
+            i = 14;
+        }
+        while fraction_digits < 13 {
+            let digit = HEX_VALUE[*rest.get(i)? as usize];
+            if digit == NOT_HEX {
+                break;
+            }
+            fraction = fraction << 4 | digit as u64;
+            fraction_digits += 1;
+            i += 1;
+        }
+    }
+    if *rest.get(i)? != b'p' {
+        return None;
+    }
+    i += 1;
+    let negative_exponent = match *rest.get(i)? {
+        b'-' => true,
+        b'+' => false,
+        _ => return None,
+    };
+    i += 1;
+    let exponent_digits = &rest[i..];
+    if exponent_digits.is_empty() || exponent_digits.len() > 4 {
+        return None;
+    }
+    let mut exponent = 0i64;
+    for &byte in exponent_digits {
+        if !byte.is_ascii_digit() {
+            return None;
+        }
+        exponent = exponent * 10 + (byte - b'0') as i64;
+    }
+    if negative_exponent {
+        exponent = -exponent;
+    }
+    if !(MIN_NORMAL_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
+        return None;
+    }
+    let fraction = fraction << (4 * (13 - fraction_digits));
+    let exponent_field = (exponent + MAX_EXPONENT) as u64;
+    Some(f64::from_bits(sign | exponent_field << 52 | fraction))
+}
+
+fn malformed<T>(at: usize, expected: &'static str) -> Result<T, HexFloatError> {
+    Err(HexFloatError::Malformed { at, expected })
+}
+
+/// Full strtod-compatible parser: any digit count, optional dot and exponent,
+/// correct rounding, and the special spellings.
+fn parse_general(bytes: &[u8]) -> Result<f64, HexFloatError> {
+    let (sign, start) = match bytes.first() {
+        Some(b'-') => (SIGN_BIT, 1),
+        Some(b'+') => (0, 1),
+        _ => (0, 0),
+    };
+    let rest = &bytes[start..];
+    if rest.len() >= 2 && rest[0] == b'0' && (rest[1] | 0x20) == b'x' {
+        parse_hex_literal(bytes, start + 2, sign)
+    } else {
+        parse_special(bytes, start, sign)
+    }
+}
+
+/// Beyond this the exponent only saturates: it is far outside the range where
+/// the digit count of any real string could bring the value back into range.
+const EXPONENT_SATURATION: i64 = 1 << 50;
+
+fn parse_hex_literal(bytes: &[u8], digits_start: usize, sign: u64) -> Result<f64, HexFloatError> {
+    // The first 16 significant digits go into `mantissa`; later ones only
+    // matter for rounding, so they fold into `sticky` (and scale the value by
+    // 16 each when they are integer digits).
+    let mut mantissa = 0u64;
+    let mut sticky = false;
+    let mut scale: i64 = 0;
+    let mut i = digits_start;
+
+    while let Some(&byte) = bytes.get(i) {
+        let digit = HEX_VALUE[byte as usize];
+        if digit == NOT_HEX {
+            break;
+        }
+        if mantissa >> 60 == 0 {
+            mantissa = mantissa << 4 | digit as u64;
+        } else {
+            sticky |= digit != 0;
+            scale += 4;
+        }
+        i += 1;
+    }
+    let mut digit_count = i - digits_start;
+
+    let has_dot = bytes.get(i) == Some(&b'.');
+    if has_dot {
+        i += 1;
+        let fraction_start = i;
+        while let Some(&byte) = bytes.get(i) {
+            let digit = HEX_VALUE[byte as usize];
+            if digit == NOT_HEX {
+                break;
+            }
+            if mantissa >> 60 == 0 {
+                mantissa = mantissa << 4 | digit as u64;
+                scale -= 4;
+            } else {
+                sticky |= digit != 0;
+            }
+            i += 1;
+        }
+        digit_count += i - fraction_start;
+    }
+    if digit_count == 0 {
+        return malformed(i, "a hexadecimal digit");
+    }
+
+    let mut exponent: i64 = 0;
+    match bytes.get(i) {
+        None => {}
+        Some(b'p' | b'P') => {
+            i += 1;
+            let negative = match bytes.get(i) {
+                Some(b'-') => {
+                    i += 1;
+                    true
+                }
+                Some(b'+') => {
+                    i += 1;
+                    false
+                }
+                _ => false,
+            };
+            let exponent_start = i;
+            while let Some(&byte) = bytes.get(i) {
+                if !byte.is_ascii_digit() {
+                    break;
+                }
+                if exponent < EXPONENT_SATURATION {
+                    exponent = exponent * 10 + (byte - b'0') as i64;
+                }
+                i += 1;
+            }
+            if i == exponent_start {
+                return malformed(i, "an exponent digit after 'p'");
+            }
+            if i != bytes.len() {
+                return malformed(i, "end of the number");
+            }
+            if negative {
+                exponent = -exponent;
+            }
+        }
+        Some(_) if has_dot => {
+            return malformed(i, "a hexadecimal digit, 'p' or the end of the number");
+        }
+        Some(_) => {
+            return malformed(i, "a hexadecimal digit, '.', 'p' or the end of the number");
+        }
+    }
+
+    if mantissa == 0 {
+        return Ok(f64::from_bits(sign));
+    }
+    round_to_double(sign, mantissa, sticky, exponent.saturating_add(scale))
+}
+
+/// Rounds `(mantissa + sticky fraction) * 2^binary_exponent` to the nearest
+/// double, ties to even. `sticky` means nonzero bits lie below `mantissa`.
+fn round_to_double(
+    sign: u64,
+    mantissa: u64,
+    sticky: bool,
+    binary_exponent: i64,
+) -> Result<f64, HexFloatError> {
+    let leading_zeros = mantissa.leading_zeros();
+    let normalized = mantissa << leading_zeros;
+    // Exponent of the leading one bit. When `sticky` is set the mantissa has
+    // 16 digits, so the shift is at most 3 bits and stays below the round bit.
+    let mut top_exponent = binary_exponent - leading_zeros as i64 + 63;
+    if top_exponent > MAX_EXPONENT {
+        return Err(HexFloatError::Overflow);
+    }
+
+    if top_exponent >= MIN_NORMAL_EXPONENT {
+        let mut significand = normalized >> 11;
+        if rounds_up(normalized & 0x7ff, 0x400, sticky, significand) {
+            significand += 1;
+            if significand == 1 << 53 {
+                significand >>= 1;
+                top_exponent += 1;
+                if top_exponent > MAX_EXPONENT {
+                    return Err(HexFloatError::Overflow);
+                }
+            }
+        }
+        let exponent_field = (top_exponent + MAX_EXPONENT) as u64;
+        return Ok(f64::from_bits(
+            sign | exponent_field << 52 | (significand & FRACTION_MASK),
+        ));
+    }
+
+    // Subnormal: count in units of 2^-1074. A leading bit at 2^-1023 is unit
+    // 2^51, i.e. `normalized >> 12`.
+    let shift = -1011 - top_exponent;
+    if shift > 64 {
+        // Less than half the smallest subnormal.
+        return Ok(f64::from_bits(sign));
+    }
+    let (units, rest, half) = if shift == 64 {
+        (0, normalized, 1 << 63)
+    } else {
+        (
+            normalized >> shift,
+            normalized & ((1 << shift) - 1),
+            1 << (shift - 1),
+        )
+    };
+    let units = units + rounds_up(rest, half, sticky, units) as u64;
+    // Rounding up to 2^52 units gives the smallest normal's bits, as wanted.
+    Ok(f64::from_bits(sign | units))
+}
+
+/// Round-to-nearest-even decision given the dropped bits `rest`, the value of
+/// half a unit, and whether anything nonzero lies below `rest`.
+#[inline]
+fn rounds_up(rest: u64, half: u64, sticky: bool, kept: u64) -> bool {
+    rest > half || (rest == half && (sticky || kept & 1 == 1))
+}
+
+/// `inf`, `infinity`, `nan` and `nan:0x<payload>`, case-insensitively.
+fn parse_special(bytes: &[u8], start: usize, sign: u64) -> Result<f64, HexFloatError> {
+    let rest = &bytes[start..];
+    let starts_with =
+        |word: &[u8]| rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word);
+
+    if starts_with(b"inf") {
+        let end = if starts_with(b"infinity") {
+            start + 8
+        } else {
+            start + 3
+        };
+        if end != bytes.len() {
+            return malformed(end, "end of the number");
+        }
+        return Ok(f64::from_bits(sign | EXPONENT_FIELD_MAX << 52));
+    }
+    if !starts_with(b"nan") {
+        return malformed(start, "'0x'");
+    }
+
+    let mut i = start + 3;
+    if i == bytes.len() {
+        return Ok(f64::from_bits(
+            sign | EXPONENT_FIELD_MAX << 52 | DEFAULT_NAN_FRACTION,
+        ));
+    }
+    if bytes[i] != b':' {
+        return malformed(i, "':0x' or the end of the number");
+    }
+    i += 1;
+    if !(bytes.get(i) == Some(&b'0') && bytes.get(i + 1).is_some_and(|b| b | 0x20 == b'x')) {
+        return malformed(i, "'0x'");
+    }
+    i += 2;
+    let payload_start = i;
+    let mut payload = 0u64;
+    let mut too_big = false;
+    while let Some(&byte) = bytes.get(i) {
+        let digit = HEX_VALUE[byte as usize];
+        if digit == NOT_HEX {
+            break;
+        }
+        payload = payload << 4 | digit as u64;
+        too_big |= payload > FRACTION_MASK;
+        i += 1;
+    }
+    if i == payload_start {
+        return malformed(i, "a hexadecimal digit");
+    }
+    if i != bytes.len() {
+        return malformed(i, "a hexadecimal digit or the end of the number");
+    }
+    if too_big || payload == 0 {
+        return Err(HexFloatError::BadNanPayload);
+    }
+    Ok(f64::from_bits(sign | EXPONENT_FIELD_MAX << 52 | payload))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(text: &str) -> u64 {
+        match parse(text) {
+            Ok(value) => value.to_bits(),
+            Err(error) => panic!("{text:?} failed: {error}"),
+        }
+    }
+
+    fn assert_malformed(text: &str, at: usize, expected: &str) {
+        match parse(text) {
+            Err(HexFloatError::Malformed {
+                at: got_at,
+                expected: got,
+            }) => {
+                assert_eq!((got_at, got), (at, expected), "for {text:?}");
+            }
+            other => panic!("{text:?} gave {other:?}, wanted Malformed"),
+        }
+    }
+
+    #[test]
+    fn writes_examples() {
+        let cases: &[(f64, &str)] = &[
+            (1.0, "0x1p+0"),
+            (0.1, "0x1.999999999999ap-4"),
+            (-2.5, "-0x1.4p+1"),
+            (f64::MAX, "0x1.fffffffffffffp+1023"),
+            (f64::MIN, "-0x1.fffffffffffffp+1023"),
+            (f64::MIN_POSITIVE, "0x1p-1022"),
+            (f64::from_bits(1), "0x0.0000000000001p-1022"),
+            (f64::from_bits(FRACTION_MASK), "0x0.fffffffffffffp-1022"),
+            (f64::from_bits(1 << 51), "0x0.8p-1022"),
+            (0.0, "0x0p+0"),
+            (-0.0, "-0x0p+0"),
+            (12.0, "0x1.8p+3"),
+            (0.0625, "0x1p-4"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "nan"),
+            (-f64::NAN, "-nan"),
+            (f64::from_bits(0x7ff0000000000001), "nan:0x1"),
+            (f64::from_bits(0x7ff8000000000001), "nan:0x8000000000001"),
+            (f64::from_bits(0xfff0000000000002), "-nan:0x2"),
+            (f64::from_bits(0x7fffffffffffffff), "nan:0xfffffffffffff"),
+        ];
+        for &(value, spelling) in cases {
+            assert_eq!(format(value), spelling);
+            assert_eq!(bits(spelling), value.to_bits(), "{spelling}");
+        }
+    }
+
+    #[test]
+    fn write_appends() {
+        let mut out = b"[".to_vec();
+        write(1.0, &mut out);
+        out.push(b',');
+        write(-0.0, &mut out);
+        assert_eq!(out, b"[0x1p+0,-0x0p+0");
+    }
+
+    #[test]
+    fn parses_strtod_forms() {
+        let cases: &[(&str, f64)] = &[
+            ("0x1p3", 8.0),
+            ("0x.8p1", 1.0),
+            ("0x1.p0", 1.0),
+            ("0X1P0", 1.0),
+            ("+0x1p0", 1.0),
+            ("0x0001.8p0", 1.5),
+            ("0x1.8", 1.5),
+            ("0x10", 16.0),
+            ("0xA.bCp0", 10.734375),
+            ("0x.1", 0.0625),
+            ("0x1p+0", 1.0),
+            ("0x1p-0", 1.0),
+            ("0xc.ccccccccccccccdp-7", 0.1),
+            ("0x3.3333333333334p-5", 0.1),
+            ("0x0.000000000000000000000000000001p+120", 1.0),
+            ("0x100000000000000000000000000000000p-128", 1.0),
+            ("0x1p-1074", f64::from_bits(1)),
+        ];
+        for &(text, value) in cases {
+            assert_eq!(bits(text), value.to_bits(), "{text}");
+        }
+    }
+
+    #[test]
+    fn zeros_keep_sign_with_any_exponent() {
+        assert_eq!(bits("0x0p+0"), 0);
+        assert_eq!(bits("-0x0p+0"), SIGN_BIT);
+        assert_eq!(bits("-0x0.000p+99999999999999999999"), SIGN_BIT);
+        assert_eq!(bits("0x000.p-99999999999999999999"), 0);
+        assert_eq!(bits("-0x.0"), SIGN_BIT);
+    }
+
+    #[test]
+    fn huge_exponents_saturate() {
+        assert_eq!(
+            parse("0x1p+99999999999999999999"),
+            Err(HexFloatError::Overflow)
+        );
+        assert_eq!(bits("0x1p-99999999999999999999"), 0);
+        assert_eq!(bits("-0x1p-99999999999999999999"), SIGN_BIT);
+        let long_exponent = format!("0x1p-{}", "9".repeat(500));
+        assert_eq!(bits(&long_exponent), 0);
+    }
+
+    #[test]
+    fn rounds_ties_to_even_at_53_bits() {
+        // 1 + 2^-53 is exactly half an ulp above 1: tie goes to the even 1.
+        assert_eq!(bits("0x1.00000000000008p0"), 1.0f64.to_bits());
+        // Just above the tie rounds up.
+        assert_eq!(
+            bits("0x1.00000000000008000000000000000001p0"),
+            0x3ff0000000000001
+        );
+        assert_eq!(bits("0x1.00000000000009p0"), 0x3ff0000000000001);
+        // Odd last bit: the tie rounds up to even.
+        assert_eq!(bits("0x1.00000000000018p0"), 0x3ff0000000000002);
+        assert_eq!(
+            bits("0x1.00000000000017fffffffffffffffffffp0"),
+            0x3ff0000000000001
+        );
+        // Rounding up carries into the exponent.
+        assert_eq!(bits("0x1.fffffffffffff8p0"), 2.0f64.to_bits());
+        // Many digits after a tie position: sticky must see the far one.
+        let far = format!("0x1.00000000000008{}1p0", "0".repeat(300));
+        assert_eq!(bits(&far), 0x3ff0000000000001);
+        let zeros = format!("0x1.00000000000008{}p0", "0".repeat(300));
+        assert_eq!(bits(&zeros), 0x3ff0000000000000);
+        // Integer digits beyond 16 scale the value.
+        let big = format!("0x1{}p0", "0".repeat(40));
+        assert_eq!(bits(&big), (2.0f64).powi(160).to_bits());
+    }
+
+    #[test]
+    fn overflow_boundary() {
+        assert_eq!(bits("0x1.fffffffffffff7p+1023"), f64::MAX.to_bits());
+        assert_eq!(
+            bits("0x1.fffffffffffff7ffffffffffp+1023"),
+            f64::MAX.to_bits()
+        );
+        assert_eq!(
+            parse("0x1.fffffffffffff8p+1023"),
+            Err(HexFloatError::Overflow)
+        );
+        assert_eq!(
+            parse("-0x1.fffffffffffff8p+1023"),
+            Err(HexFloatError::Overflow)
+        );
+        assert_eq!(parse("0x1p+1024"), Err(HexFloatError::Overflow));
+        assert_eq!(parse("0x2p+1023"), Err(HexFloatError::Overflow));
+        assert_eq!(bits("0x0.fffffffffffff8p+1024"), f64::MAX.to_bits());
+        assert_eq!(bits("-0x1.fffffffffffffp+1023"), f64::MIN.to_bits());
+    }
+
+    #[test]
+    fn underflow_into_subnormals() {
+        assert_eq!(bits("0x1p-1022"), f64::MIN_POSITIVE.to_bits());
+        assert_eq!(bits("0x1p-1023"), 1 << 51);
+        assert_eq!(bits("0x1p-1074"), 1);
+        // Half the smallest subnormal is a tie: to even, i.e. zero.
+        assert_eq!(bits("0x1p-1075"), 0);
+        assert_eq!(bits("-0x1p-1075"), SIGN_BIT);
+        assert_eq!(bits("0x1.0000000000001p-1075"), 1);
+        assert_eq!(bits(&format!("0x1.{}1p-1075", "0".repeat(200))), 1);
+        assert_eq!(bits("0x1p-1076"), 0);
+        assert_eq!(bits("0x1.fffffffffffffp-1076"), 0);
+        // 1.5 units: tie between 1 and 2 goes to 2; 2.5 units goes to 2.
+        assert_eq!(bits("0x1.8p-1074"), 2);
+        assert_eq!(bits("0x1.4p-1073"), 2);
+        assert_eq!(bits("0x1.4000000000001p-1073"), 3);
+        // Largest subnormal and rounding up into the smallest normal.
+        assert_eq!(bits("0x0.fffffffffffffp-1022"), FRACTION_MASK);
+        assert_eq!(bits("0x0.fffffffffffff8p-1022"), 1 << 52);
+        assert_eq!(bits("0x0.fffffffffffff7ffp-1022"), FRACTION_MASK);
+        assert_eq!(bits("0x1.ffffffffffffep-1023"), FRACTION_MASK);
+        // Ties in the middle of the subnormal range: at 2^-1023 the unit is
+        // 2^-51 of the leading bit.
+        assert_eq!(bits("0x1.0000000000001p-1023"), 1 << 51);
+        assert_eq!(bits("0x1.0000000000003p-1023"), (1 << 51) + 2);
+        // Just above a tie, with only the 54th significant bit past it: glibc
+        // 2.36 strtod drops that bit for subnormal results and rounds down.
+        assert_eq!(bits("0x1.00000000000018p-1023"), (1 << 51) + 1);
+        assert_eq!(bits("0x1.00000000000008p-1075"), 1);
+    }
+
+    #[test]
+    fn special_spellings() {
+        let inf = f64::INFINITY.to_bits();
+        for text in ["inf", "INF", "Infinity", "+inf", "iNfInItY"] {
+            assert_eq!(bits(text), inf, "{text}");
+        }
+        assert_eq!(bits("-inf"), f64::NEG_INFINITY.to_bits());
+        assert_eq!(bits("-INFINITY"), f64::NEG_INFINITY.to_bits());
+        assert_eq!(bits("nan"), 0x7ff8000000000000);
+        assert_eq!(bits("NaN"), 0x7ff8000000000000);
+        assert_eq!(bits("+nan"), 0x7ff8000000000000);
+        assert_eq!(bits("-nan"), 0xfff8000000000000);
+        assert_eq!(bits("nan:0x1"), 0x7ff0000000000001);
+        assert_eq!(bits("NAN:0XABC"), 0x7ff0000000000abc);
+        assert_eq!(bits("-nan:0x000fffffffffffff"), 0xffffffffffffffff);
+        assert_eq!(bits("nan:0x8000000000000"), 0x7ff8000000000000);
+        assert_eq!(parse("nan:0x0"), Err(HexFloatError::BadNanPayload));
+        assert_eq!(
+            parse("nan:0x10000000000000"),
+            Err(HexFloatError::BadNanPayload)
+        );
+        assert_eq!(
+            parse("nan:0xffffffffffffffffffff"),
+            Err(HexFloatError::BadNanPayload)
+        );
+    }
+
+    #[test]
+    fn malformed_inputs() {
+        assert_malformed("", 0, "'0x'");
+        assert_malformed("-", 1, "'0x'");
+        assert_malformed("1.5", 0, "'0x'");
+        assert_malformed(" 0x1p0", 0, "'0x'");
+        assert_malformed("+-0x1p0", 1, "'0x'");
+        assert_malformed("0x", 2, "a hexadecimal digit");
+        assert_malformed("0x.", 3, "a hexadecimal digit");
+        assert_malformed("0xp3", 2, "a hexadecimal digit");
+        assert_malformed("-0x.p3", 4, "a hexadecimal digit");
+        assert_malformed("0x1p", 4, "an exponent digit after 'p'");
+        assert_malformed("0x1p+", 5, "an exponent digit after 'p'");
+        assert_malformed("0x1p-x", 5, "an exponent digit after 'p'");
+        assert_malformed(
+            "0x1q",
+            3,
+            "a hexadecimal digit, '.', 'p' or the end of the number",
+        );
+        assert_malformed(
+            "0x1.8.",
+            5,
+            "a hexadecimal digit, 'p' or the end of the number",
+        );
+        assert_malformed(
+            "0x1 ",
+            3,
+            "a hexadecimal digit, '.', 'p' or the end of the number",
+        );
+        assert_malformed("0x1p0 ", 5, "end of the number");
+        assert_malformed("0x1p1.5", 5, "end of the number");
+        assert_malformed("0x1.8p+3é", 8, "end of the number");
+        assert_malformed("infin", 3, "end of the number");
+        assert_malformed("nan(1)", 3, "':0x' or the end of the number");
+        assert_malformed("nan:", 4, "'0x'");
+        assert_malformed("nan:1", 4, "'0x'");
+        assert_malformed("nan:0x", 6, "a hexadecimal digit");
+        assert_malformed(
+            "nan:0x1g",
+            7,
+            "a hexadecimal digit or the end of the number",
+        );
+        assert_malformed("0x1.ffffffffffffffp+1023 ", 24, "end of the number");
+    }
+
+    #[test]
+    fn error_messages() {
+        let error = parse("0x1.g").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "malformed hexadecimal float at character 5: expected a hexadecimal digit, 'p' or \
+             the end of the number (a valid spelling looks like 0x1.8p+3, -0x1p-4, inf or nan)"
+        );
+        assert_eq!(
+            HexFloatError::Overflow.to_string(),
+            "hexadecimal float is too large for a double (it would be infinity)"
+        );
+        assert!(HexFloatError::BadNanPayload
+            .to_string()
+            .starts_with("nan payload"));
+        let _: &dyn std::error::Error = &error;
+    }
+
+    #[test]
+    fn canonical_fast_path_agrees_with_general_parser() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for _ in 0..20_000 {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            let value = f64::from_bits(z ^ (z >> 31));
+            let text = format(value);
+            let general = parse_general(text.as_bytes()).map(f64::to_bits);
+            assert_eq!(general, Ok(value.to_bits()), "{text}");
+            if let Some(fast) = parse_canonical(text.as_bytes()) {
+                assert_eq!(fast.to_bits(), value.to_bits(), "{text}");
+            }
+        }
+        // A bad digit seen by the fast path's 13-digit loop is still reported.
+        assert_malformed(
+            "0x1.999999999999gp+0",
+            16,
+            "a hexadecimal digit, 'p' or the end of the number",
+        );
+        // Things the fast path must leave to the general parser.
+        for text in [
+            "0x1.00000000000008p0",
+            "0x1p-1023",
+            "0x1p+1024",
+            "0x1p00000",
+            "0x1p+",
+            "0x1.999999999999gp+0",
+            "0x1.g999999999999p+0",
+        ] {
+            assert_eq!(parse_canonical(text.as_bytes()), None, "{text}");
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! # savechain
+//!
+//! A save format for games: a JSON document people can read and fix by hand, that keeps
+//! every value bit for bit, carries its schema version, and is written canonically.
+//!
+//! ## The format in one example
+//!
+//! ```json
+//! {
+//!   "data": {
+//!     "player": {
+//!       "credits": 18446744073709551615,
+//!       "name": "Zoë",
+//!       "position": [["d", "0x1.8p+1"], ["d", "-0x1p-2"], 0]
+//!     }
+//!   },
+//!   "meta": {
+//!     "version": 7,
+//!     "writer": "0.1.0"
+//!   }
+//! }
+//! ```
+//!
+//! - `meta.version` is the save's schema version; `meta.writer` the version of the program
+//!   that wrote it. Other `meta` members are kept as they are.
+//! - Integers are exact across the whole `i64` and `u64` ranges.
+//! - A double is `["d", "<hex>"]`, spelled as C's `printf("%a")` does (`1.5` is
+//!   `0x1.8p+0`), with `inf`, `-inf`, `nan` and `nan:0x<payload>` for the rest, so every
+//!   one of the 2^64 bit patterns survives. A plain decimal such as `1.5`, typed by hand,
+//!   loads as the nearest double.
+//! - A byte string is `["b", "..."]`, one character U+0000 to U+00FF per byte.
+//! - An array that would look like a tag is escaped as `["a", [...]]`.
+//!
+//! `docs/FORMAT.md` in the repository is the full specification.
+//!
+//! ## Loading, editing and writing a save
+//!
+//! ```
+//! use savechain::{Save, Value};
+//!
+//! let text = r#"{"meta": {"version": 3}, "data": {"hull": ["d", "0x1.8p+6"], "crew": 4}}"#;
+//! let mut save = Save::from_str(text)?;
+//! assert_eq!(save.meta.version, 3);
+//! assert_eq!(save.data.get("hull"), Some(&Value::Double(96.0)));
+//!
+//! save.data.as_object_mut().unwrap().insert("crew", Value::Int(5));
+//! assert_eq!(
+//!     save.to_string()?,
+//!     "{\n  \"data\": {\n    \"crew\": 5,\n    \"hull\": [\"d\", \"0x1.8p+6\"]\n  },\n  \"meta\": {\n    \"version\": 3\n  }\n}\n"
+//! );
+//! # Ok::<(), savechain::Error>(())
+//! ```
+//!
+//! [`Save::load`] and [`Save::store`] work on files; `store` writes atomically, so a crash
+//! leaves the old save or the new one, never a mix.
+//!
+//! ## Errors say where
+//!
+//! ```
+//! let text = "{\"meta\": {\"version\": 1},\n \"data\": {\"ship\": {\"hull\": [\"d\", \"0x1.g\"]}}}";
+//! let err = savechain::Save::from_str(text).unwrap_err();
+//! assert_eq!((err.line(), err.column()), (Some(2), Some(34)));
+//! assert_eq!(err.path().to_string(), "data.ship.hull");
+//! ```
+//!
+//! ## Your own types, through serde
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use savechain::Save;
+//!
+//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
+//! struct Ship { name: String, hull: f64, credits: u64 }
+//!
+//! let ship = Ship { name: "Kestrel".into(), hull: 0.1, credits: u64::MAX };
+//! let save = Save::new(1, savechain::to_value(&ship)?);
+//! let text = save.to_string()?;
+//! assert!(text.contains(r#""hull": ["d", "0x1.999999999999ap-4"]"#));
+//!
+//! let back: Ship = Save::from_str(&text)?.data_as()?;
+//! assert_eq!(back, ship);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod error;
+pub mod fsio;
+pub mod hexfloat;
+pub mod path;
+pub mod save;
+pub mod serde;
+pub mod text;
+pub mod value;
+
+pub use crate::serde::{from_value, from_value_ref, to_value};
+pub use error::{Error, ErrorKind, Location, Result};
+pub use save::{Meta, Save};
+pub use value::{Map, Value};

@@ -1,0 +1,22 @@
+//! The text codec: strict JSON with tags for doubles and byte strings, read and written
+//! losslessly and canonically.
+//!
+//! A tag is a two-element array whose first element is a one-letter string:
+//! `["d", "0x1.8p+1"]` is a double, `["b", "\u00ff\u0000"]` a byte string, and
+//! `["a", [...]]` an array that would otherwise look like a tag. Every other letter is
+//! reserved and refused on reading, so that later versions can add tags without changing
+//! what an existing save means.
+
+pub mod read;
+pub mod write;
+
+pub use read::{from_slice, from_str};
+pub use write::{to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style};
+
+/// The deepest nesting of arrays and objects a document may have (tags count as arrays).
+/// Deeper input is refused with an error instead of exhausting the stack.
+pub const MAX_DEPTH: usize = 512;
+
+pub(crate) const TAG_DOUBLE: u8 = b'd';
+pub(crate) const TAG_BYTES: u8 = b'b';
+pub(crate) const TAG_LITERAL: u8 = b'a';

@@ -1,0 +1,699 @@
+//! The reader: strict JSON text to [`Value`], decoding tags, with errors located by line,
+//! column and document path.
+
+use crate::error::{Error, ErrorKind, Location, Result};
+use crate::hexfloat;
+use crate::path::{Path, Segment};
+use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
+use crate::value::{Map, Value};
+
+/// Parses a whole JSON text into a value (no save envelope required).
+pub fn from_slice(bytes: &[u8]) -> Result<Value> {
+    let text = utf8(bytes)?;
+    let mut parser = Parser::new(text);
+    let value = parser.value().map_err(|e| parser.error(e))?;
+    parser.end().map_err(|e| parser.error(e))?;
+    Ok(value)
+}
+
+/// Parses a whole JSON text into a value (no save envelope required).
+pub fn from_str(text: &str) -> Result<Value> {
+    from_slice(text.as_bytes())
+}
+
+/// Checks the text is UTF-8, and drops a leading byte order mark (which some editors add).
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        Error::new(
+            ErrorKind::Syntax,
+            format!(
+                "invalid UTF-8 (byte 0x{:02x}); a save must be UTF-8 text",
+                bytes[at]
+            ),
+        )
+        .at(Location::of_offset(bytes, at))
+    })
+}
+
+/// An error while parsing, before it is given a line and column. The path grows from the
+/// inside out as the error unwinds through the values that contain it.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    kind: ErrorKind,
+    offset: usize,
+    path: Path,
+    message: String,
+}
+
+pub(crate) type Parsed<T> = std::result::Result<T, Box<Failure>>;
+
+fn fail<T>(kind: ErrorKind, offset: usize, message: impl Into<String>) -> Parsed<T> {
+    Err(Box::new(Failure {
+        kind,
+        offset,
+        path: Path::new(),
+        message: message.into(),
+    }))
+}
+
+fn within<T>(result: Parsed<T>, segment: impl FnOnce() -> Segment) -> Parsed<T> {
+    result.map_err(|mut f| {
+        f.path.push_front(segment());
+        f
+    })
+}
+
+/// Bytes that end the fast scan of a string: the closing quote, an escape, a control character.
+static STRING_SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = true;
+        i += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+pub(crate) struct Parser<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+    /// Offsets of the keys of the objects being parsed, innermost last, so a duplicate key
+    /// can be reported where it stands without a position per map entry.
+    key_offsets: Vec<usize>,
+}
+
+impl<'a> Parser<'a> {
+    pub(crate) fn new(text: &'a str) -> Parser<'a> {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+            key_offsets: Vec::new(),
+        }
+    }
+
+    /// Turns a failure into an [`Error`] with line and column.
+    #[allow(clippy::boxed_local)] // Failures travel boxed to keep `Parsed` results small.
+    pub(crate) fn error(&self, failure: Box<Failure>) -> Error {
+        let Failure {
+            kind,
+            offset,
+            path,
+            message,
+        } = *failure;
+        Error::new(kind, message)
+            .at(Location::of_offset(self.bytes, offset))
+            .in_path(path)
+    }
+
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    pub(crate) fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    pub(crate) fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// A description of what stands at the current position, for "found ..." messages.
+    fn found(&self) -> String {
+        match self.text[self.pos..].chars().next() {
+            None => "the end of the text".to_string(),
+            Some(c) if c.is_control() => format!("{c:?}"),
+            Some(c) => format!("'{c}'"),
+        }
+    }
+
+    fn syntax<T>(&self, expected: &str) -> Parsed<T> {
+        let hint = match self.peek() {
+            Some(b'/') => " (JSON has no comments)",
+            Some(b'N' | b'I') => {
+                " (a NaN or infinity is written as [\"d\", \"nan\"] or [\"d\", \"inf\"])"
+            }
+            Some(b'\'') => " (JSON strings use double quotes)",
+            _ => "",
+        };
+        fail(
+            ErrorKind::Syntax,
+            self.pos,
+            format!("expected {expected}, found {}{hint}", self.found()),
+        )
+    }
+
+    /// Checks that nothing but whitespace follows the document.
+    pub(crate) fn end(&mut self) -> Parsed<()> {
+        self.skip_whitespace();
+        if self.pos < self.bytes.len() {
+            return self.syntax("the end of the text after the document");
+        }
+        Ok(())
+    }
+
+    pub(crate) fn expect(&mut self, byte: u8, expected: &str) -> Parsed<()> {
+        self.skip_whitespace();
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.syntax(expected)
+        }
+    }
+
+    /// Parses one value, skipping whitespace before it.
+    pub(crate) fn value(&mut self) -> Parsed<Value> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(false),
+            Some(b'"') => Ok(Value::String(self.string()?)),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal("true", Value::Bool(true)),
+            Some(b'f') => self.literal("false", Value::Bool(false)),
+            Some(b'n') => self.literal("null", Value::Null),
+            _ => self.syntax("a value (object, array, string, number, true, false or null)"),
+        }
+    }
+
+    fn literal(&mut self, word: &str, value: Value) -> Parsed<Value> {
+        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            self.syntax("a value (object, array, string, number, true, false or null)")
+        }
+    }
+
+    fn enter(&mut self) -> Parsed<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return fail(
+                ErrorKind::Value,
+                self.pos,
+                format!("nested more than {MAX_DEPTH} arrays and objects deep"),
+            );
+        }
+        Ok(())
+    }
+
+    /// Parses an object starting at `{`.
+    pub(crate) fn object(&mut self) -> Parsed<Value> {
+        self.enter()?;
+        self.pos += 1;
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        let first_key = self.key_offsets.len();
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+        } else {
+            loop {
+                self.skip_whitespace();
+                if self.peek() != Some(b'"') {
+                    if self.peek() == Some(b'}') && !entries.is_empty() {
+                        return self
+                            .syntax("another key after ',' (JSON allows no trailing comma)");
+                    }
+                    return self.syntax("a key in double quotes");
+                }
+                self.key_offsets.push(self.pos);
+                let key = self.string()?;
+                self.expect(b':', "':' after the key")?;
+                let value = match self.value() {
+                    Ok(v) => v,
+                    Err(mut f) => {
+                        f.path.push_front(Segment::Key(key));
+                        return Err(f);
+                    }
+                };
+                entries.push((key, value));
+                self.skip_whitespace();
+                match self.peek() {
+                    Some(b',') => self.pos += 1,
+                    Some(b'}') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return self.syntax("',' or '}' after an object member"),
+                }
+            }
+        }
+        let offsets = self.key_offsets.split_off(first_key);
+        self.depth -= 1;
+        match Map::from_entries(entries) {
+            Ok(map) => Ok(Value::Object(map)),
+            Err((key, first, second)) => {
+                let earlier = Location::of_offset(self.bytes, offsets[first]);
+                fail(
+                    ErrorKind::Value,
+                    offsets[second],
+                    format!(
+                        "duplicate key {key:?} (first at line {}, column {}); each key may appear once",
+                        earlier.line, earlier.column
+                    ),
+                )
+            }
+        }
+    }
+
+    /// Parses an array starting at `[`, decoding a tag unless `literal` (the content of an
+    /// `["a", [...]]` escape, which is an array whatever it looks like).
+    fn array(&mut self, literal: bool) -> Parsed<Value> {
+        self.enter()?;
+        self.pos += 1;
+        if !literal {
+            if let Some(d) = self.tagged_double()? {
+                self.depth -= 1;
+                return Ok(d);
+            }
+        }
+        let mut items = Vec::new();
+        let mut second_offset = self.pos;
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+        } else {
+            loop {
+                self.skip_whitespace();
+                if self.peek() == Some(b']') && !items.is_empty() {
+                    return self.syntax("another value after ',' (JSON allows no trailing comma)");
+                }
+                if items.len() == 1 {
+                    second_offset = self.pos;
+                }
+                let index = items.len();
+                // The second element of an `["a", ...]` escape is a literal array.
+                let escaped = !literal
+                    && index == 1
+                    && matches!(&items[0], Value::String(s) if s.as_bytes() == [TAG_LITERAL])
+                    && self.peek() == Some(b'[')
+                    && self.is_last_element();
+                let item = if escaped {
+                    within(self.array(true), || Segment::Index(index))?
+                } else {
+                    within(self.value(), || Segment::Index(index))?
+                };
+                items.push(item);
+                self.skip_whitespace();
+                match self.peek() {
+                    Some(b',') => self.pos += 1,
+                    Some(b']') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return self.syntax("',' or ']' after an array element"),
+                }
+            }
+        }
+        self.depth -= 1;
+        if literal {
+            return Ok(Value::Array(items));
+        }
+        decode_tag(items, second_offset)
+    }
+
+    /// Whether the array element starting here is the last one of its array. Scans ahead
+    /// without building anything; only asked for arrays that start like an `"a"` escape.
+    fn is_last_element(&self) -> bool {
+        let mut pos = self.pos;
+        let mut depth = 0usize;
+        while let Some(&b) = self.bytes.get(pos) {
+            match b {
+                b'"' => {
+                    pos += 1;
+                    loop {
+                        match self.bytes.get(pos) {
+                            None => return false,
+                            Some(b'\\') => pos += 2,
+                            Some(b'"') => break,
+                            Some(_) => pos += 1,
+                        }
+                    }
+                }
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' if depth > 0 => depth -= 1,
+                b']' => return true,
+                b',' | b'}' if depth == 0 => return false,
+                _ => {}
+            }
+            pos += 1;
+        }
+        false
+    }
+
+    /// The fast path for the most common tag, `["d", "<hex>"]`, read without building the
+    /// array. Returns `None`, with the position unchanged, for anything else.
+    fn tagged_double(&mut self) -> Parsed<Option<Value>> {
+        let start = self.pos;
+        self.skip_whitespace();
+        if !self.bytes[self.pos..].starts_with(b"\"d\"") {
+            self.pos = start;
+            return Ok(None);
+        }
+        self.pos += 3;
+        self.skip_whitespace();
+        if self.peek() != Some(b',') {
+            self.pos = start;
+            return Ok(None);
+        }
+        self.pos += 1;
+        self.skip_whitespace();
+        if self.peek() != Some(b'"') {
+            self.pos = start;
+            return Ok(None);
+        }
+        let hex_start = self.pos + 1;
+        let Some(len) = self.bytes[hex_start..]
+            .iter()
+            .position(|&b| STRING_SPECIAL[b as usize])
+        else {
+            self.pos = start;
+            return Ok(None);
+        };
+        let hex_end = hex_start + len;
+        if self.bytes[hex_end] != b'"' {
+            self.pos = start;
+            return Ok(None);
+        }
+        self.pos = hex_end + 1;
+        self.skip_whitespace();
+        if self.peek() != Some(b']') {
+            // A longer array that merely starts like a double: not a tag.
+            self.pos = start;
+            return Ok(None);
+        }
+        self.pos += 1;
+        match hexfloat::parse(&self.text[hex_start..hex_end]) {
+            Ok(d) => Ok(Some(Value::Double(d))),
+            Err(e) => fail(ErrorKind::Value, hex_start - 1, double_error(&e)),
+        }
+    }
+
+    /// Parses a string starting at `"`.
+    pub(crate) fn string(&mut self) -> Parsed<String> {
+        let open = self.pos;
+        self.pos += 1;
+        let start = self.pos;
+        let run = self.bytes[start..]
+            .iter()
+            .position(|&b| STRING_SPECIAL[b as usize]);
+        match run {
+            Some(len) if self.bytes[start + len] == b'"' => {
+                self.pos = start + len + 1;
+                Ok(self.text[start..start + len].to_owned())
+            }
+            Some(len) => {
+                self.pos = start + len;
+                let mut out = self.text[start..start + len].to_owned();
+                self.string_slow(&mut out)?;
+                Ok(out)
+            }
+            None => fail(
+                ErrorKind::Syntax,
+                open,
+                "this string is never closed (expected a '\"' before the end of the text)",
+            ),
+        }
+    }
+
+    /// The rest of a string with escapes, from the first special byte on.
+    fn string_slow(&mut self, out: &mut String) -> Parsed<()> {
+        loop {
+            let run = self.bytes[self.pos..]
+                .iter()
+                .position(|&b| STRING_SPECIAL[b as usize]);
+            let Some(len) = run else {
+                return fail(
+                    ErrorKind::Syntax,
+                    self.pos,
+                    "this string is never closed (expected a '\"' before the end of the text)",
+                );
+            };
+            out.push_str(&self.text[self.pos..self.pos + len]);
+            self.pos += len;
+            match self.bytes[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                b'\\' => self.escape(out)?,
+                control => {
+                    return fail(
+                        ErrorKind::Syntax,
+                        self.pos,
+                        format!(
+                            "control character U+{control:04X} inside a string; write it as an escape such as \\n or \\u{control:04x}"
+                        ),
+                    )
+                }
+            }
+        }
+    }
+
+    fn escape(&mut self, out: &mut String) -> Parsed<()> {
+        let at = self.pos;
+        let Some(&kind) = self.bytes.get(self.pos + 1) else {
+            return fail(
+                ErrorKind::Syntax,
+                at,
+                "unfinished escape at the end of the text",
+            );
+        };
+        self.pos += 2;
+        let c = match kind {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = self.hex4(at)?;
+                if (0xD800..0xDC00).contains(&high) {
+                    // A high surrogate must be followed by an escaped low surrogate.
+                    if self.bytes[self.pos..].starts_with(b"\\u") {
+                        let second = self.pos;
+                        self.pos += 2;
+                        let low = self.hex4(second)?;
+                        if (0xDC00..0xE000).contains(&low) {
+                            let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                            char::from_u32(c).expect("a surrogate pair is a valid scalar")
+                        } else {
+                            return fail(ErrorKind::Syntax, second, "expected a low surrogate (\\udc00 to \\udfff) after a high surrogate");
+                        }
+                    } else {
+                        return fail(ErrorKind::Syntax, at, "unpaired surrogate: a \\ud800-\\udbff escape must be followed by a \\udc00-\\udfff escape");
+                    }
+                } else if (0xDC00..0xE000).contains(&high) {
+                    return fail(
+                        ErrorKind::Syntax,
+                        at,
+                        "unpaired low surrogate escape; a string must be valid Unicode",
+                    );
+                } else {
+                    char::from_u32(high).expect("a non-surrogate BMP code point is a valid scalar")
+                }
+            }
+            _ => {
+                self.pos = at + 1;
+                return self
+                    .syntax("an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX) after '\\'");
+            }
+        };
+        out.push(c);
+        Ok(())
+    }
+
+    /// Four hex digits of a `\u` escape that started at `at`.
+    fn hex4(&mut self, at: usize) -> Parsed<u32> {
+        let digits = self.bytes.get(self.pos..self.pos + 4);
+        let value = digits.and_then(|d| {
+            d.iter()
+                .try_fold(0u32, |acc, &b| Some(acc * 16 + (b as char).to_digit(16)?))
+        });
+        match value {
+            Some(v) => {
+                self.pos += 4;
+                Ok(v)
+            }
+            None => fail(
+                ErrorKind::Syntax,
+                at,
+                "expected four hexadecimal digits after \\u",
+            ),
+        }
+    }
+
+    /// Parses a JSON number: an exact integer, or a decimal with a fraction or exponent read
+    /// as the correctly rounded double.
+    fn number(&mut self) -> Parsed<Value> {
+        let start = self.pos;
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.pos += 1;
+        }
+        let int_start = self.pos;
+        match self.peek() {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.peek() {
+                    return fail(
+                        ErrorKind::Syntax,
+                        start,
+                        "a number may not start with 0 followed by more digits",
+                    );
+                }
+            }
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return self.syntax("a digit after '-'"),
+        }
+        let int_end = self.pos;
+        let mut is_double = false;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return self.syntax("a digit after the decimal point");
+            }
+            self.digits();
+            is_double = true;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return self.syntax("a digit in the exponent");
+            }
+            self.digits();
+            is_double = true;
+        }
+        let text = &self.text[start..self.pos];
+        if is_double {
+            let d: f64 = text.parse().expect("a JSON decimal is a valid Rust float");
+            if d.is_infinite() {
+                return fail(
+                    ErrorKind::Value,
+                    start,
+                    format!("the number {text} is too large for a double"),
+                );
+            }
+            return Ok(Value::Double(d));
+        }
+        let magnitude = self.text[int_start..int_end].parse::<u64>().ok();
+        let value = match (negative, magnitude) {
+            (false, Some(m)) => Some(Value::from(m)),
+            (true, Some(m)) if m <= 1 << 63 => Some(Value::Int((m as i64).wrapping_neg())),
+            _ => None,
+        };
+        match value {
+            Some(v) => Ok(v),
+            None => fail(
+                ErrorKind::Value,
+                start,
+                format!(
+                    "the integer {text} is out of range; integers must fit in 64 bits \
+                     (-9223372036854775808 to 18446744073709551615), or write a double such as 1e30"
+                ),
+            ),
+        }
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+}
+
+fn double_error(e: &hexfloat::HexFloatError) -> String {
+    format!("tag \"d\" expects a hexadecimal double such as \"0x1.8p+3\", \"inf\" or \"nan\": {e}")
+}
+
+/// Which tag an array spells, if any: two elements, the first a single lowercase letter,
+/// and the second a string for `d` and `b`, or for any letter something written in
+/// brackets or braces (an array, an object, or a tagged double or byte string). `a` is
+/// defined; the other letters are reserved for later versions of the format.
+pub(crate) fn tag_of(items: &[Value]) -> Option<u8> {
+    match items {
+        [Value::String(name), content] => match (name.as_bytes(), content) {
+            ([t @ (TAG_DOUBLE | TAG_BYTES)], Value::String(_)) => Some(*t),
+            (
+                [t @ b'a'..=b'z'],
+                Value::Array(_) | Value::Object(_) | Value::Double(_) | Value::Bytes(_),
+            ) => Some(*t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Turns a parsed array into the value its tag spells, if it is a tag; `second_offset`
+/// locates the tag's content for errors.
+fn decode_tag(mut items: Vec<Value>, second_offset: usize) -> Parsed<Value> {
+    let Some(tag) = tag_of(&items) else {
+        return Ok(Value::Array(items));
+    };
+    let content = items.pop().expect("a tag has two elements");
+    match (tag, content) {
+        (TAG_DOUBLE, Value::String(hex)) => match hexfloat::parse(&hex) {
+            Ok(d) => Ok(Value::Double(d)),
+            Err(e) => fail(ErrorKind::Value, second_offset, double_error(&e)),
+        },
+        (TAG_BYTES, Value::String(latin1)) => {
+            let mut bytes = Vec::with_capacity(latin1.len());
+            for c in latin1.chars() {
+                match u8::try_from(u32::from(c)) {
+                    Ok(b) => bytes.push(b),
+                    Err(_) => {
+                        return fail(
+                            ErrorKind::Value,
+                            second_offset,
+                            format!(
+                                "tag \"b\" expects a string of characters U+0000 to U+00FF, one per byte; found {c:?} (U+{:04X})",
+                                u32::from(c)
+                            ),
+                        )
+                    }
+                }
+            }
+            Ok(Value::Bytes(bytes))
+        }
+        (TAG_LITERAL, Value::Array(items)) => Ok(Value::Array(items)),
+        (TAG_LITERAL, other) => fail(
+            ErrorKind::Value,
+            second_offset,
+            format!("tag \"a\" expects an array, found {}", other.kind()),
+        ),
+        (TAG_DOUBLE | TAG_BYTES, other) => fail(
+            ErrorKind::Value,
+            second_offset,
+            format!(
+                "tag \"{0}\" expects a string, found {1}; to store this array as it is, write [\"a\", [\"{0}\", ...]]",
+                tag as char,
+                other.kind()
+            ),
+        ),
+        (_, _) => fail(
+            ErrorKind::Value,
+            second_offset,
+            format!(
+                "unknown tag \"{0}\": a two-element array of a single lowercase letter and an array or object \
+                 is reserved for tags; to store this array as it is, write [\"a\", [\"{0}\", ...]]",
+                tag as char
+            ),
+        ),
+    }
+}

@@ -1,0 +1,286 @@
+//! The writer: [`Value`] to canonical text, pretty for people or compact for machines.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::hexfloat;
+use crate::path::{Path, Segment};
+use crate::text::read::tag_of;
+use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
+use crate::value::Value;
+
+/// How the text is laid out. Both are canonical: keys in bytewise order, the same value
+/// always gives the same bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Style {
+    /// For people: two-space indentation, one member or element a line, tags and short
+    /// arrays of numbers on one line, a final newline.
+    #[default]
+    Pretty,
+    /// For machines: no whitespace at all, no final newline.
+    Compact,
+}
+
+/// Arrays of at most this many numbers (a position, a quaternion) stay on one line.
+pub const INLINE_NUMBERS: usize = 4;
+
+/// Writes `value` as text to `out`.
+///
+/// Fails only when the value is nested deeper than a reader accepts
+/// ([`MAX_DEPTH`](crate::text::MAX_DEPTH)), so that nothing is ever written that cannot be
+/// read back.
+pub fn write_value(out: &mut Vec<u8>, value: &Value, style: Style) -> Result<()> {
+    let mut writer = Writer::new(out, style);
+    writer.value(value, 0).map_err(|path| {
+        Error::new(
+            ErrorKind::Value,
+            format!(
+                "nested more than {MAX_DEPTH} arrays and objects deep; it could not be read back"
+            ),
+        )
+        .in_path(path)
+    })?;
+    if style == Style::Pretty {
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
+pub fn to_vec(value: &Value) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_value(&mut out, value, Style::Pretty)?;
+    Ok(out)
+}
+
+pub fn to_vec_compact(value: &Value) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_value(&mut out, value, Style::Compact)?;
+    Ok(out)
+}
+
+pub fn to_string(value: &Value) -> Result<String> {
+    to_vec(value).map(|v| String::from_utf8(v).expect("the writer emits UTF-8"))
+}
+
+pub fn to_string_compact(value: &Value) -> Result<String> {
+    to_vec_compact(value).map(|v| String::from_utf8(v).expect("the writer emits UTF-8"))
+}
+
+pub(crate) struct Writer<'o> {
+    pub(crate) out: &'o mut Vec<u8>,
+    pub(crate) style: Style,
+    /// How many `["a", [...]]` escapes enclose the current value: each adds a level of
+    /// nesting to the text but not to the indentation.
+    escapes: usize,
+}
+
+impl<'o> Writer<'o> {
+    pub(crate) fn new(out: &'o mut Vec<u8>, style: Style) -> Writer<'o> {
+        Writer {
+            out,
+            style,
+            escapes: 0,
+        }
+    }
+}
+
+/// The error of a value nested too deeply: the path to it, built as the writer unwinds.
+type TooDeep = Path;
+
+impl Writer<'_> {
+    /// Writes one value; `depth` is the number of arrays and objects of text around it.
+    pub(crate) fn value(&mut self, value: &Value, depth: usize) -> Result<(), TooDeep> {
+        match value {
+            Value::Null => self.out.extend_from_slice(b"null"),
+            Value::Bool(true) => self.out.extend_from_slice(b"true"),
+            Value::Bool(false) => self.out.extend_from_slice(b"false"),
+            Value::Int(i) => self
+                .out
+                .extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
+            Value::UInt(u) => self
+                .out
+                .extend_from_slice(itoa::Buffer::new().format(*u).as_bytes()),
+            Value::Double(d) => {
+                check_depth(depth + 1)?;
+                self.tag_open(TAG_DOUBLE);
+                self.out.push(b'"');
+                hexfloat::write(*d, self.out);
+                self.out.extend_from_slice(b"\"]");
+            }
+            Value::String(s) => write_string(self.out, s),
+            Value::Bytes(b) => {
+                check_depth(depth + 1)?;
+                self.tag_open(TAG_BYTES);
+                write_latin1(self.out, b);
+                self.out.push(b']');
+            }
+            Value::Array(items) if looks_like_tag(items) => {
+                // A literal array that a reader would take for a tag is escaped as ["a", [...]].
+                check_depth(depth + 2)?;
+                self.tag_open(TAG_LITERAL);
+                self.escapes += 1;
+                let written = self.array(items, depth + 1);
+                self.escapes -= 1;
+                written?;
+                self.out.push(b']');
+            }
+            Value::Array(items) => self.array(items, depth)?,
+            Value::Object(map) => {
+                check_depth(depth + 1)?;
+                if map.is_empty() {
+                    self.out.extend_from_slice(b"{}");
+                    return Ok(());
+                }
+                self.out.push(b'{');
+                for (i, (key, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.newline(depth + 1);
+                    write_string(self.out, key);
+                    self.out.push(b':');
+                    if self.style == Style::Pretty {
+                        self.out.push(b' ');
+                    }
+                    self.value(item, depth + 1).map_err(|mut path| {
+                        path.push_front(Segment::Key(key.clone()));
+                        path
+                    })?;
+                }
+                self.newline(depth);
+                self.out.push(b'}');
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the array itself, never as a tag.
+    fn array(&mut self, items: &[Value], depth: usize) -> Result<(), TooDeep> {
+        check_depth(depth + 1)?;
+        if items.is_empty() {
+            self.out.extend_from_slice(b"[]");
+            return Ok(());
+        }
+        let inline = self.style == Style::Compact
+            || (items.len() <= INLINE_NUMBERS
+                && items
+                    .iter()
+                    .all(|v| matches!(v, Value::Int(_) | Value::UInt(_) | Value::Double(_))));
+        self.out.push(b'[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+                if inline && self.style == Style::Pretty {
+                    self.out.push(b' ');
+                }
+            }
+            if !inline {
+                self.newline(depth + 1);
+            }
+            self.value(item, depth + 1).map_err(|mut path| {
+                path.push_front(Segment::Index(i));
+                path
+            })?;
+        }
+        if !inline {
+            self.newline(depth);
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+
+    fn tag_open(&mut self, tag: u8) {
+        let sep: &[u8] = match self.style {
+            Style::Pretty => b", ",
+            Style::Compact => b",",
+        };
+        self.out.extend_from_slice(&[b'[', b'"', tag, b'"']);
+        self.out.extend_from_slice(sep);
+    }
+
+    fn newline(&mut self, depth: usize) {
+        if self.style == Style::Pretty {
+            self.out.push(b'\n');
+            let indent = depth - self.escapes;
+            self.out.resize(self.out.len() + 2 * indent, b' ');
+        }
+    }
+}
+
+fn check_depth(depth: usize) -> Result<(), TooDeep> {
+    if depth > MAX_DEPTH {
+        Err(Path::new())
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether a reader would take this array for a tag.
+fn looks_like_tag(items: &[Value]) -> bool {
+    tag_of(items).is_some()
+}
+
+/// Bytes that cannot be copied into a JSON string as they are.
+static NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = true;
+        i += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn write_escape(out: &mut Vec<u8>, byte: u8) {
+    match byte {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[(byte >> 4) as usize],
+            HEX[(byte & 0xf) as usize],
+        ]),
+    }
+}
+
+/// Writes text as a JSON string: non-ASCII stays as UTF-8 so people can read it.
+pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if NEEDS_ESCAPE[b as usize] {
+            out.extend_from_slice(&bytes[start..i]);
+            write_escape(out, b);
+            start = i + 1;
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Writes bytes as a JSON string of characters U+0000 to U+00FF, one per byte, in pure
+/// ASCII: printable ASCII as it is, everything else escaped.
+fn write_latin1(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    for &b in bytes {
+        if (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' {
+            out.push(b);
+        } else {
+            write_escape(out, b);
+        }
+    }
+    out.push(b'"');
+}

@@ -1,0 +1,417 @@
+//! The document model: every value a save can hold, and the key-sorted [`Map`] of objects.
+
+use std::fmt;
+
+/// One value of a save document.
+///
+/// Equality is exact: doubles compare by their bits (so a NaN equals the same NaN and
+/// `-0.0 != 0.0`), integers compare by their mathematical value whether stored as
+/// [`Value::Int`] or [`Value::UInt`], and a string never equals a byte string.
+#[derive(Clone, Debug, Default)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    /// A signed integer. The reader uses this for every integer that fits in an `i64`.
+    Int(i64),
+    /// An unsigned integer. The reader uses this only above `i64::MAX`.
+    UInt(u64),
+    /// A double, kept bit for bit (NaN payloads, `-0.0` and subnormals included).
+    Double(f64),
+    /// UTF-8 text.
+    String(String),
+    /// Arbitrary bytes (a Lua string that is not text, binary data).
+    Bytes(Vec<u8>),
+    Array(Vec<Value>),
+    Object(Map),
+}
+
+impl Value {
+    /// The value as an `i64`, if it is an integer that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Int(i) => Some(i),
+            Value::UInt(u) => i64::try_from(u).ok(),
+            _ => None,
+        }
+    }
+
+    /// The value as a `u64`, if it is a non-negative integer.
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Value::Int(i) => u64::try_from(i).ok(),
+            Value::UInt(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    /// The value as an `f64`, if it is a double.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Double(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&Map> {
+        match self {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_object_mut(&mut self) -> Option<&mut Map> {
+        match self {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The member `key` of an object; `None` for a missing key or a value that is not an object.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_object()?.get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.as_object_mut()?.get_mut(key)
+    }
+
+    /// A short name of the value's kind, as used in error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) | Value::UInt(_) => "an integer",
+            Value::Double(_) => "a double",
+            Value::String(_) => "a string",
+            Value::Bytes(_) => "a byte string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (UInt(a), UInt(b)) => a == b,
+            (Int(i), UInt(u)) | (UInt(u), Int(i)) => u64::try_from(*i) == Ok(*u),
+            (Double(a), Double(b)) => a.to_bits() == b.to_bits(),
+            (String(a), String(b)) => a == b,
+            (Bytes(a), Bytes(b)) => a == b,
+            (Array(a), Array(b)) => a == b,
+            (Object(a), Object(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl fmt::Display for Value {
+    /// The compact text form, as `text::to_string_compact` writes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match crate::text::to_vec_compact(self) {
+            Ok(bytes) => f.write_str(&String::from_utf8_lossy(&bytes)),
+            Err(_) => f.write_str("<value nested too deeply to print>"),
+        }
+    }
+}
+
+macro_rules! from_lossless {
+    ($($t:ty => $variant:ident as $as:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(v: $t) -> Value {
+                Value::$variant(v as $as)
+            }
+        }
+    )*};
+}
+
+from_lossless!(i8 => Int as i64, i16 => Int as i64, i32 => Int as i64, i64 => Int as i64,
+    u8 => Int as i64, u16 => Int as i64, u32 => Int as i64, f32 => Double as f64, f64 => Double as f64);
+
+impl From<u64> for Value {
+    fn from(v: u64) -> Value {
+        match i64::try_from(v) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::UInt(v),
+        }
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::String(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::String(v.to_owned())
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(v: Vec<Value>) -> Value {
+        Value::Array(v)
+    }
+}
+
+impl From<Map> for Value {
+    fn from(v: Map) -> Value {
+        Value::Object(v)
+    }
+}
+
+/// An object: string keys with values, always kept sorted by key in bytewise order.
+///
+/// Sorted storage makes canonical output free and lookups a binary search; it is also
+/// cheaper to build from a parsed document than a tree map.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Map {
+    entries: Vec<(String, Value)>,
+}
+
+impl Map {
+    pub fn new() -> Map {
+        Map::default()
+    }
+
+    pub fn with_capacity(capacity: usize) -> Map {
+        Map {
+            entries: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Builds a map from entries, sorting them. On a duplicate key, returns that key and the
+    /// positions (in `entries`) of its first two occurrences.
+    pub(crate) fn from_entries(
+        mut entries: Vec<(String, Value)>,
+    ) -> Result<Map, (String, usize, usize)> {
+        if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+            return Ok(Map { entries });
+        }
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0).then(a.cmp(&b)));
+        if let Some(w) = order
+            .windows(2)
+            .find(|w| entries[w[0]].0 == entries[w[1]].0)
+        {
+            return Err((entries[w[0]].0.clone(), w[0], w[1]));
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(Map { entries })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn position(&self, key: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.position(key).ok().map(|i| &self.entries[i].1)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        match self.position(key) {
+            Ok(i) => Some(&mut self.entries[i].1),
+            Err(_) => None,
+        }
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_ok()
+    }
+
+    /// Sets `key` to `value`, returning the value it replaced.
+    pub fn insert(&mut self, key: impl Into<String>, value: Value) -> Option<Value> {
+        let key = key.into();
+        match self.position(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            Err(i) => {
+                self.entries.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        match self.position(key) {
+            Ok(i) => Some(self.entries.remove(i).1),
+            Err(_) => None,
+        }
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Value)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Entries in key order, values mutable (keys cannot change: that would break the order).
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&String, &mut Value)> {
+        self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &String> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut Value> {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+}
+
+impl IntoIterator for Map {
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Value)> for Map {
+    /// Later entries replace earlier ones with the same key.
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Map {
+        let mut entries: Vec<(String, Value)> =
+            iter.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        // A stable sort keeps equal keys in insertion order, so keeping the last one of each
+        // run gives "later wins".
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut deduped: Vec<(String, Value)> = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match deduped.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => deduped.push(entry),
+            }
+        }
+        Map { entries: deduped }
+    }
+}
+
+impl std::ops::Index<&str> for Map {
+    type Output = Value;
+
+    fn index(&self, key: &str) -> &Value {
+        match self.get(key) {
+            Some(v) => v,
+            None => panic!("no key {key:?} in map"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_compare_by_value_across_representations() {
+        assert_eq!(Value::Int(5), Value::UInt(5));
+        assert_ne!(Value::Int(-1), Value::UInt(u64::MAX));
+        assert_eq!(Value::from(u64::MAX), Value::UInt(u64::MAX));
+        assert_eq!(Value::from(7u64), Value::Int(7));
+    }
+
+    #[test]
+    fn doubles_compare_by_bits() {
+        assert_eq!(Value::Double(f64::NAN), Value::Double(f64::NAN));
+        assert_ne!(Value::Double(0.0), Value::Double(-0.0));
+        assert_ne!(Value::Double(1.0), Value::Int(1));
+    }
+
+    #[test]
+    fn map_stays_sorted_and_finds_duplicates() {
+        let mut m = Map::new();
+        m.insert("b", Value::Int(2));
+        m.insert("a", Value::Int(1));
+        m.insert("é", Value::Int(3));
+        assert_eq!(
+            m.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["a", "b", "é"]
+        );
+        assert_eq!(m.insert("a", Value::Null), Some(Value::Int(1)));
+        assert_eq!(m.remove("b"), Some(Value::Int(2)));
+        assert_eq!(m.len(), 2);
+
+        let dup = Map::from_entries(vec![
+            ("x".into(), Value::Null),
+            ("a".into(), Value::Null),
+            ("x".into(), Value::Null),
+        ]);
+        assert_eq!(dup, Err(("x".to_string(), 0, 2)));
+    }
+
+    #[test]
+    fn from_iter_keeps_the_last_duplicate() {
+        let m: Map = [
+            ("k", Value::Int(1)),
+            ("j", Value::Int(0)),
+            ("k", Value::Int(2)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(m.get("k"), Some(&Value::Int(2)));
+        assert_eq!(m.len(), 2);
+    }
+}

@@ -1,0 +1,74 @@
+//! Nesting and size limits: deep input is refused cleanly, large input loads.
+
+use savechain::text::{self, MAX_DEPTH};
+use savechain::{ErrorKind, Save, Value};
+
+fn nested_arrays(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[test]
+fn data_nested_128_levels_loads() {
+    let save = format!(
+        r#"{{"meta": {{"version": 1}}, "data": {}}}"#,
+        nested_arrays(128)
+    );
+    let loaded = Save::from_str(&save).unwrap();
+    let back = Save::from_slice(&loaded.to_vec().unwrap()).unwrap();
+    assert_eq!(back, loaded);
+}
+
+#[test]
+fn the_limit_is_exact() {
+    assert!(text::from_str(&nested_arrays(MAX_DEPTH)).is_ok());
+    let err = text::from_str(&nested_arrays(MAX_DEPTH + 1)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Value);
+    assert_eq!(err.column(), Some(MAX_DEPTH + 1));
+}
+
+#[test]
+fn absurd_depth_is_an_error_not_a_stack_overflow() {
+    for open in ["[", "{\"k\":", "[\"a\", ["] {
+        let text = open.repeat(1_000_000);
+        let err = text::from_str(&text).unwrap_err();
+        assert!(err.message().contains("nested more than"), "{err}");
+    }
+}
+
+fn nest(depth: usize, leaf: Value) -> Value {
+    (0..depth).fold(leaf, |inner, _| Value::Array(vec![inner]))
+}
+
+#[test]
+fn the_writer_refuses_what_could_not_be_read_back() {
+    let err = text::to_vec(&nest(MAX_DEPTH + 1, Value::Null)).unwrap_err();
+    assert!(err.message().contains("could not be read back"), "{err}");
+    assert!(text::to_vec(&nest(MAX_DEPTH, Value::Null)).is_ok());
+    // A double is written as a two-element array, so it is a level of its own.
+    assert!(text::to_vec(&nest(MAX_DEPTH - 1, Value::Double(1.0))).is_ok());
+    assert!(text::to_vec(&nest(MAX_DEPTH, Value::Double(1.0))).is_err());
+}
+
+#[test]
+fn a_32_mib_string_loads() {
+    let big = "x".repeat(32 << 20);
+    let text = format!(r#"{{"meta": {{"version": 1}}, "data": {{"blob": "{big}"}}}}"#);
+    let save = Save::from_str(&text).unwrap();
+    assert_eq!(
+        save.data.get("blob").and_then(Value::as_str).map(str::len),
+        Some(32 << 20)
+    );
+}
+
+#[test]
+fn an_object_with_200k_keys_loads() {
+    let members: Vec<String> = (0..200_000)
+        .rev()
+        .map(|i| format!("\"k{i}\": {i}"))
+        .collect();
+    let text = format!("{{{}}}", members.join(","));
+    let value = text::from_str(&text).unwrap();
+    let map = value.as_object().unwrap();
+    assert_eq!(map.len(), 200_000);
+    assert_eq!(map.get("k123456"), Some(&Value::Int(123_456)));
+}
