@@ -244,7 +244,10 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         break;
                     }
-                    _ => return self.syntax("',' or '}' after an object member"),
+                    _ => {
+                        let key = &entries.last().expect("a member was just added").0;
+                        return self.syntax(&format!("',' or '}}' after the member {key:?}"));
+                    }
                 }
             }
         }
@@ -393,9 +396,10 @@ impl<'a> Parser<'a> {
             return Ok(None);
         }
         self.pos += 1;
-        match hexfloat::parse(&self.text[hex_start..hex_end]) {
+        let hex = &self.text[hex_start..hex_end];
+        match hexfloat::parse(hex) {
             Ok(d) => Ok(Some(Value::Double(d))),
-            Err(e) => fail(ErrorKind::Value, hex_start - 1, double_error(&e)),
+            Err(e) => fail(ErrorKind::Value, hex_start - 1, double_error(hex, &e)),
         }
     }
 
@@ -618,8 +622,8 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn double_error(e: &hexfloat::HexFloatError) -> String {
-    format!("tag \"d\" expects a hexadecimal double such as \"0x1.8p+3\", \"inf\" or \"nan\": {e}")
+fn double_error(hex: &str, e: &hexfloat::HexFloatError) -> String {
+    format!("bad double [\"d\", {hex:?}]: {e}")
 }
 
 /// Which tag an array spells, if any: two elements, the first a single lowercase letter,
@@ -650,7 +654,7 @@ fn decode_tag(mut items: Vec<Value>, second_offset: usize) -> Parsed<Value> {
     match (tag, content) {
         (TAG_DOUBLE, Value::String(hex)) => match hexfloat::parse(&hex) {
             Ok(d) => Ok(Value::Double(d)),
-            Err(e) => fail(ErrorKind::Value, second_offset, double_error(&e)),
+            Err(e) => fail(ErrorKind::Value, second_offset, double_error(&hex, &e)),
         },
         (TAG_BYTES, Value::String(latin1)) => {
             let mut bytes = Vec::with_capacity(latin1.len());

@@ -1,0 +1,166 @@
+//! The `save-upgrade` binary as scripts use it: files, exit statuses, standard streams.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const CANONICAL: &str = "{\n  \"data\": {\n    \"hp\": [\"d\", \"0x1.8p+3\"]\n  },\n  \"meta\": {\n    \"version\": 1\n  }\n}\n";
+const MESSY: &str = r#"{"meta":{"version":1},"data":{"hp":12.0}}"#;
+const BROKEN: &str = r#"{"meta":{"version":1},"data":{"hp":["d","0x1.gp3"]}}"#;
+
+fn save_upgrade(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn fmt_rewrites_in_place_and_leaves_failures_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    fs::write(dir.path().join("a.json"), MESSY).unwrap();
+    fs::write(dir.path().join("sub/b.json"), CANONICAL).unwrap();
+    fs::write(dir.path().join("sub/broken.json"), BROKEN).unwrap();
+    fs::write(dir.path().join("notes.txt"), "not a save").unwrap();
+
+    let out = save_upgrade(&["fmt", "."], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.json")).unwrap(),
+        CANONICAL
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("sub/b.json")).unwrap(),
+        CANONICAL
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("sub/broken.json")).unwrap(),
+        BROKEN
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("broken.json:1:41: at data.hp: bad double"),
+        "{err}"
+    );
+    assert!(
+        err.contains("reformatted 1, already canonical 1, failed 1"),
+        "{err}"
+    );
+    // Only the saves, and no temporary files left behind.
+    let mut names: Vec<_> = walk(dir.path());
+    names.sort();
+    assert_eq!(
+        names,
+        ["a.json", "notes.txt", "sub/b.json", "sub/broken.json"]
+    );
+}
+
+fn walk(root: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(root).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let sub = path.file_name().unwrap().to_string_lossy().into_owned();
+            names.extend(walk(&path).into_iter().map(|n| format!("{sub}/{n}")));
+        } else {
+            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names
+}
+
+#[test]
+fn fmt_check_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("ok.json"), CANONICAL).unwrap();
+    let out = save_upgrade(&["fmt", "--check", "ok.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    fs::write(dir.path().join("messy.json"), MESSY).unwrap();
+    let out = save_upgrade(&["fmt", "--check", "ok.json", "messy.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not canonical: messy.json"));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("messy.json")).unwrap(),
+        MESSY
+    );
+}
+
+#[test]
+fn fmt_dash_filters_standard_streams() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["fmt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(MESSY.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), CANONICAL);
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["fmt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(BROKEN.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(stderr(&out).contains("<stdin>:1:41:"));
+}
+
+#[test]
+fn chain_json_describes_an_empty_chain() {
+    let out = save_upgrade(&["chain", "--json"], Path::new("."));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"latest\": 1, \"oldest\": 1, \"steps\": []}\n"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_has_examples() {
+    let out = save_upgrade(&["fmt"], Path::new("."));
+    assert_eq!(out.status.code(), Some(2));
+    let out = save_upgrade(&["frobnicate"], Path::new("."));
+    assert_eq!(out.status.code(), Some(2));
+    let out = save_upgrade(&["--help"], Path::new("."));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Examples:"));
+}
+
+#[test]
+fn missing_files_fail_without_stopping_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), MESSY).unwrap();
+    let out = save_upgrade(&["fmt", "missing.json", "a.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.json")).unwrap(),
+        CANONICAL
+    );
+    assert!(stderr(&out).contains("missing.json: cannot read the file"));
+}

@@ -1,0 +1,164 @@
+//! Error messages are part of the interface: pinned by snapshots, so a change to one is seen
+//! and reviewed.
+
+use savechain::{ErrorKind, Save};
+
+/// Loads each case as a save and lists the errors, one block per case.
+fn report(cases: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for (name, text) in cases {
+        let err = Save::from_str(text).expect_err(name).with_file("save.json");
+        out.push_str(&format!(
+            "# {name}\n{text}\n=> [{:?}] {err}\n\n",
+            err.kind()
+        ));
+    }
+    out
+}
+
+#[test]
+fn syntax_errors() {
+    insta::assert_snapshot!(report(&[
+        ("empty input", ""),
+        (
+            "trailing comma in an object",
+            "{\"meta\": {\"version\": 1}, \"data\": {\"a\": 1,}}"
+        ),
+        (
+            "trailing comma in an array",
+            "{\"meta\": {\"version\": 1}, \"data\": [1, 2,]}"
+        ),
+        (
+            "missing comma",
+            "{\"meta\": {\"version\": 1}, \"data\": [1 2]}"
+        ),
+        (
+            "missing colon",
+            "{\"meta\": {\"version\": 1}, \"data\": {\"a\" 1}}"
+        ),
+        (
+            "comment",
+            "{\"meta\": {\"version\": 1}, // why\n \"data\": {}}"
+        ),
+        (
+            "single quotes",
+            "{\"meta\": {\"version\": 1}, \"data\": 'x'}"
+        ),
+        (
+            "NaN literal",
+            "{\"meta\": {\"version\": 1}, \"data\": {\"hp\": NaN}}"
+        ),
+        (
+            "leading zero",
+            "{\"meta\": {\"version\": 1}, \"data\": 007}"
+        ),
+        (
+            "bare decimal point",
+            "{\"meta\": {\"version\": 1}, \"data\": 1.}"
+        ),
+        (
+            "unclosed string",
+            "{\"meta\": {\"version\": 1}, \"data\": \"abc"
+        ),
+        (
+            "raw newline in a string",
+            "{\"meta\": {\"version\": 1}, \"data\": \"a\nb\"}"
+        ),
+        (
+            "bad escape",
+            "{\"meta\": {\"version\": 1}, \"data\": \"\\x41\"}"
+        ),
+        (
+            "lone surrogate",
+            "{\"meta\": {\"version\": 1}, \"data\": \"\\udc00\"}"
+        ),
+        (
+            "text after the document",
+            "{\"meta\": {\"version\": 1}, \"data\": 1} {}"
+        ),
+        (
+            "truncated",
+            "{\"meta\": {\"version\": 1}, \"data\": {\"a\": [1, 2"
+        ),
+    ]));
+}
+
+#[test]
+fn value_errors() {
+    insta::assert_snapshot!(report(&[
+        ("malformed hexfloat", "{\"meta\": {\"version\": 1},\n \"data\": {\"player\": {\"ship\": {\"hull\": [\"d\", \"0x1.g\"]}}}}"),
+        ("hexfloat overflow", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", \"0x1p+1024\"]}"),
+        ("decimal overflow", "{\"meta\": {\"version\": 1}, \"data\": 1e400}"),
+        ("integer too large", "{\"meta\": {\"version\": 1}, \"data\": [18446744073709551616]}"),
+        ("integer too small", "{\"meta\": {\"version\": 1}, \"data\": [-9223372036854775809]}"),
+        ("duplicate key", "{\"meta\": {\"version\": 1},\n \"data\": {\"credits\": 5,\n \"credits\": 7}}"),
+        ("byte string out of range", "{\"meta\": {\"version\": 1}, \"data\": [\"b\", \"\u{100}\"]}"),
+        ("double tag with an array", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", [1]]}"),
+        ("unknown tag", "{\"meta\": {\"version\": 1}, \"data\": {\"xs\": [3, [\"q\", [1]]]}}"),
+        ("escape of a non-array", "{\"meta\": {\"version\": 1}, \"data\": [\"a\", {}]}"),
+        ("odd key in the path", "{\"meta\": {\"version\": 1}, \"data\": {\"my ship\": [\"d\", \"1.5\"]}}"),
+    ]));
+}
+
+#[test]
+fn envelope_errors() {
+    insta::assert_snapshot!(report(&[
+        ("not an object", "[1, 2]"),
+        ("no meta", "{\"data\": {}}"),
+        ("no data", "{\"meta\": {\"version\": 1}}"),
+        (
+            "unknown top-level member",
+            "{\"meta\": {\"version\": 1}, \"data\": {}, \"dta\": 1}"
+        ),
+        ("meta not an object", "{\"meta\": 1, \"data\": {}}"),
+        (
+            "no version",
+            "{\"meta\": {\"writer\": \"1.0.0\"}, \"data\": {}}"
+        ),
+        (
+            "version a string",
+            "{\"meta\": {\"version\": \"3\"}, \"data\": {}}"
+        ),
+        (
+            "version negative",
+            "{\"meta\": {\"version\": -1}, \"data\": {}}"
+        ),
+        (
+            "version a double",
+            "{\"meta\": {\"version\": 1.0}, \"data\": {}}"
+        ),
+        (
+            "writer not semver",
+            "{\"meta\": {\"version\": 1, \"writer\": \"v2\"}, \"data\": {}}"
+        ),
+        (
+            "writer not a string",
+            "{\"meta\": {\"version\": 1, \"writer\": 2}, \"data\": {}}"
+        ),
+    ]));
+}
+
+#[test]
+fn invalid_utf8_is_located() {
+    let err =
+        Save::from_slice(b"{\"meta\": {\"version\": 1},\n\"data\": \"caf\xe9\"}").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Syntax);
+    assert_eq!((err.line(), err.column()), (Some(2), Some(13)));
+    insta::assert_snapshot!(err.to_string(), @"line 2, column 13: invalid UTF-8 (byte 0xe9); a save must be UTF-8 text");
+}
+
+#[test]
+fn files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.json");
+    std::fs::write(&path, "{\"meta\": {\"version\": 1}, \"data\": [1,]}").unwrap();
+    let err = Save::load(&path).unwrap_err();
+    assert_eq!(err.file(), Some(path.as_path()));
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}:1:37: ", path.display())),
+        "{err}"
+    );
+    let missing = Save::load(dir.path().join("nope.json")).unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::Io);
+}
