@@ -124,7 +124,11 @@ fn to_json(value: &Value) -> serde_json::Value {
         Value::String(s) => J::String(s.clone()),
         Value::Bytes(b) => J::Array(b.iter().map(|&x| J::from(x)).collect()),
         Value::Array(items) => J::Array(items.iter().map(to_json).collect()),
-        Value::Object(map) => J::Object(map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+        Value::Object(map) => J::Object(
+            map.iter()
+                .map(|(k, v)| (k.to_string(), to_json(v)))
+                .collect(),
+        ),
     }
 }
 

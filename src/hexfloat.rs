@@ -181,6 +181,18 @@ static HEX_VALUE: [u8; 256] = {
 /// rounding; returns `None` for anything else so the general parser decides.
 #[inline]
 fn parse_canonical(bytes: &[u8]) -> Option<f64> {
+    match parse_canonical_prefix(bytes) {
+        Some((value, len)) if len == bytes.len() => Some(value),
+        _ => None,
+    }
+}
+
+/// Like `parse_canonical`, for a spelling at the start of `bytes` that may be followed by
+/// other text: the double and how many bytes it took. Lets the text reader decode a double
+/// in the same pass that finds its end. Whatever follows must be checked by the caller: a
+/// longer run of digits means the spelling was not canonical after all.
+#[inline]
+pub(crate) fn parse_canonical_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
     let (sign, rest) = match bytes.split_first() {
         Some((b'-', rest)) => (SIGN_BIT, rest),
         _ => (0, bytes),
@@ -226,16 +238,17 @@ fn parse_canonical(bytes: &[u8]) -> Option<f64> {
         _ => return None,
     };
     i += 1;
-    let exponent_digits = &rest[i..];
-    if exponent_digits.is_empty() || exponent_digits.len() > 4 {
-        return None;
-    }
+    let digits_start = i;
     let mut exponent = 0i64;
-    for &byte in exponent_digits {
-        if !byte.is_ascii_digit() {
-            return None;
+    while let Some(&byte) = rest.get(i) {
+        if !byte.is_ascii_digit() || i - digits_start == 4 {
+            break;
         }
         exponent = exponent * 10 + (byte - b'0') as i64;
+        i += 1;
+    }
+    if i == digits_start {
+        return None;
     }
     if negative_exponent {
         exponent = -exponent;
@@ -245,7 +258,11 @@ fn parse_canonical(bytes: &[u8]) -> Option<f64> {
     }
     let fraction = fraction << (4 * (13 - fraction_digits));
     let exponent_field = (exponent + MAX_EXPONENT) as u64;
-    Some(f64::from_bits(sign | exponent_field << 52 | fraction))
+    let consumed = bytes.len() - rest.len() + i;
+    Some((
+        f64::from_bits(sign | exponent_field << 52 | fraction),
+        consumed,
+    ))
 }
 
 fn malformed<T>(at: usize, expected: &'static str) -> Result<T, HexFloatError> {

@@ -116,7 +116,7 @@ impl Save {
                         crate::text::MAX_DEPTH
                     ),
                 )
-                .in_path(path)
+                .in_path(*path)
             })?;
         }
         writer.out.extend_from_slice(match style {

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
+
 /// One value of a save document.
 ///
 /// Equality is exact: doubles compare by their bits (so a NaN equals the same NaN and
@@ -216,11 +218,15 @@ impl From<Map> for Value {
 /// An object: string keys with values, always kept sorted by key in bytewise order.
 ///
 /// Sorted storage makes canonical output free and lookups a binary search; it is also
-/// cheaper to build from a parsed document than a tree map.
+/// cheaper to build from a parsed document than a tree map. Keys of up to 24 bytes, which
+/// is nearly all of them in a save, are stored inline rather than on the heap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Map {
-    entries: Vec<(String, Value)>,
+    entries: Vec<(Key, Value)>,
 }
+
+/// An object key: inline up to 24 bytes.
+pub(crate) type Key = CompactString;
 
 impl Map {
     pub fn new() -> Map {
@@ -236,7 +242,7 @@ impl Map {
     /// Builds a map from entries, sorting them. On a duplicate key, returns that key and the
     /// positions (in `entries`) of its first two occurrences.
     pub(crate) fn from_entries(
-        mut entries: Vec<(String, Value)>,
+        mut entries: Vec<(Key, Value)>,
     ) -> Result<Map, (String, usize, usize)> {
         if entries.windows(2).all(|w| w[0].0 < w[1].0) {
             return Ok(Map { entries });
@@ -247,7 +253,7 @@ impl Map {
             .windows(2)
             .find(|w| entries[w[0]].0 == entries[w[1]].0)
         {
-            return Err((entries[w[0]].0.clone(), w[0], w[1]));
+            return Err((entries[w[0]].0.to_string(), w[0], w[1]));
         }
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(Map { entries })
@@ -281,12 +287,12 @@ impl Map {
     }
 
     /// Sets `key` to `value`, returning the value it replaced.
-    pub fn insert(&mut self, key: impl Into<String>, value: Value) -> Option<Value> {
-        let key = key.into();
-        match self.position(&key) {
+    pub fn insert(&mut self, key: impl AsRef<str>, value: Value) -> Option<Value> {
+        let key = key.as_ref();
+        match self.position(key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
             Err(i) => {
-                self.entries.insert(i, (key, value));
+                self.entries.insert(i, (Key::new(key), value));
                 None
             }
         }
@@ -300,17 +306,17 @@ impl Map {
     }
 
     /// Entries in key order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Value)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// Entries in key order, values mutable (keys cannot change: that would break the order).
-    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&String, &mut Value)> {
-        self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&str, &mut Value)> {
+        self.entries.iter_mut().map(|(k, v)| (k.as_str(), v))
     }
 
-    pub fn keys(&self) -> impl ExactSizeIterator<Item = &String> {
-        self.entries.iter().map(|(k, _)| k)
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_str())
     }
 
     pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
@@ -324,22 +330,45 @@ impl Map {
 
 impl IntoIterator for Map {
     type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    type IntoIter = MapIntoIter;
 
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
+    fn into_iter(self) -> MapIntoIter {
+        MapIntoIter {
+            entries: self.entries.into_iter(),
+        }
     }
 }
 
-impl<K: Into<String>> FromIterator<(K, Value)> for Map {
+/// The entries of a [`Map`], in key order, taken out of it.
+pub struct MapIntoIter {
+    entries: std::vec::IntoIter<(Key, Value)>,
+}
+
+impl Iterator for MapIntoIter {
+    type Item = (String, Value);
+
+    fn next(&mut self) -> Option<(String, Value)> {
+        self.entries.next().map(|(k, v)| (k.into_string(), v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.entries.size_hint()
+    }
+}
+
+impl ExactSizeIterator for MapIntoIter {}
+
+impl<K: AsRef<str>> FromIterator<(K, Value)> for Map {
     /// Later entries replace earlier ones with the same key.
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Map {
-        let mut entries: Vec<(String, Value)> =
-            iter.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        let mut entries: Vec<(Key, Value)> = iter
+            .into_iter()
+            .map(|(k, v)| (Key::new(k.as_ref()), v))
+            .collect();
         // A stable sort keeps equal keys in insertion order, so keeping the last one of each
         // run gives "later wins".
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut deduped: Vec<(String, Value)> = Vec::with_capacity(entries.len());
+        let mut deduped: Vec<(Key, Value)> = Vec::with_capacity(entries.len());
         for entry in entries {
             match deduped.last_mut() {
                 Some(last) if last.0 == entry.0 => *last = entry,
@@ -386,10 +415,7 @@ mod tests {
         m.insert("b", Value::Int(2));
         m.insert("a", Value::Int(1));
         m.insert("é", Value::Int(3));
-        assert_eq!(
-            m.keys().map(String::as_str).collect::<Vec<_>>(),
-            ["a", "b", "é"]
-        );
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "b", "é"]);
         assert_eq!(m.insert("a", Value::Null), Some(Value::Int(1)));
         assert_eq!(m.remove("b"), Some(Value::Int(2)));
         assert_eq!(m.len(), 2);

@@ -233,7 +233,7 @@ impl<'de> de::Deserializer<'de> for ValueRefDeserializer<'de> {
     ) -> Result<V::Value, Error> {
         match self.value {
             Value::String(variant) => visitor.visit_enum(EnumDeserializer::<_, &Value> {
-                variant,
+                variant: variant.as_str(),
                 content: None,
             }),
             Value::Object(map) => {
@@ -318,13 +318,13 @@ impl<'de> ObjectKey<'de> for String {
     }
 }
 
-impl<'de> ObjectKey<'de> for &'de String {
+impl<'de> ObjectKey<'de> for &'de str {
     fn deserializer(&self) -> KeyDeserializer<'_, 'de> {
         KeyDeserializer::Borrowed(self)
     }
 
     fn into_segment(self) -> Segment {
-        Segment::Key(self.clone())
+        Segment::Key(self.to_string())
     }
 }
 

@@ -131,10 +131,7 @@ fn serializer_mapping() {
         Some(&Value::Double(f64::from_bits(0x7ff0_0000_0000_0001)))
     );
     let prices = value.get("prices").and_then(Value::as_object).unwrap();
-    assert_eq!(
-        prices.keys().map(String::as_str).collect::<Vec<_>>(),
-        ["10", "2", "4294967295"]
-    );
+    assert_eq!(prices.keys().collect::<Vec<_>>(), ["10", "2", "4294967295"]);
 
     let orders = member(&value, &["player", "ship", "orders"]);
     let object = |key: &str, v: Value| Value::Object(Map::from_iter([(key, v)]));

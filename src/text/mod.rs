@@ -8,6 +8,7 @@
 //! what an existing save means.
 
 pub mod read;
+mod scan;
 pub mod write;
 
 pub use read::{from_slice, from_str};

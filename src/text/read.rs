@@ -4,8 +4,9 @@
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
+use crate::text::scan::{spaces_at, string_run};
 use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
-use crate::value::{Map, Value};
+use crate::value::{Key, Map, Value};
 
 /// Parses a whole JSON text into a value (no save envelope required).
 pub fn from_slice(bytes: &[u8]) -> Result<Value> {
@@ -65,19 +66,6 @@ fn within<T>(result: Parsed<T>, segment: impl FnOnce() -> Segment) -> Parsed<T> 
     })
 }
 
-/// Bytes that end the fast scan of a string: the closing quote, an escape, a control character.
-static STRING_SPECIAL: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        table[i] = true;
-        i += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
-
 pub(crate) struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -86,6 +74,10 @@ pub(crate) struct Parser<'a> {
     /// Offsets of the keys of the objects being parsed, innermost last, so a duplicate key
     /// can be reported where it stands without a position per map entry.
     key_offsets: Vec<usize>,
+    /// Elements of the arrays being parsed, innermost last.
+    items: Vec<Value>,
+    /// Members of the objects being parsed, innermost last.
+    entries: Vec<(Key, Value)>,
 }
 
 impl<'a> Parser<'a> {
@@ -96,6 +88,8 @@ impl<'a> Parser<'a> {
             pos: 0,
             depth: 0,
             key_offsets: Vec::new(),
+            items: Vec::new(),
+            entries: Vec::new(),
         }
     }
 
@@ -117,13 +111,23 @@ impl<'a> Parser<'a> {
         self.pos
     }
 
+    #[inline]
     pub(crate) fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
+    #[inline]
     pub(crate) fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
-            self.pos += 1;
+        while let Some(&b) = self.bytes.get(self.pos) {
+            match b {
+                b' ' | b'\t' | b'\r' => self.pos += 1,
+                b'\n' => {
+                    // Indentation follows a newline: skip its spaces eight at a time.
+                    self.pos += 1;
+                    self.pos += spaces_at(self.bytes, self.pos);
+                }
+                _ => break,
+            }
         }
     }
 
@@ -195,6 +199,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline]
     fn enter(&mut self) -> Parsed<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -211,7 +216,8 @@ impl<'a> Parser<'a> {
     pub(crate) fn object(&mut self) -> Parsed<Value> {
         self.enter()?;
         self.pos += 1;
-        let mut entries: Vec<(String, Value)> = Vec::new();
+        // Members gather on a stack shared by all objects, as array elements do.
+        let base = self.entries.len();
         let first_key = self.key_offsets.len();
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
@@ -220,23 +226,23 @@ impl<'a> Parser<'a> {
             loop {
                 self.skip_whitespace();
                 if self.peek() != Some(b'"') {
-                    if self.peek() == Some(b'}') && !entries.is_empty() {
+                    if self.peek() == Some(b'}') && self.entries.len() > base {
                         return self
                             .syntax("another key after ',' (JSON allows no trailing comma)");
                     }
                     return self.syntax("a key in double quotes");
                 }
                 self.key_offsets.push(self.pos);
-                let key = self.string()?;
+                let key = self.key()?;
                 self.expect(b':', "':' after the key")?;
                 let value = match self.value() {
                     Ok(v) => v,
                     Err(mut f) => {
-                        f.path.push_front(Segment::Key(key));
+                        f.path.push_front(Segment::Key(key.to_string()));
                         return Err(f);
                     }
                 };
-                entries.push((key, value));
+                self.entries.push((key, value));
                 self.skip_whitespace();
                 match self.peek() {
                     Some(b',') => self.pos += 1,
@@ -245,17 +251,26 @@ impl<'a> Parser<'a> {
                         break;
                     }
                     _ => {
-                        let key = &entries.last().expect("a member was just added").0;
+                        let key = self
+                            .entries
+                            .last()
+                            .expect("a member was just added")
+                            .0
+                            .as_str();
                         return self.syntax(&format!("',' or '}}' after the member {key:?}"));
                     }
                 }
             }
         }
-        let offsets = self.key_offsets.split_off(first_key);
         self.depth -= 1;
+        let entries: Vec<(Key, Value)> = self.entries.drain(base..).collect();
         match Map::from_entries(entries) {
-            Ok(map) => Ok(Value::Object(map)),
+            Ok(map) => {
+                self.key_offsets.truncate(first_key);
+                Ok(Value::Object(map))
+            }
             Err((key, first, second)) => {
+                let offsets = &self.key_offsets[first_key..];
                 let earlier = Location::of_offset(self.bytes, offsets[first]);
                 fail(
                     ErrorKind::Value,
@@ -280,7 +295,9 @@ impl<'a> Parser<'a> {
                 return Ok(d);
             }
         }
-        let mut items = Vec::new();
+        // Elements gather on a stack shared by all arrays, so each array is allocated once,
+        // at its final size.
+        let base = self.items.len();
         let mut second_offset = self.pos;
         self.skip_whitespace();
         if self.peek() == Some(b']') {
@@ -288,25 +305,29 @@ impl<'a> Parser<'a> {
         } else {
             loop {
                 self.skip_whitespace();
-                if self.peek() == Some(b']') && !items.is_empty() {
+                let index = self.items.len() - base;
+                if self.peek() == Some(b']') && index > 0 {
                     return self.syntax("another value after ',' (JSON allows no trailing comma)");
                 }
-                if items.len() == 1 {
+                if index == 1 {
                     second_offset = self.pos;
                 }
-                let index = items.len();
                 // The second element of an `["a", ...]` escape is a literal array.
                 let escaped = !literal
                     && index == 1
-                    && matches!(&items[0], Value::String(s) if s.as_bytes() == [TAG_LITERAL])
+                    && matches!(&self.items[base], Value::String(s) if s.as_bytes() == [TAG_LITERAL])
                     && self.peek() == Some(b'[')
                     && self.is_last_element();
                 let item = if escaped {
-                    within(self.array(true), || Segment::Index(index))?
+                    self.array(true)
+                } else if self.peek() == Some(b'[') {
+                    // Arrays of arrays (positions, tagged doubles) are the common case.
+                    self.array(false)
                 } else {
-                    within(self.value(), || Segment::Index(index))?
+                    self.value()
                 };
-                items.push(item);
+                let item = within(item, || Segment::Index(index))?;
+                self.items.push(item);
                 self.skip_whitespace();
                 match self.peek() {
                     Some(b',') => self.pos += 1,
@@ -319,6 +340,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
+        let items: Vec<Value> = self.items.drain(base..).collect();
         if literal {
             return Ok(Value::Array(items));
         }
@@ -358,6 +380,25 @@ impl<'a> Parser<'a> {
     /// array. Returns `None`, with the position unchanged, for anything else.
     fn tagged_double(&mut self) -> Parsed<Option<Value>> {
         let start = self.pos;
+        // The exact canonical spellings, pretty and compact, first.
+        let rest = &self.bytes[start..];
+        const PRETTY: &[u8] = b"\"d\", \"";
+        const COMPACT: &[u8] = b"\"d\",\"";
+        let opening = if rest.starts_with(PRETTY) {
+            PRETTY.len()
+        } else if rest.starts_with(COMPACT) {
+            COMPACT.len()
+        } else {
+            0
+        };
+        if opening > 0 {
+            if let Some((d, len)) = hexfloat::parse_canonical_prefix(&rest[opening..]) {
+                if rest[opening + len..].starts_with(b"\"]") {
+                    self.pos = start + opening + len + 2;
+                    return Ok(Some(Value::Double(d)));
+                }
+            }
+        }
         self.skip_whitespace();
         if !self.bytes[self.pos..].starts_with(b"\"d\"") {
             self.pos = start;
@@ -376,18 +417,19 @@ impl<'a> Parser<'a> {
             return Ok(None);
         }
         let hex_start = self.pos + 1;
-        let Some(len) = self.bytes[hex_start..]
-            .iter()
-            .position(|&b| STRING_SPECIAL[b as usize])
-        else {
-            self.pos = start;
-            return Ok(None);
+        let (double, hex_end) = match hexfloat::parse_canonical_prefix(&self.bytes[hex_start..]) {
+            Some((d, len)) if self.bytes.get(hex_start + len) == Some(&b'"') => {
+                (Some(d), hex_start + len)
+            }
+            // Not canonical: find the end of the string and let the full parser decide.
+            _ => match string_run(self.bytes, hex_start) {
+                Some(len) if self.bytes[hex_start + len] == b'"' => (None, hex_start + len),
+                _ => {
+                    self.pos = start;
+                    return Ok(None);
+                }
+            },
         };
-        let hex_end = hex_start + len;
-        if self.bytes[hex_end] != b'"' {
-            self.pos = start;
-            return Ok(None);
-        }
         self.pos = hex_end + 1;
         self.skip_whitespace();
         if self.peek() != Some(b']') {
@@ -396,10 +438,26 @@ impl<'a> Parser<'a> {
             return Ok(None);
         }
         self.pos += 1;
+        if let Some(d) = double {
+            return Ok(Some(Value::Double(d)));
+        }
         let hex = &self.text[hex_start..hex_end];
         match hexfloat::parse(hex) {
             Ok(d) => Ok(Some(Value::Double(d))),
             Err(e) => fail(ErrorKind::Value, hex_start - 1, double_error(hex, &e)),
+        }
+    }
+
+    /// Parses an object key starting at `"`: short keys, nearly all of them, are stored
+    /// inline without a heap allocation.
+    fn key(&mut self) -> Parsed<Key> {
+        let start = self.pos + 1;
+        match string_run(self.bytes, start) {
+            Some(len) if self.bytes[start + len] == b'"' => {
+                self.pos = start + len + 1;
+                Ok(Key::new(&self.text[start..start + len]))
+            }
+            _ => self.string().map(Key::from),
         }
     }
 
@@ -408,10 +466,7 @@ impl<'a> Parser<'a> {
         let open = self.pos;
         self.pos += 1;
         let start = self.pos;
-        let run = self.bytes[start..]
-            .iter()
-            .position(|&b| STRING_SPECIAL[b as usize]);
-        match run {
+        match string_run(self.bytes, start) {
             Some(len) if self.bytes[start + len] == b'"' => {
                 self.pos = start + len + 1;
                 Ok(self.text[start..start + len].to_owned())
@@ -433,10 +488,7 @@ impl<'a> Parser<'a> {
     /// The rest of a string with escapes, from the first special byte on.
     fn string_slow(&mut self, out: &mut String) -> Parsed<()> {
         loop {
-            let run = self.bytes[self.pos..]
-                .iter()
-                .position(|&b| STRING_SPECIAL[b as usize]);
-            let Some(len) = run else {
+            let Some(len) = string_run(self.bytes, self.pos) else {
                 return fail(
                     ErrorKind::Syntax,
                     self.pos,

@@ -4,6 +4,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
 use crate::text::read::tag_of;
+use crate::text::scan::string_run;
 use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
 use crate::value::Value;
 
@@ -36,7 +37,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value, style: Style) -> Result<()>
                 "nested more than {MAX_DEPTH} arrays and objects deep; it could not be read back"
             ),
         )
-        .in_path(path)
+        .in_path(*path)
     })?;
     if style == Style::Pretty {
         out.push(b'\n');
@@ -83,7 +84,8 @@ impl<'o> Writer<'o> {
 }
 
 /// The error of a value nested too deeply: the path to it, built as the writer unwinds.
-type TooDeep = Path;
+/// Boxed so that the `Result` of every call stays one word.
+pub(crate) type TooDeep = Box<Path>;
 
 impl Writer<'_> {
     /// Writes one value; `depth` is the number of arrays and objects of text around it.
@@ -141,7 +143,7 @@ impl Writer<'_> {
                         self.out.push(b' ');
                     }
                     self.value(item, depth + 1).map_err(|mut path| {
-                        path.push_front(Segment::Key(key.clone()));
+                        path.push_front(Segment::Key(key.to_string()));
                         path
                     })?;
                 }
@@ -207,7 +209,7 @@ impl Writer<'_> {
 
 fn check_depth(depth: usize) -> Result<(), TooDeep> {
     if depth > MAX_DEPTH {
-        Err(Path::new())
+        Err(Box::default())
     } else {
         Ok(())
     }
@@ -217,19 +219,6 @@ fn check_depth(depth: usize) -> Result<(), TooDeep> {
 fn looks_like_tag(items: &[Value]) -> bool {
     tag_of(items).is_some()
 }
-
-/// Bytes that cannot be copied into a JSON string as they are.
-static NEEDS_ESCAPE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        table[i] = true;
-        i += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -259,12 +248,11 @@ pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if NEEDS_ESCAPE[b as usize] {
-            out.extend_from_slice(&bytes[start..i]);
-            write_escape(out, b);
-            start = i + 1;
-        }
+    while let Some(run) = string_run(bytes, start) {
+        let special = start + run;
+        out.extend_from_slice(&bytes[start..special]);
+        write_escape(out, bytes[special]);
+        start = special + 1;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');

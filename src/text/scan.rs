@@ -1,0 +1,91 @@
+//! Finding the bytes that matter in text eight at a time, for the reader and the writer.
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Eight bytes as one little-endian word, so the first byte is the lowest.
+#[inline]
+fn word(chunk: &[u8]) -> u64 {
+    u64::from_le_bytes(chunk.try_into().expect("an eight-byte chunk"))
+}
+
+/// Where the first byte that ends a plain run of string text stands (a quote, a backslash
+/// or a control character), counted from `from`.
+#[inline]
+pub(crate) fn string_run(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut pos = from;
+    while let Some(chunk) = bytes.get(pos..pos + 8) {
+        let x = word(chunk);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        // A byte's high bit is set in `found` where the byte is zero in `quote` or
+        // `backslash`, or below 0x20 in `x`; bytes of 0x80 and above never match, and a
+        // false match can only follow a true one, which `trailing_zeros` finds first.
+        let found = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x))
+            & HIGHS;
+        if found != 0 {
+            return Some(pos - from + (found.trailing_zeros() / 8) as usize);
+        }
+        pos += 8;
+    }
+    bytes[pos..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|n| pos - from + n)
+}
+
+/// How many spaces stand at `from`.
+#[inline]
+pub(crate) fn spaces_at(bytes: &[u8], from: usize) -> usize {
+    let mut pos = from;
+    while let Some(chunk) = bytes.get(pos..pos + 8) {
+        let other = word(chunk) ^ (ONES * u64::from(b' '));
+        if other != 0 {
+            return pos - from + (other.trailing_zeros() / 8) as usize;
+        }
+        pos += 8;
+    }
+    pos - from + bytes[pos..].iter().take_while(|&&b| b == b' ').count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_run_agrees_with_a_plain_scan() {
+        let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        let samples: [&[u8]; 6] = [
+            b"plain text without anything",
+            b"0123456\"",
+            b"\xff\xfe\x80\x9f\xe2\x82\xac then \\ here",
+            b"\x1f",
+            b"",
+            b"abcdefghij\x7fklmnop\x01",
+        ];
+        for sample in samples {
+            for from in 0..=sample.len() {
+                let expected = sample[from..].iter().position(|&b| special(b));
+                assert_eq!(string_run(sample, from), expected, "{sample:?} from {from}");
+            }
+        }
+        for b in 0..=255u8 {
+            let mut text = vec![b'x'; 11];
+            text[9] = b;
+            let expected = text.iter().position(|&b| special(b));
+            assert_eq!(string_run(&text, 0), expected, "byte {b:#x}");
+        }
+    }
+
+    #[test]
+    fn spaces_are_counted() {
+        for n in 0..40 {
+            let mut text = vec![b' '; n];
+            text.extend_from_slice(b"x   ");
+            assert_eq!(spaces_at(&text, 0), n);
+        }
+        assert_eq!(spaces_at(b"   ", 0), 3);
+    }
+}
