@@ -85,7 +85,8 @@ impl Save {
         Save::from_slice(&bytes).map_err(|e| e.with_file(path))
     }
 
-    /// Writes the save's text to `out` in the given style.
+    /// Appends the save's text to `out` in the given style; a game that saves often can
+    /// clear and reuse one buffer.
     pub fn write(&self, out: &mut Vec<u8>, style: Style) -> Result<()> {
         let mut meta = self.meta.extra.clone();
         meta.insert("version", Value::from(self.meta.version));

@@ -93,8 +93,8 @@ fn fmt_check_writes_nothing() {
     );
 }
 
-#[test]
-fn fmt_dash_filters_standard_streams() {
+/// Runs `save-upgrade fmt -` with `input` on standard input.
+fn fmt_stdin(input: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
         .args(["fmt", "-"])
         .stdin(Stdio::piped())
@@ -102,30 +102,19 @@ fn fmt_dash_filters_standard_streams() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(MESSY.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn fmt_dash_filters_standard_streams() {
+    let out = fmt_stdin(MESSY);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), CANONICAL);
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(["fmt", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(BROKEN.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = fmt_stdin(BROKEN);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(stderr(&out).contains("<stdin>:1:41:"));
