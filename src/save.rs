@@ -19,7 +19,8 @@ pub struct Meta {
     pub version: u64,
     /// The version of the program that wrote the save, when it says.
     pub writer: Option<semver::Version>,
-    /// Every other `meta` member, kept as it is.
+    /// Every other `meta` member, kept as it is. Members named `version` or `writer` here
+    /// are ignored when writing: the two fields above are what is written.
     pub extra: Map,
 }
 

@@ -166,3 +166,25 @@ fn writing_is_canonical_whatever_the_build_order() {
     text::write_value(&mut out_b, &Value::Object(b), Style::Pretty).unwrap();
     assert_eq!(out_a, out_b);
 }
+
+#[test]
+fn arrays_that_start_like_an_escape_but_are_longer_read_normally() {
+    let value = text::from_str(r#"["a", ["d", "0x1p+0"], 5]"#).unwrap();
+    assert_eq!(
+        value,
+        Value::Array(vec!["a".into(), Value::Double(1.0), Value::Int(5)])
+    );
+    let value = text::from_str(r#"["a", ["a", ["d", "0x1p+0"]], ["b", "x"]]"#).unwrap();
+    assert_eq!(
+        value,
+        Value::Array(vec![
+            "a".into(),
+            Value::Array(vec!["d".into(), "0x1p+0".into()]),
+            Value::Bytes(b"x".to_vec()),
+        ])
+    );
+    // An unknown tag inside is reported where it stands.
+    let err = text::from_str("[\"a\",\n [\"q\", [1]], 2]").unwrap_err();
+    assert_eq!((err.line(), err.column()), (Some(2), Some(8)));
+    assert_eq!(err.path().to_string(), "[1]");
+}

@@ -4,62 +4,45 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use savechain::text;
+use savechain::text::{self, Style};
 use savechain::Save;
+
+fn write(v: &savechain::Value, style: Style) -> Result<Vec<u8>, savechain::Error> {
+    let mut out = Vec::new();
+    text::write_value(&mut out, v, style)?;
+    Ok(out)
+}
 
 fn check_value(data: &[u8]) {
     let Ok(v) = text::from_slice(data) else {
         return;
     };
-
-    // Pretty. The reader refuses anything deeper than MAX_DEPTH and the writer checks the
-    // same limit, so refusing to write what was just read is a bug.
-    let pretty = match text::to_vec(&v) {
-        Ok(bytes) => bytes,
-        Err(e) => panic!("text::to_vec refused a value text::from_slice accepted: {e}"),
-    };
-    let back = match text::from_slice(&pretty) {
-        Ok(back) => back,
-        Err(e) => panic!(
-            "the pretty text does not read back: {e}\n--- text ---\n{}",
-            String::from_utf8_lossy(&pretty)
-        ),
-    };
-    assert!(
-        back == v,
-        "pretty round trip changed the value\n--- read ---\n{v:?}\n--- re-read ---\n{back:?}"
-    );
-    let again = text::to_vec(&back).expect("writing the re-read value");
-    assert!(
-        again == pretty,
-        "pretty text is not a fixed point\n--- first ---\n{}\n--- second ---\n{}",
-        String::from_utf8_lossy(&pretty),
-        String::from_utf8_lossy(&again)
-    );
-
-    // Compact.
-    let compact = match text::to_vec_compact(&v) {
-        Ok(bytes) => bytes,
-        Err(e) => panic!("text::to_vec_compact refused a value text::from_slice accepted: {e}"),
-    };
-    let back = match text::from_slice(&compact) {
-        Ok(back) => back,
-        Err(e) => panic!(
-            "the compact text does not read back: {e}\n--- text ---\n{}",
-            String::from_utf8_lossy(&compact)
-        ),
-    };
-    assert!(
-        back == v,
-        "compact round trip changed the value\n--- read ---\n{v:?}\n--- re-read ---\n{back:?}"
-    );
-    let again = text::to_vec_compact(&back).expect("writing the re-read value");
-    assert!(
-        again == compact,
-        "compact text is not a fixed point\n--- first ---\n{}\n--- second ---\n{}",
-        String::from_utf8_lossy(&compact),
-        String::from_utf8_lossy(&again)
-    );
+    for style in [Style::Pretty, Style::Compact] {
+        // The reader refuses anything deeper than MAX_DEPTH and the writer checks the same
+        // limit, so refusing to write what was just read is a bug.
+        let written = match write(&v, style) {
+            Ok(bytes) => bytes,
+            Err(e) => panic!("the writer ({style:?}) refused a value the reader accepted: {e}"),
+        };
+        let back = match text::from_slice(&written) {
+            Ok(back) => back,
+            Err(e) => panic!(
+                "the {style:?} text does not read back: {e}\n--- text ---\n{}",
+                String::from_utf8_lossy(&written)
+            ),
+        };
+        assert!(
+            back == v,
+            "{style:?} round trip changed the value\n--- read ---\n{v:?}\n--- re-read ---\n{back:?}"
+        );
+        let again = write(&back, style).expect("writing the re-read value");
+        assert!(
+            again == written,
+            "{style:?} text is not a fixed point\n--- first ---\n{}\n--- second ---\n{}",
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&again)
+        );
+    }
 }
 
 fn check_save(data: &[u8]) {
