@@ -85,6 +85,7 @@
 pub mod error;
 pub mod fsio;
 pub mod hexfloat;
+pub mod lua;
 pub mod path;
 pub mod save;
 pub mod serde;

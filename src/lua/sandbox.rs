@@ -1,0 +1,324 @@
+//! A Lua 5.4 state for scripts run on behalf of a save: no files, no processes, no bytecode,
+//! and bounded instructions and memory.
+
+use std::cell::Cell;
+use std::fmt;
+use std::rc::Rc;
+
+use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, VmState};
+
+/// How much a script may do before it is stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Lua VM instructions per call into the sandbox.
+    pub instructions: u64,
+    /// Bytes the whole Lua state may hold.
+    pub memory: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            instructions: 200_000_000,
+            memory: 512 << 20,
+        }
+    }
+}
+
+/// Why a script failed.
+#[derive(Debug)]
+pub enum SandboxError {
+    /// The script ran more instructions than [`Limits::instructions`] allows.
+    InstructionBudget { limit: u64 },
+    /// The script needed more memory than [`Limits::memory`] allows.
+    MemoryLimit { limit: usize },
+    /// The script itself failed: a syntax error, a runtime error, a refused operation.
+    Script(mlua::Error),
+}
+
+impl fmt::Display for SandboxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SandboxError::InstructionBudget { limit } => write!(
+                f,
+                "the script ran more than {limit} Lua instructions and was stopped (an endless loop?)"
+            ),
+            SandboxError::MemoryLimit { limit } => write!(
+                f,
+                "the script needed more than {} MiB of memory and was stopped",
+                limit >> 20
+            ),
+            SandboxError::Script(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SandboxError {}
+
+/// How often the instruction hook runs; the budget is checked at this granularity.
+const HOOK_EVERY: u32 = 10_000;
+
+/// Globals a sandboxed script does not get, each with the reason it is told.
+const REFUSED: &[(&str, &str)] = &[
+    ("io", "scripts run on behalf of a save cannot touch files"),
+    ("debug", "the debug library can break out of the sandbox"),
+    ("package", "modules are loaded only from allowed folders"),
+    (
+        "dofile",
+        "scripts run on behalf of a save cannot read files",
+    ),
+    (
+        "loadfile",
+        "scripts run on behalf of a save cannot read files",
+    ),
+    ("print", "scripts run on behalf of a save have no console"),
+];
+
+/// The Lua that makes the sandbox: refusals that say why, text-only `load`, an `os` with
+/// only `clock` and `time`, and `pcall`/`xpcall`/`coroutine.resume` that cannot swallow
+/// the stop of a script that ran out of budget.
+const PRELUDE: &str = r#"
+local refused, aborted = ...
+local error, rawget, select, setmetatable = error, rawget, select, setmetatable
+for name, why in pairs(refused) do
+  _G[name] = setmetatable({}, {
+    __index = function(_, key) error(name .. "." .. tostring(key) .. " is not available: " .. why, 2) end,
+    __call = function() error(name .. " is not available: " .. why, 2) end,
+  })
+end
+local clock, time = os.clock, os.time
+os = setmetatable({ clock = clock, time = time }, {
+  __index = function(_, key)
+    error("os." .. tostring(key) .. " is not available: scripts run on behalf of a save may only read the clock", 2)
+  end,
+})
+string.dump = nil
+local raw_load = load
+load = function(chunk, name, _mode, env)
+  return raw_load(chunk, name, "t", env)
+end
+local function rethrow_stop(ok, ...)
+  if not ok and aborted() then error((...), 0) end
+  return ok, ...
+end
+local raw_pcall, raw_xpcall, raw_resume = pcall, xpcall, coroutine.resume
+pcall = function(...) return rethrow_stop(raw_pcall(...)) end
+xpcall = function(f, handler, ...) return rethrow_stop(raw_xpcall(f, handler, ...)) end
+coroutine.resume = function(...) return rethrow_stop(raw_resume(...)) end
+"#;
+
+/// A sandboxed Lua state.
+pub struct Sandbox {
+    lua: Lua,
+    limits: Limits,
+    used: Rc<Cell<u64>>,
+    stopped: Rc<Cell<bool>>,
+}
+
+impl Sandbox {
+    pub fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
+        let libs = StdLib::TABLE
+            | StdLib::STRING
+            | StdLib::MATH
+            | StdLib::UTF8
+            | StdLib::COROUTINE
+            | StdLib::OS;
+        let lua = Lua::new_with(libs, LuaOptions::default()).map_err(SandboxError::Script)?;
+        lua.set_memory_limit(limits.memory)
+            .map_err(SandboxError::Script)?;
+        let used = Rc::new(Cell::new(0u64));
+        let stopped = Rc::new(Cell::new(false));
+        let (hook_used, hook_stopped) = (used.clone(), stopped.clone());
+        let budget = limits.instructions;
+        // A global hook also counts inside coroutines.
+        lua.set_global_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| {
+                let total = hook_used.get() + u64::from(HOOK_EVERY);
+                hook_used.set(total);
+                if total > budget {
+                    hook_stopped.set(true);
+                    return Err(mlua::Error::runtime("instruction budget exceeded"));
+                }
+                Ok(VmState::Continue)
+            },
+        )
+        .map_err(SandboxError::Script)?;
+        let refused = lua
+            .create_table_from(REFUSED.iter().copied())
+            .map_err(SandboxError::Script)?;
+        let aborted_flag = stopped.clone();
+        let aborted = lua
+            .create_function(move |_, ()| Ok(aborted_flag.get()))
+            .map_err(SandboxError::Script)?;
+        lua.load(PRELUDE)
+            .set_name("=savechain sandbox")
+            .set_mode(ChunkMode::Text)
+            .call::<()>((refused, aborted))
+            .map_err(SandboxError::Script)?;
+        Ok(Sandbox {
+            lua,
+            limits,
+            used,
+            stopped,
+        })
+    }
+
+    /// The Lua state, for building values and calling functions through [`Sandbox::guard`].
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Runs `f`, which calls into Lua, with a fresh instruction budget, and classifies its
+    /// failure.
+    pub fn guard<T>(&self, f: impl FnOnce(&Lua) -> mlua::Result<T>) -> Result<T, SandboxError> {
+        self.used.set(0);
+        self.stopped.set(false);
+        let result = f(&self.lua);
+        let stopped = self.stopped.replace(false);
+        result.map_err(|e| {
+            if stopped {
+                SandboxError::InstructionBudget {
+                    limit: self.limits.instructions,
+                }
+            } else if is_memory_error(&e) {
+                SandboxError::MemoryLimit {
+                    limit: self.limits.memory,
+                }
+            } else {
+                SandboxError::Script(e)
+            }
+        })
+    }
+
+    /// Runs a chunk of Lua source (never bytecode) and returns what it returns.
+    pub fn run<R: mlua::FromLuaMulti>(&self, source: &str, name: &str) -> Result<R, SandboxError> {
+        self.guard(|lua| {
+            lua.load(source)
+                .set_name(format!("@{name}"))
+                .set_mode(ChunkMode::Text)
+                .call(())
+        })
+    }
+}
+
+fn is_memory_error(error: &mlua::Error) -> bool {
+    match error {
+        mlua::Error::MemoryError(_) => true,
+        mlua::Error::CallbackError { cause, .. } => is_memory_error(cause),
+        mlua::Error::WithContext { cause, .. } => is_memory_error(cause),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Sandbox {
+        Sandbox::new(Limits {
+            instructions: 5_000_000,
+            memory: 16 << 20,
+        })
+        .unwrap()
+    }
+
+    fn failure(source: &str) -> SandboxError {
+        small()
+            .run::<mlua::Value>(source, "hostile.lua")
+            .expect_err(source)
+    }
+
+    #[test]
+    fn ordinary_scripts_run() {
+        let sandbox = small();
+        let n: i64 = sandbox
+            .run("local t = {} for i = 1, 100 do t[i] = i * 2 end return #t + math.floor(os.clock() * 0)", "ok.lua")
+            .unwrap();
+        assert_eq!(n, 100);
+        let ok: bool = sandbox
+            .run(
+                "return pcall(error, 'caught') == false and type(os.time()) == 'number'",
+                "ok.lua",
+            )
+            .unwrap();
+        assert!(ok);
+        let s: String = sandbox
+            .run("return load('return 1 + 1')() .. ''", "ok.lua")
+            .unwrap();
+        assert_eq!(s, "2");
+    }
+
+    #[test]
+    fn files_processes_and_debug_are_refused_with_a_reason() {
+        for (source, expected) in [
+            (
+                "os.execute('touch /tmp/pwned')",
+                "os.execute is not available",
+            ),
+            ("os.remove('x')", "os.remove is not available"),
+            ("io.open('/etc/passwd')", "io.open is not available"),
+            ("debug.getinfo(1)", "debug.getinfo is not available"),
+            ("dofile('x.lua')", "dofile is not available"),
+            ("require('os')", "attempt to call a nil value"),
+            ("return string.dump(print)", "attempt to call a nil value"),
+        ] {
+            let message = failure(source).to_string();
+            assert!(message.contains(expected), "{source}: {message}");
+        }
+    }
+
+    #[test]
+    fn binary_chunks_are_refused() {
+        // `load` returns nil and a message rather than raising.
+        let sandbox = small();
+        let refused: String = sandbox
+            .run(
+                "local f, err = load('\\27LuaT') return tostring(err)",
+                "b.lua",
+            )
+            .unwrap();
+        assert!(refused.contains("binary"), "{refused}");
+    }
+
+    #[test]
+    fn endless_loops_stop_even_under_pcall_and_in_coroutines() {
+        for source in [
+            "while true do end",
+            "while true do pcall(function() while true do end end) end",
+            "local co = coroutine.create(function() while true do end end) while true do coroutine.resume(co) end",
+            "while true do xpcall(function() while true do end end, function(e) return e end) end",
+        ] {
+            let err = failure(source);
+            assert!(
+                matches!(err, SandboxError::InstructionBudget { limit: 5_000_000 }),
+                "{source}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn memory_hogs_stop() {
+        for source in [
+            "return string.rep('x', 2^30)",
+            "local t = {} while true do t[#t + 1] = string.rep('x', 4096) .. #t end",
+        ] {
+            let err = failure(source);
+            assert!(
+                matches!(err, SandboxError::MemoryLimit { .. }),
+                "{source}: {err}"
+            );
+        }
+        // Lua refuses this one itself, before allocating.
+        let err = failure("return string.rep('x', 2^40)");
+        assert!(err.to_string().contains("too large"), "{err}");
+    }
+
+    #[test]
+    fn a_stopped_script_leaves_the_sandbox_usable() {
+        let sandbox = small();
+        assert!(sandbox.run::<()>("while true do end", "loop.lua").is_err());
+        let n: i64 = sandbox.run("return 41 + 1", "after.lua").unwrap();
+        assert_eq!(n, 42);
+    }
+}
