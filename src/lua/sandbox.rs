@@ -79,7 +79,7 @@ const REFUSED: &[(&str, &str)] = &[
 /// the stop of a script that ran out of budget.
 const PRELUDE: &str = r#"
 local refused, aborted = ...
-local error, rawget, select, setmetatable = error, rawget, select, setmetatable
+local error, setmetatable = error, setmetatable
 for name, why in pairs(refused) do
   _G[name] = setmetatable({}, {
     __index = function(_, key) error(name .. "." .. tostring(key) .. " is not available: " .. why, 2) end,

@@ -1,6 +1,8 @@
 //! The reader: strict JSON text to [`Value`], decoding tags, with errors located by line,
 //! column and document path.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
@@ -453,31 +455,32 @@ impl<'a> Parser<'a> {
     /// Parses an object key starting at `"`: short keys, nearly all of them, are stored
     /// inline without a heap allocation.
     fn key(&mut self) -> Parsed<Key> {
-        let start = self.pos + 1;
-        match string_run(self.bytes, start) {
-            Some(len) if self.bytes[start + len] == b'"' => {
-                self.pos = start + len + 1;
-                Ok(Key::new(&self.text[start..start + len]))
-            }
-            _ => self.string().map(Key::from),
-        }
+        Ok(match self.string_text()? {
+            Cow::Borrowed(text) => Key::new(text),
+            Cow::Owned(text) => Key::from(text),
+        })
     }
 
     /// Parses a string starting at `"`.
     pub(crate) fn string(&mut self) -> Parsed<String> {
+        self.string_text().map(Cow::into_owned)
+    }
+
+    /// Parses a string starting at `"`: borrowed from the text when it has no escapes.
+    fn string_text(&mut self) -> Parsed<Cow<'a, str>> {
         let open = self.pos;
         self.pos += 1;
         let start = self.pos;
         match string_run(self.bytes, start) {
             Some(len) if self.bytes[start + len] == b'"' => {
                 self.pos = start + len + 1;
-                Ok(self.text[start..start + len].to_owned())
+                Ok(Cow::Borrowed(&self.text[start..start + len]))
             }
             Some(len) => {
                 self.pos = start + len;
                 let mut out = self.text[start..start + len].to_owned();
                 self.string_slow(&mut out)?;
-                Ok(out)
+                Ok(Cow::Owned(out))
             }
             None => fail(
                 ErrorKind::Syntax,

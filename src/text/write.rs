@@ -85,7 +85,7 @@ impl<'o> Writer<'o> {
 
 /// The error of a value nested too deeply: the path to it, built as the writer unwinds.
 /// Boxed so that the `Result` of every call stays one word.
-pub(crate) type TooDeep = Box<Path>;
+type TooDeep = Box<Path>;
 
 impl Writer<'_> {
     /// Writes one value; `depth` is the number of arrays and objects of text around it.
