@@ -112,7 +112,7 @@ impl Doc {
 }
 
 /// The savechain value as plain JSON: doubles as numbers (finite only: the generator makes
-/// no others), byte strings as arrays of integers.
+/// no others), byte strings as arrays of integers, Lua tables as their tag arrays.
 fn to_json(value: &Value) -> serde_json::Value {
     use serde_json::Value as J;
     match value {
@@ -129,6 +129,7 @@ fn to_json(value: &Value) -> serde_json::Value {
                 .map(|(k, v)| (k.to_string(), to_json(v)))
                 .collect(),
         ),
+        Value::Table(table) => to_json(&table.spelling()),
     }
 }
 

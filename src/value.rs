@@ -26,6 +26,67 @@ pub enum Value {
     Bytes(Vec<u8>),
     Array(Vec<Value>),
     Object(Map),
+    /// A Lua table that a plain array or object cannot spell: typed keys, a table shared
+    /// between several places, an instance of a class.
+    Table(Box<Table>),
+}
+
+/// The Lua tables that JSON arrays and objects have no spelling for, each written as a tag
+/// (see `docs/FORMAT.md`). The Lua mapping makes them; any program may.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// A table with keys that are not all strings and not the sequence `1..n`, each key
+    /// kept with its type: `["t", [[key, value], ...]]`. Entries keep their order; the Lua
+    /// mapping writes them sorted by key (booleans, numbers, strings, byte strings, tables).
+    Keyed(Vec<(Value, Value)>),
+    /// The first place a table reached from several places appears: `["s", [id, table]]`.
+    /// `value` is an array, an object, a keyed table or a class instance.
+    Shared { id: u64, value: Value },
+    /// Another place the shared table `id` appears: `["r", [id]]`.
+    Ref(u64),
+    /// A table whose metatable is the class registered as `name`: `["c", [name, table]]`.
+    /// `value` is an array, an object or a keyed table.
+    Class { name: String, value: Value },
+}
+
+impl Table {
+    /// The letter of the tag this table is written with.
+    pub fn tag(&self) -> u8 {
+        match self {
+            Table::Keyed(_) => b't',
+            Table::Shared { .. } => b's',
+            Table::Ref(_) => b'r',
+            Table::Class { .. } => b'c',
+        }
+    }
+
+    /// The tag as a plain two-element array, the way the text spells it, for formats that
+    /// have no Lua tables.
+    pub fn spelling(&self) -> Value {
+        let content = match self {
+            Table::Keyed(entries) => Value::Array(
+                entries
+                    .iter()
+                    .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()]))
+                    .collect(),
+            ),
+            Table::Shared { id, value } => Value::Array(vec![Value::from(*id), value.clone()]),
+            Table::Ref(id) => Value::Array(vec![Value::from(*id)]),
+            Table::Class { name, value } => {
+                Value::Array(vec![Value::String(name.clone()), value.clone()])
+            }
+        };
+        Value::Array(vec![
+            Value::String(char::from(self.tag()).to_string()),
+            content,
+        ])
+    }
+}
+
+impl From<Table> for Value {
+    fn from(t: Table) -> Value {
+        Value::Table(Box::new(t))
+    }
 }
 
 impl Value {
@@ -128,6 +189,12 @@ impl Value {
             Value::Bytes(_) => "a byte string",
             Value::Array(_) => "an array",
             Value::Object(_) => "an object",
+            Value::Table(t) => match **t {
+                Table::Keyed(_) => "a keyed table",
+                Table::Shared { .. } => "a shared table",
+                Table::Ref(_) => "a reference to a shared table",
+                Table::Class { .. } => "a class instance",
+            },
         }
     }
 }
@@ -146,6 +213,7 @@ impl PartialEq for Value {
             (Bytes(a), Bytes(b)) => a == b,
             (Array(a), Array(b)) => a == b,
             (Object(a), Object(b)) => a == b,
+            (Table(a), Table(b)) => a == b,
             _ => false,
         }
     }

@@ -101,6 +101,44 @@ fn value_errors() {
 }
 
 #[test]
+fn table_tag_errors() {
+    insta::assert_snapshot!(report(&[
+        (
+            "keyed table entry not a pair",
+            "{\"meta\": {\"version\": 1}, \"data\": {\"grid\": [\"t\", [[1, \"a\"], [2]]]}}"
+        ),
+        (
+            "keyed table with a null key",
+            "{\"meta\": {\"version\": 1}, \"data\": [\"t\", [[null, 1]]]}"
+        ),
+        (
+            "keyed table with a NaN key",
+            "{\"meta\": {\"version\": 1}, \"data\": [\"t\", [[[\"d\", \"nan\"], 1]]]}"
+        ),
+        (
+            "shared table with id 0",
+            "{\"meta\": {\"version\": 1}, \"data\": [\"s\", [0, {}]]}"
+        ),
+        (
+            "shared scalar",
+            "{\"meta\": {\"version\": 1}, \"data\": [\"s\", [1, 5]]}"
+        ),
+        (
+            "reference with a string id",
+            "{\"meta\": {\"version\": 1}, \"data\": [\"r\", [\"1\"]]}"
+        ),
+        (
+            "class without a name",
+            "{\"meta\": {\"version\": 1}, \"data\": [\"c\", [{}]]}"
+        ),
+        (
+            "class of a reference",
+            "{\"meta\": {\"version\": 1}, \"data\": [\"c\", [\"Ship\", [\"r\", [1]]]]}"
+        ),
+    ]));
+}
+
+#[test]
 fn envelope_errors() {
     insta::assert_snapshot!(report(&[
         ("not an object", "[1, 2]"),

@@ -153,6 +153,18 @@ fn pretty_layout_is_pinned() {
 }
 
 #[test]
+fn lua_table_layout_is_pinned() {
+    let value = text::from_str(
+        r#"{"home": ["s", [1, {"name": "Sol", "moons": ["t", [[1, "Luna"], [3, {"k": 1}], [true, [1, 2]]]]}]],
+            "here": ["r", [1]], "ship": ["c", ["Ship", {"hull": 3}]], "x": ["c", ["a", ["x", []]]],
+            "pairs": ["t", [["a", ["x", [1]]], [["d", "0x1p-1"], null]]], "none": ["t", []]}"#,
+    )
+    .unwrap();
+    insta::assert_snapshot!(text::to_string(&value).unwrap());
+    insta::assert_snapshot!(text::to_string_compact(&value).unwrap());
+}
+
+#[test]
 fn writing_is_canonical_whatever_the_build_order() {
     let mut a = Map::new();
     a.insert("zeta", Value::Int(1));

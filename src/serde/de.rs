@@ -7,7 +7,7 @@ use ::serde::forward_to_deserialize_any;
 
 use super::Error;
 use crate::path::Segment;
-use crate::value::Value;
+use crate::value::{Table, Value};
 
 /// Reads an owned [`Value`], moving its strings and byte strings out rather than copying.
 pub struct ValueDeserializer {
@@ -66,6 +66,7 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
         Value::Bytes(b) => Unexpected::Bytes(b),
         Value::Array(_) => Unexpected::Seq,
         Value::Object(_) => Unexpected::Map,
+        Value::Table(_) => Unexpected::Other(value.kind()),
     }
 }
 
@@ -155,6 +156,17 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
             Value::Bytes(b) => visitor.visit_byte_buf(b),
             Value::Array(items) => visit_array(items.into_iter(), visitor),
             Value::Object(map) => visit_object(map.into_iter(), visitor),
+            // A class instance or shared table reads as its contents; the other Lua tables
+            // have no serde counterpart.
+            Value::Table(table) => match *table {
+                Table::Shared { value, .. } | Table::Class { value, .. } => {
+                    ValueDeserializer::new(value).deserialize_any(visitor)
+                }
+                other => Err(Error::invalid_type(
+                    unexpected(&Value::Table(Box::new(other))),
+                    &visitor,
+                )),
+            },
         }
     }
 
@@ -211,6 +223,12 @@ impl<'de> de::Deserializer<'de> for ValueRefDeserializer<'de> {
             Value::Bytes(b) => visitor.visit_borrowed_bytes(b),
             Value::Array(items) => visit_array(items.iter(), visitor),
             Value::Object(map) => visit_object(map.iter(), visitor),
+            Value::Table(table) => match &**table {
+                Table::Shared { value, .. } | Table::Class { value, .. } => {
+                    ValueRefDeserializer::new(value).deserialize_any(visitor)
+                }
+                _ => Err(Error::invalid_type(unexpected(self.value), &visitor)),
+            },
         }
     }
 

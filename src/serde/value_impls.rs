@@ -21,6 +21,8 @@ impl Serialize for Value {
             Value::Bytes(b) => serializer.serialize_bytes(b),
             Value::Array(items) => serializer.collect_seq(items),
             Value::Object(map) => serializer.collect_map(map.iter()),
+            // Other formats have no Lua tables: they get the tag as an array, as in the text.
+            Value::Table(table) => table.spelling().serialize(serializer),
         }
     }
 }

@@ -3,9 +3,10 @@
 //!
 //! A tag is a two-element array whose first element is a one-letter string:
 //! `["d", "0x1.8p+1"]` is a double, `["b", "\u00ff\u0000"]` a byte string, and
-//! `["a", [...]]` an array that would otherwise look like a tag. Every other letter is
-//! reserved and refused on reading, so that later versions can add tags without changing
-//! what an existing save means.
+//! `["a", [...]]` an array that would otherwise look like a tag. `t`, `s`, `r` and `c`
+//! spell the Lua tables of [`Table`](crate::value::Table). Every other letter is reserved
+//! and refused on reading, so that later versions can add tags without changing what an
+//! existing save means.
 
 pub mod read;
 mod scan;
@@ -21,3 +22,7 @@ pub const MAX_DEPTH: usize = 512;
 pub(crate) const TAG_DOUBLE: u8 = b'd';
 pub(crate) const TAG_BYTES: u8 = b'b';
 pub(crate) const TAG_LITERAL: u8 = b'a';
+pub(crate) const TAG_KEYED: u8 = b't';
+pub(crate) const TAG_SHARED: u8 = b's';
+pub(crate) const TAG_REF: u8 = b'r';
+pub(crate) const TAG_CLASS: u8 = b'c';

@@ -7,8 +7,10 @@ use crate::error::{Error, ErrorKind, Location, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
 use crate::text::scan::{spaces_at, string_run};
-use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
-use crate::value::{Key, Map, Value};
+use crate::text::{
+    MAX_DEPTH, TAG_BYTES, TAG_CLASS, TAG_DOUBLE, TAG_KEYED, TAG_LITERAL, TAG_REF, TAG_SHARED,
+};
+use crate::value::{Key, Map, Table, Value};
 
 /// Parses a whole JSON text into a value (no save envelope required).
 pub fn from_slice(bytes: &[u8]) -> Result<Value> {
@@ -679,6 +681,92 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Checks the content of a Lua table tag (`t`, `s`, `r`, `c`); the message says what the
+/// tag expects.
+fn decode_table(tag: u8, mut items: Vec<Value>) -> Result<Table, String> {
+    let expects = |what: &str| format!("tag \"{}\" expects {what}", tag as char);
+    match tag {
+        TAG_KEYED => {
+            let mut entries = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                let Value::Array(pair) = item else {
+                    return Err(expects(&format!(
+                        "an array of [key, value] pairs; element {i} is {}",
+                        item.kind()
+                    )));
+                };
+                let Ok([key, value]) = <[Value; 2]>::try_from(pair) else {
+                    return Err(expects(&format!(
+                        "an array of [key, value] pairs; element {i} does not have two elements"
+                    )));
+                };
+                match key {
+                    Value::Null => {
+                        return Err(format!(
+                            "key {i} of a keyed table is null; Lua keys cannot be nil"
+                        ))
+                    }
+                    Value::Double(d) if d.is_nan() => {
+                        return Err(format!(
+                            "key {i} of a keyed table is NaN; Lua keys cannot be NaN"
+                        ))
+                    }
+                    _ => entries.push((key, value)),
+                }
+            }
+            Ok(Table::Keyed(entries))
+        }
+        TAG_REF => match items.as_slice() {
+            [id] => {
+                Ok(Table::Ref(table_id(id).ok_or_else(|| {
+                    expects("[id] with an integer id of 1 or more")
+                })?))
+            }
+            _ => Err(expects("[id] with an integer id of 1 or more")),
+        },
+        TAG_SHARED => {
+            let shape = "[id, table] with an integer id of 1 or more and an array, object, keyed table or class instance";
+            let (Some(value), Some(id), None) = (items.pop(), items.pop(), items.pop()) else {
+                return Err(expects(shape));
+            };
+            let id = table_id(&id).ok_or_else(|| expects(shape))?;
+            if !is_table_body(&value, true) {
+                return Err(expects(&format!("{shape}; found {}", value.kind())));
+            }
+            Ok(Table::Shared { id, value })
+        }
+        _ => {
+            let shape = "[\"ClassName\", table] with an array, object or keyed table";
+            let (Some(value), Some(Value::String(name)), None) =
+                (items.pop(), items.pop(), items.pop())
+            else {
+                return Err(expects(shape));
+            };
+            if name.is_empty() || !is_table_body(&value, false) {
+                return Err(expects(&format!("{shape}; found {}", value.kind())));
+            }
+            Ok(Table::Class { name, value })
+        }
+    }
+}
+
+fn table_id(id: &Value) -> Option<u64> {
+    id.as_u64().filter(|&id| id >= 1)
+}
+
+/// Whether `value` can be the contents of a shared table or class instance.
+fn is_table_body(value: &Value, class_allowed: bool) -> bool {
+    match value {
+        Value::Array(_) | Value::Object(_) => true,
+        Value::Table(t) => match **t {
+            Table::Keyed(_) => true,
+            Table::Class { .. } => class_allowed,
+            Table::Shared { .. } | Table::Ref(_) => false,
+        },
+        _ => false,
+    }
+}
+
 fn double_error(hex: &str, e: &hexfloat::HexFloatError) -> String {
     format!("bad double [\"d\", {hex:?}]: {e}")
 }
@@ -689,11 +777,23 @@ fn double_error(hex: &str, e: &hexfloat::HexFloatError) -> String {
 /// defined; the other letters are reserved for later versions of the format.
 pub(crate) fn tag_of(items: &[Value]) -> Option<u8> {
     match items {
-        [Value::String(name), content] => match (name.as_bytes(), content) {
+        [first, second] => tag_of_pair(first, second),
+        _ => None,
+    }
+}
+
+/// [`tag_of`] for the two elements of an array.
+pub(crate) fn tag_of_pair(first: &Value, second: &Value) -> Option<u8> {
+    match (first, second) {
+        (Value::String(name), content) => match (name.as_bytes(), content) {
             ([t @ (TAG_DOUBLE | TAG_BYTES)], Value::String(_)) => Some(*t),
             (
                 [t @ b'a'..=b'z'],
-                Value::Array(_) | Value::Object(_) | Value::Double(_) | Value::Bytes(_),
+                Value::Array(_)
+                | Value::Object(_)
+                | Value::Double(_)
+                | Value::Bytes(_)
+                | Value::Table(_),
             ) => Some(*t),
             _ => None,
         },
@@ -738,6 +838,12 @@ fn decode_tag(mut items: Vec<Value>, second_offset: usize) -> Parsed<Value> {
             second_offset,
             format!("tag \"a\" expects an array, found {}", other.kind()),
         ),
+        (TAG_KEYED | TAG_SHARED | TAG_REF | TAG_CLASS, Value::Array(items)) => {
+            match decode_table(tag, items) {
+                Ok(table) => Ok(Value::Table(Box::new(table))),
+                Err(message) => fail(ErrorKind::Value, second_offset, message),
+            }
+        }
         (TAG_DOUBLE | TAG_BYTES, other) => fail(
             ErrorKind::Value,
             second_offset,

@@ -3,10 +3,10 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
-use crate::text::read::tag_of;
+use crate::text::read::{tag_of, tag_of_pair};
 use crate::text::scan::string_run;
 use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
-use crate::value::Value;
+use crate::value::{Table, Value};
 
 /// How the text is laid out. Both are canonical: keys in bytewise order, the same value
 /// always gives the same bytes.
@@ -150,8 +150,101 @@ impl Writer<'_> {
                 self.newline(depth);
                 self.out.push(b'}');
             }
+            Value::Table(table) => self.table(table, depth)?,
         }
         Ok(())
+    }
+
+    /// Writes a Lua table tag, laid out as if the tag were not there: whatever the table
+    /// holds is indented one step more than the line the tag starts on.
+    fn table(&mut self, table: &Table, depth: usize) -> Result<(), TooDeep> {
+        // The tag's array and its content array.
+        check_depth(depth + 2)?;
+        self.tag_open(table.tag());
+        match table {
+            Table::Keyed(entries) if entries.is_empty() => self.out.extend_from_slice(b"[]"),
+            Table::Keyed(entries) => {
+                self.escapes += 1;
+                self.out.push(b'[');
+                for (i, (key, value)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.newline(depth + 2);
+                    let written = self.pair(key, value, depth + 2);
+                    if let Err(mut path) = written {
+                        self.escapes -= 1;
+                        path.push_front(Segment::Index(i));
+                        return Err(path);
+                    }
+                }
+                self.newline(depth + 1);
+                self.out.push(b']');
+                self.escapes -= 1;
+            }
+            Table::Shared { id, value } => {
+                self.out.push(b'[');
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(*id).as_bytes());
+                self.separator();
+                self.escapes += 2;
+                let written = self.value(value, depth + 2);
+                self.escapes -= 2;
+                written?;
+                self.out.push(b']');
+            }
+            Table::Ref(id) => {
+                self.out.push(b'[');
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(*id).as_bytes());
+                self.out.push(b']');
+            }
+            Table::Class { name, value } => {
+                self.escapes += 1;
+                let written = self.pair(&Value::String(name.clone()), value, depth + 1);
+                self.escapes -= 1;
+                written?;
+            }
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+
+    /// Writes the two-element array `[first, second]` on the line it starts on, escaped as
+    /// `["a", [...]]` if it would read as a tag; `depth` counts the arrays and objects
+    /// around it.
+    fn pair(&mut self, first: &Value, second: &Value, depth: usize) -> Result<(), TooDeep> {
+        let escaped = tag_of_pair(first, second).is_some();
+        let depth = if escaped {
+            check_depth(depth + 1)?;
+            self.tag_open(TAG_LITERAL);
+            self.escapes += 1;
+            depth + 1
+        } else {
+            depth
+        };
+        check_depth(depth + 1)?;
+        self.escapes += 1;
+        self.out.push(b'[');
+        let mut written = self.value(first, depth + 1);
+        if written.is_ok() {
+            self.separator();
+            written = self.value(second, depth + 1);
+        }
+        self.out.push(b']');
+        self.escapes -= 1;
+        if escaped {
+            self.escapes -= 1;
+            self.out.push(b']');
+        }
+        written
+    }
+
+    fn separator(&mut self) {
+        match self.style {
+            Style::Pretty => self.out.extend_from_slice(b", "),
+            Style::Compact => self.out.push(b','),
+        }
     }
 
     /// Writes the array itself, never as a tag.

@@ -1,6 +1,7 @@
 //! Shared test helpers: a proptest strategy for arbitrary documents.
 
 use proptest::prelude::*;
+use savechain::value::Table;
 use savechain::{Map, Value};
 
 /// Any double, drawn from all 2^64 bit patterns with the interesting ones made common.
@@ -29,7 +30,42 @@ fn tag_letter() -> impl Strategy<Value = String> {
     "[a-z]"
 }
 
-/// Any value, nested a few levels, including arrays that look like tags.
+/// A key of a keyed table: anything but null and NaN.
+fn table_key(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+    inner.prop_map(|key| match key {
+        Value::Null => Value::Bool(false),
+        Value::Double(d) if d.is_nan() => Value::Double(0.5),
+        key => key,
+    })
+}
+
+/// What a shared table or class instance may hold: an array, an object or a keyed table.
+fn table_body(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+    inner.prop_map(|value| match value {
+        Value::Array(_) | Value::Object(_) => value,
+        Value::Table(ref t) if matches!(**t, Table::Keyed(_)) => value,
+        other => Value::Array(vec![other]),
+    })
+}
+
+/// The Lua tables of the format (not necessarily consistent: references need not match a
+/// shared table, as the text codec does not care).
+fn any_table(inner: BoxedStrategy<Value>) -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::collection::vec((table_key(inner.clone()), inner.clone()), 0..5)
+            .prop_map(|entries| Value::from(Table::Keyed(entries))),
+        (1..5u64, table_body(inner.clone()))
+            .prop_map(|(id, value)| Value::from(Table::Shared { id, value })),
+        (1..5u64).prop_map(|id| Value::from(Table::Ref(id))),
+        (
+            prop_oneof!["[a-z]", "[A-Z][a-z]{0,6}", ".+"],
+            table_body(inner)
+        )
+            .prop_map(|(name, value)| Value::from(Table::Class { name, value })),
+    ]
+}
+
+/// Any value, nested a few levels, including arrays that look like tags and Lua tables.
 pub fn any_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
@@ -43,6 +79,7 @@ pub fn any_value() -> impl Strategy<Value = Value> {
     ];
     leaf.prop_recursive(5, 64, 6, |inner| {
         prop_oneof![
+            any_table(inner.clone().boxed()),
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
             // Literal arrays that a reader would take for a tag unless escaped.
             (tag_letter(), inner.clone())
