@@ -18,6 +18,9 @@ pub enum ErrorKind {
     Value,
     /// A JSON document that is not a save: no `meta`, no integer `meta.version`, ...
     Envelope,
+    /// Lua failed: a script raised an error or ran out of its budget, or a Lua value has no
+    /// place in a save (a function, a table with an unregistered metatable).
+    Lua,
 }
 
 /// A line and column in the text, both counted from 1; the column counts characters.

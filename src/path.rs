@@ -7,6 +7,9 @@ use std::fmt;
 pub enum Segment {
     Key(String),
     Index(usize),
+    /// A key of a Lua table that is not a string, as Lua would write it inside brackets
+    /// (`-1`, `true`, `1.5`, `<table>`).
+    LuaKey(String),
 }
 
 /// Where a value sits in a document, from the root.
@@ -74,6 +77,7 @@ impl fmt::Display for Path {
                 }
                 Segment::Key(key) => write!(f, "[{key:?}]")?,
                 Segment::Index(index) => write!(f, "[{index}]")?,
+                Segment::LuaKey(key) => write!(f, "[{key}]")?,
             }
         }
         Ok(())

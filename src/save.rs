@@ -303,6 +303,8 @@ fn locate(text: &str, path: &[Segment]) -> Option<usize> {
                     parser.expect(b',', "").ok()?;
                 }
             }
+            // Lua keys appear only in errors about Lua values, which have no text to point at.
+            Segment::LuaKey(_) => return None,
         }
     }
     parser.skip_whitespace();

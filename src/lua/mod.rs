@@ -1,8 +1,34 @@
-//! Lua 5.4 (vendored, through mlua) for scripts run on behalf of a save.
+//! Lua 5.4 (vendored, through mlua): Lua values in saves, the `savechain` Lua library, and
+//! the sandbox that scripts run on behalf of a save run in.
 //!
-//! So far: the sandbox those scripts run in. The mapping between Lua values and saves, and
-//! the `lua/` library for game scripts, are still to come (issue 3).
+//! ```
+//! use savechain::lua::{from_lua, install, to_lua};
+//! use savechain::Value;
+//!
+//! let lua = mlua::Lua::new();
+//! install(&lua)?;
+//! let state: mlua::Value = lua
+//!     .load("local home = {name = 'Sol'} return {home = home, here = home, ids = {3, 1.5}}")
+//!     .eval()?;
+//! let value = from_lua(&lua, &state)?;
+//! assert_eq!(
+//!     value.to_string(),
+//!     r#"{"here":["s",[1,{"name":"Sol"}]],"home":["r",[1]],"ids":[3,["d","0x1.8p+0"]]}"#
+//! );
+//! let back = to_lua(&lua, &value)?;
+//! let same: bool = lua.load("return function(a, b) return require('savechain').equal(a, b) end")
+//!     .eval::<mlua::Function>()?
+//!     .call((state, back))?;
+//! assert!(same);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+mod decode;
+mod encode;
+mod library;
 mod sandbox;
 
+pub use decode::to_lua;
+pub use encode::from_lua;
+pub use library::install;
 pub use sandbox::{Limits, Sandbox, SandboxError};

@@ -156,12 +156,20 @@ impl Sandbox {
             .set_mode(ChunkMode::Text)
             .call::<()>((refused, aborted))
             .map_err(SandboxError::Script)?;
+        super::library::define_require(&lua).map_err(SandboxError::Script)?;
+        super::library::install(&lua).map_err(SandboxError::Script)?;
         Ok(Sandbox {
             lua,
             limits,
             used,
             stopped,
         })
+    }
+
+    /// Lets scripts `require` modules from `dir` (`require("util.math")` loads
+    /// `dir/util/math.lua`), besides the savechain library itself.
+    pub fn allow_modules_from(&self, dir: &std::path::Path) {
+        super::library::allow_modules_from(&self.lua, dir);
     }
 
     /// The Lua state, for building values and calling functions through [`Sandbox::guard`].
@@ -260,7 +268,8 @@ mod tests {
             ("io.open('/etc/passwd')", "io.open is not available"),
             ("debug.getinfo(1)", "debug.getinfo is not available"),
             ("dofile('x.lua')", "dofile is not available"),
-            ("require('os')", "attempt to call a nil value"),
+            ("require('os')", "module \"os\" not found"),
+            ("require('../secrets')", "is not of the form"),
             ("return string.dump(print)", "attempt to call a nil value"),
         ] {
             let message = failure(source).to_string();

@@ -1,0 +1,63 @@
+-- The upgrade helpers, one change a line.
+local savechain = require("savechain")
+local up = require("savechain.upgrade")
+
+local function sample()
+  return savechain.decode([[{
+    "player": {"hp": 80, "credits": 1200, "legacy_flag": true},
+    "ship": {"cargo": [{"item": "ore", "mass": 2.5}, {"item": "ice", "mass": 1.0}]},
+    "systems": [{"id": "sol", "x": 0}, {"id": "vega", "x": 25}]
+  }]])
+end
+
+local tests = {}
+
+function tests.rename_move_default_drop()
+  local data = sample()
+  assert(up.rename(data, "player.hp", "health"))
+  assert(up.move(data, "player.credits", "player.wallet.credits"))
+  assert(up.default(data, "ship.shield", 100))
+  assert(not up.default(data, "ship.shield", 5))
+  assert(up.drop(data, "player.legacy_flag"))
+  assert(data.player.health == 80 and data.player.hp == nil)
+  assert(data.player.wallet.credits == 1200 and data.player.credits == nil)
+  assert(data.ship.shield == 100 and data.player.legacy_flag == nil)
+  local dropped = up.take_dropped()
+  assert(#dropped == 1 and dropped[1] == "player.legacy_flag")
+  assert(#up.take_dropped() == 0)
+end
+
+function tests.missing_paths_change_nothing()
+  local data = sample()
+  assert(not up.rename(data, "player.mana", "magic"))
+  assert(not up.move(data, "nowhere.x", "player.x"))
+  assert(not up.map(data, "ship.crew", function() error("not called") end))
+  assert(data.player.x == nil)
+end
+
+function tests.map_changes_each_element()
+  local data = sample()
+  up.map(data, "ship.cargo", function(item) item.mass = item.mass * 1000 end)
+  up.map(data, { "ship", "cargo" }, function(item, i) return { name = item.item, slot = i, mass = item.mass } end)
+  assert(data.ship.cargo[1].mass == 2500.0 and data.ship.cargo[2].slot == 2 and data.ship.cargo[2].name == "ice")
+end
+
+function tests.index_by_turns_an_array_into_a_map()
+  local data = sample()
+  assert(up.index_by(data, "systems", "id"))
+  assert(data.systems.sol.x == 0 and data.systems.vega.x == 25)
+  local text = savechain.encode(data.systems, { compact = true })
+  assert(text == '{"sol":{"id":"sol","x":0},"vega":{"id":"vega","x":25}}', text)
+
+  local dup = savechain.decode('{"xs": [{"id": 1}, {"id": 1}]}')
+  local ok, err = pcall(up.index_by, dup, "xs", "id")
+  assert(not ok and err:find("appears twice", 1, true), err)
+end
+
+function tests.rename_refuses_to_overwrite()
+  local data = sample()
+  local ok, err = pcall(up.rename, data, "player.hp", "credits")
+  assert(not ok and err:find("that key is taken", 1, true), err)
+end
+
+return tests

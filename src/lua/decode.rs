@@ -1,0 +1,283 @@
+//! [`Value`] to Lua values: the direction a game script takes when it loads its state.
+//!
+//! Builds tables directly on the raw Lua stack (through `mlua::ffi`), one C call per value.
+
+use std::ffi::c_int;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+
+use mlua::{ffi, Lua};
+use rustc_hash::FxHashSet;
+
+use super::encode::lua_error;
+use super::library::installed;
+use crate::error::{Error, ErrorKind, Result};
+use crate::path::{Path, Segment};
+use crate::text::MAX_DEPTH;
+use crate::value::{Map, Table, Value};
+
+/// Converts a document value to a Lua value, following the mapping of `docs/FORMAT.md`.
+///
+/// `null` becomes `savechain.null`, an empty array a table marked with `savechain.array`
+/// (so both come back out unchanged), an integer above `math.maxinteger` a `savechain.u64`
+/// box, a shared table one Lua table wherever it is referred to, and a class instance a
+/// table with the registered metatable.
+pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
+    let installed = installed(lua).map_err(lua_error)?;
+    let mut decoder = Decoder::default();
+    let mut panicked = None;
+    let args = (
+        installed.array_mt.clone(),
+        installed.u64_mt.clone(),
+        installed.classes.clone(),
+    );
+    // SAFETY: Lua errors (running out of memory while building tables) unwind by longjmp
+    // through the frames of the closure. Those frames hold only references and integers,
+    // nothing with a destructor: the decoder's state lives outside, in `decoder`. Panics are
+    // caught before they reach Lua's C frames.
+    let result = unsafe {
+        lua.exec_raw::<mlua::Value>(args, |state| {
+            ffi::lua_createtable(state, 0, 0); // REFS
+            let pushed = panic::catch_unwind(AssertUnwindSafe(|| decoder.push(state, value, 0)));
+            match pushed {
+                Ok(Ok(())) => {
+                    ffi::lua_replace(state, 1);
+                    ffi::lua_settop(state, 1);
+                }
+                Ok(Err(())) => ffi::lua_settop(state, 0),
+                Err(payload) => {
+                    panicked = Some(payload);
+                    ffi::lua_settop(state, 0);
+                }
+            }
+        })
+    };
+    if let Some(payload) = panicked {
+        panic::resume_unwind(payload);
+    }
+    let result = result.map_err(lua_error)?;
+    if let Some((path, message)) = decoder.error {
+        return Err(Error::new(ErrorKind::Value, message).in_path(path));
+    }
+    if let Some(id) = decoder.referenced.difference(&decoder.defined).min() {
+        return Err(Error::new(
+            ErrorKind::Value,
+            format!("reference [\"r\", [{id}]] to a shared table that is never defined (no [\"s\", [{id}, ...]])"),
+        ));
+    }
+    Ok(result)
+}
+
+/// Stack slots of the arguments and the table of shared tables by id.
+const ARRAY_MT: c_int = 1;
+const U64_MT: c_int = 2;
+const CLASSES: c_int = 3;
+const REFS: c_int = 4;
+
+#[derive(Default)]
+struct Decoder {
+    defined: FxHashSet<u64>,
+    referenced: FxHashSet<u64>,
+    error: Option<(Path, String)>,
+}
+
+/// The error travels in the decoder; frames only say that one happened.
+type Step = std::result::Result<(), ()>;
+
+impl Decoder {
+    fn fail(&mut self, message: String) -> Step {
+        self.error = Some((Path::new(), message));
+        Err(())
+    }
+
+    fn within(&mut self, step: Step, segment: impl FnOnce() -> Segment) -> Step {
+        if step.is_err() {
+            if let Some((path, _)) = &mut self.error {
+                path.push_front(segment());
+            }
+        }
+        step
+    }
+
+    /// Pushes the Lua value of `value`.
+    unsafe fn push(&mut self, l: *mut ffi::lua_State, value: &Value, depth: usize) -> Step {
+        match value {
+            Value::Null => ffi::lua_pushlightuserdata(l, ptr::null_mut()),
+            Value::Bool(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
+            Value::Int(i) => ffi::lua_pushinteger(l, *i),
+            Value::UInt(u) => match i64::try_from(*u) {
+                Ok(i) => ffi::lua_pushinteger(l, i),
+                Err(_) => {
+                    ffi::lua_createtable(l, 1, 0);
+                    ffi::lua_pushinteger(l, *u as i64);
+                    ffi::lua_rawseti(l, -2, 1);
+                    ffi::lua_pushvalue(l, U64_MT);
+                    ffi::lua_setmetatable(l, -2);
+                }
+            },
+            Value::Double(d) => ffi::lua_pushnumber(l, *d),
+            Value::String(s) => push_bytes(l, s.as_bytes()),
+            Value::Bytes(b) => push_bytes(l, b),
+            Value::Array(_) | Value::Object(_) => {
+                self.enter(l, depth)?;
+                new_table(l, value);
+                self.fill(l, value, depth)?;
+            }
+            Value::Table(table) => {
+                self.enter(l, depth)?;
+                self.push_table(l, table, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    unsafe fn enter(&mut self, l: *mut ffi::lua_State, depth: usize) -> Step {
+        if depth >= MAX_DEPTH {
+            return self.fail(format!("nested more than {MAX_DEPTH} deep"));
+        }
+        if ffi::lua_checkstack(l, 8) == 0 {
+            return self.fail("the Lua stack is full".into());
+        }
+        Ok(())
+    }
+
+    unsafe fn push_table(&mut self, l: *mut ffi::lua_State, table: &Table, depth: usize) -> Step {
+        match table {
+            Table::Keyed(entries) => {
+                ffi::lua_createtable(l, 0, clamp(entries.len()));
+                self.fill_table(l, table, depth)
+            }
+            Table::Class { .. } => {
+                ffi::lua_createtable(l, 0, 0);
+                self.fill_table(l, table, depth)
+            }
+            Table::Ref(id) => {
+                let id = *id;
+                self.shared_table(l, id)?;
+                self.referenced.insert(id);
+                Ok(())
+            }
+            Table::Shared { id, value } => {
+                let id = *id;
+                self.shared_table(l, id)?;
+                if !self.defined.insert(id) {
+                    return self.fail(format!("shared table {id} is defined twice"));
+                }
+                self.fill(l, value, depth)
+            }
+        }
+    }
+
+    /// Pushes the table of shared table `id`, making it on first mention.
+    unsafe fn shared_table(&mut self, l: *mut ffi::lua_State, id: u64) -> Step {
+        let Ok(key) = i64::try_from(id) else {
+            return self.fail(format!("shared table id {id} is too large"));
+        };
+        if ffi::lua_rawgeti(l, REFS, key) == ffi::LUA_TNIL {
+            ffi::lua_pop(l, 1);
+            ffi::lua_createtable(l, 0, 0);
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_rawseti(l, REFS, key);
+        }
+        Ok(())
+    }
+
+    /// Fills the table on top of the stack with the contents `body` spells (an array, an
+    /// object, a keyed table or a class instance).
+    unsafe fn fill(&mut self, l: *mut ffi::lua_State, body: &Value, depth: usize) -> Step {
+        match body {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let pushed = self.push(l, item, depth + 1);
+                    self.within(pushed, || Segment::Index(i))?;
+                    ffi::lua_rawseti(l, -2, i as i64 + 1);
+                }
+                if items.is_empty() {
+                    ffi::lua_pushvalue(l, ARRAY_MT);
+                    ffi::lua_setmetatable(l, -2);
+                }
+                Ok(())
+            }
+            Value::Object(map) => self.fill_object(l, map, depth),
+            Value::Table(table) => self.fill_table(l, table, depth),
+            other => self.fail(format!(
+                "a shared table or class instance holds {}; expected an array, an object or a keyed table",
+                other.kind()
+            )),
+        }
+    }
+
+    unsafe fn fill_object(&mut self, l: *mut ffi::lua_State, map: &Map, depth: usize) -> Step {
+        for (key, item) in map.iter() {
+            push_bytes(l, key.as_bytes());
+            let pushed = self.push(l, item, depth + 1);
+            self.within(pushed, || Segment::Key(key.to_string()))?;
+            ffi::lua_rawset(l, -3);
+        }
+        Ok(())
+    }
+
+    unsafe fn fill_table(&mut self, l: *mut ffi::lua_State, table: &Table, depth: usize) -> Step {
+        match table {
+            Table::Keyed(entries) => {
+                for (key, item) in entries {
+                    let pushed = self.keyed_entry(l, key, item, depth);
+                    self.within(pushed, || Segment::LuaKey(key.to_string()))?;
+                }
+                Ok(())
+            }
+            Table::Class { name, value } => {
+                self.fill(l, value, depth)?;
+                push_bytes(l, name.as_bytes());
+                if ffi::lua_rawget(l, CLASSES) != ffi::LUA_TTABLE {
+                    return self.fail(format!(
+                        "class {name:?} is not registered (register its metatable with savechain.register_class)"
+                    ));
+                }
+                ffi::lua_setmetatable(l, -2);
+                Ok(())
+            }
+            Table::Shared { .. } | Table::Ref(_) => {
+                self.fail("a class instance cannot hold a shared table directly".into())
+            }
+        }
+    }
+
+    unsafe fn keyed_entry(
+        &mut self,
+        l: *mut ffi::lua_State,
+        key: &Value,
+        item: &Value,
+        depth: usize,
+    ) -> Step {
+        if key.is_null() || matches!(key, Value::Double(d) if d.is_nan()) {
+            return self.fail(format!("a Lua table key cannot be {key}"));
+        }
+        self.push(l, key, depth + 1)?;
+        ffi::lua_pushvalue(l, -1);
+        if ffi::lua_rawget(l, -3) != ffi::LUA_TNIL {
+            return self.fail("the key appears twice in this keyed table".into());
+        }
+        ffi::lua_pop(l, 1);
+        self.push(l, item, depth + 1)?;
+        ffi::lua_rawset(l, -3);
+        Ok(())
+    }
+}
+
+unsafe fn push_bytes(l: *mut ffi::lua_State, bytes: &[u8]) {
+    ffi::lua_pushlstring(l, bytes.as_ptr().cast(), bytes.len());
+}
+
+fn clamp(n: usize) -> c_int {
+    c_int::try_from(n).unwrap_or(c_int::MAX)
+}
+
+/// Pushes an empty table sized for the array or object `body`.
+unsafe fn new_table(l: *mut ffi::lua_State, body: &Value) {
+    match body {
+        Value::Array(items) => ffi::lua_createtable(l, clamp(items.len()), 0),
+        Value::Object(map) => ffi::lua_createtable(l, 0, clamp(map.len())),
+        _ => ffi::lua_createtable(l, 0, 0),
+    }
+}

@@ -1,0 +1,475 @@
+//! Lua values to [`Value`]: the direction a game script takes when it saves its state.
+//!
+//! Works on the raw Lua stack (through `mlua::ffi`) rather than mlua's handles, which cost
+//! a registry slot and often a protected call each: a save holds millions of values.
+
+use std::cmp::Ordering;
+use std::ffi::{c_int, c_void};
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+
+use mlua::{ffi, Lua};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::library::{installed, Installed};
+use crate::error::{Error, ErrorKind, Result};
+use crate::path::{Path, Segment};
+use crate::text::MAX_DEPTH;
+use crate::value::{Key, Map, Table, Value};
+
+/// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`.
+///
+/// Tables reached from more than one place become one shared table and references to it,
+/// numbered in the order they appear in the written text, so the same state always gives
+/// the same save. Functions, threads, userdata and tables with a metatable that is not a
+/// registered class are refused with the Lua path to them (`missions[3].on_complete`).
+pub fn from_lua(lua: &Lua, value: &mlua::Value) -> Result<Value> {
+    let installed = installed(lua).map_err(lua_error)?;
+    let mut encoder = Encoder::default();
+    let mut value = encoder.run(lua, value, &installed)?;
+    if !encoder.shared.is_empty() {
+        number_shared_tables(&mut value);
+    }
+    Ok(value)
+}
+
+pub(crate) fn lua_error(e: mlua::Error) -> Error {
+    Error::new(ErrorKind::Lua, e.to_string())
+}
+
+/// Stack slots of the arguments the encoder runs with.
+const VALUE: c_int = 1;
+const ARRAY_MT: c_int = 2;
+const U64_MT: c_int = 3;
+const CLASS_NAMES: c_int = 4;
+
+/// A key as met while walking a table: integers and strings are kept raw until the table's
+/// shape is known, since most tables turn out to be plain arrays or objects.
+enum RawKey {
+    Int(i64),
+    /// A Lua string owned by the table being walked, which stays alive and unchanged while
+    /// the walk lasts.
+    Str(*const u8, usize),
+    Other(Value),
+}
+
+#[derive(Default)]
+struct Encoder {
+    /// Every table met so far (first pass) and those met more than once.
+    visited: FxHashSet<*const c_void>,
+    revisited: FxHashSet<*const c_void>,
+    /// Second pass only: the shared tables met so far, with their provisional ids.
+    shared: FxHashMap<*const c_void, u64>,
+    second_pass: bool,
+    /// Entries of the tables being walked, on one stack for all of them.
+    scratch: Vec<(RawKey, Value)>,
+    error: Option<(Path, String)>,
+}
+
+/// The error travels in the encoder; frames only say that one happened.
+type Step<T> = std::result::Result<T, ()>;
+
+impl Encoder {
+    fn run(&mut self, lua: &Lua, value: &mlua::Value, installed: &Installed) -> Result<Value> {
+        let mut result = self.pass(lua, value, installed)?;
+        if !self.revisited.is_empty() {
+            // Some table is reached twice: walk again, now writing it once and referring
+            // to it elsewhere.
+            self.second_pass = true;
+            result = self.pass(lua, value, installed)?;
+        }
+        Ok(result)
+    }
+
+    fn pass(&mut self, lua: &Lua, value: &mlua::Value, installed: &Installed) -> Result<Value> {
+        let mut out = Value::Null;
+        let mut panicked = None;
+        let args = (
+            value.clone(),
+            installed.array_mt.clone(),
+            installed.u64_mt.clone(),
+            installed.class_names.clone(),
+        );
+        // SAFETY: the closure only reads from the Lua state with functions that do not
+        // raise errors (type queries, `lua_next` over a table nobody modifies, raw gets,
+        // `lua_checkstack`), so no Lua error can unwind through Rust frames; panics are
+        // caught before they reach Lua's C frames.
+        let ran = unsafe {
+            lua.exec_raw::<()>(args, |state| {
+                let walk = panic::catch_unwind(AssertUnwindSafe(|| self.value(state, VALUE, 0)));
+                match walk {
+                    Ok(Ok(v)) => out = v,
+                    Ok(Err(())) => {}
+                    Err(payload) => panicked = Some(payload),
+                }
+                ffi::lua_settop(state, 0);
+            })
+        };
+        if let Some(payload) = panicked {
+            panic::resume_unwind(payload);
+        }
+        ran.map_err(lua_error)?;
+        match self.error.take() {
+            Some((path, message)) => Err(Error::new(ErrorKind::Lua, message).in_path(path)),
+            None => Ok(out),
+        }
+    }
+
+    fn fail<T>(&mut self, message: impl Into<String>) -> Step<T> {
+        self.error = Some((Path::new(), message.into()));
+        Err(())
+    }
+
+    /// Adds the step to `segment` in front of the path of an error raised below it.
+    fn within<T>(&mut self, step: Step<T>, segment: impl FnOnce() -> Segment) -> Step<T> {
+        if step.is_err() {
+            if let Some((path, _)) = &mut self.error {
+                path.push_front(segment());
+            }
+        }
+        step
+    }
+
+    unsafe fn value(&mut self, l: *mut ffi::lua_State, idx: c_int, depth: usize) -> Step<Value> {
+        match ffi::lua_type(l, idx) {
+            ffi::LUA_TNIL => Ok(Value::Null),
+            ffi::LUA_TBOOLEAN => Ok(Value::Bool(ffi::lua_toboolean(l, idx) != 0)),
+            ffi::LUA_TNUMBER => Ok(if ffi::lua_isinteger(l, idx) != 0 {
+                Value::Int(ffi::lua_tointegerx(l, idx, ptr::null_mut()))
+            } else {
+                Value::Double(ffi::lua_tonumberx(l, idx, ptr::null_mut()))
+            }),
+            ffi::LUA_TSTRING => {
+                let bytes = lua_bytes(l, idx);
+                Ok(match std::str::from_utf8(bytes) {
+                    Ok(s) => Value::String(s.to_owned()),
+                    Err(_) => Value::Bytes(bytes.to_vec()),
+                })
+            }
+            ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => Ok(Value::Null),
+            ffi::LUA_TTABLE => self.table(l, idx, depth),
+            ffi::LUA_TFUNCTION => self.fail("cannot save a function"),
+            ffi::LUA_TTHREAD => self.fail("cannot save a thread (coroutine)"),
+            ffi::LUA_TLIGHTUSERDATA => {
+                self.fail("cannot save a light userdata (only savechain.null, which is null)")
+            }
+            _ => self.fail("cannot save a userdata"),
+        }
+    }
+
+    unsafe fn table(&mut self, l: *mut ffi::lua_State, idx: c_int, depth: usize) -> Step<Value> {
+        if depth >= MAX_DEPTH {
+            return self.fail(format!(
+                "tables nested more than {MAX_DEPTH} deep cannot be saved"
+            ));
+        }
+        if ffi::lua_checkstack(l, 8) == 0 {
+            return self.fail("the Lua stack is full");
+        }
+        let mut class = None;
+        let mut array = false;
+        if ffi::lua_getmetatable(l, idx) != 0 {
+            if ffi::lua_rawequal(l, -1, U64_MT) != 0 {
+                ffi::lua_pop(l, 1);
+                return self.u64(l, idx);
+            }
+            array = ffi::lua_rawequal(l, -1, ARRAY_MT) != 0;
+            if !array {
+                ffi::lua_rawget(l, CLASS_NAMES);
+                if ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
+                    ffi::lua_pop(l, 1);
+                    return self.fail(
+                        "cannot save a table with a metatable that is not a registered class \
+                         (register it with savechain.register_class(name, metatable))",
+                    );
+                }
+                class = Some(String::from_utf8_lossy(lua_bytes(l, -1)).into_owned());
+            }
+            ffi::lua_pop(l, 1);
+        }
+        let table = ffi::lua_topointer(l, idx);
+        let shared_id = if self.second_pass {
+            if self.revisited.contains(&table) {
+                if let Some(&id) = self.shared.get(&table) {
+                    return Ok(Value::from(Table::Ref(id)));
+                }
+                let id = self.shared.len() as u64 + 1;
+                self.shared.insert(table, id);
+                Some(id)
+            } else {
+                None
+            }
+        } else {
+            if !self.visited.insert(table) {
+                // Met before (or it contains itself): the second pass will write it once.
+                self.revisited.insert(table);
+                return Ok(Value::Null);
+            }
+            None
+        };
+        let mut value = self.contents(l, idx, array, depth)?;
+        if let Some(name) = class {
+            value = Value::from(Table::Class { name, value });
+        }
+        if let Some(id) = shared_id {
+            value = Value::from(Table::Shared { id, value });
+        }
+        Ok(value)
+    }
+
+    /// A `savechain.u64` box: an integer above `math.maxinteger`, kept as its bits.
+    unsafe fn u64(&mut self, l: *mut ffi::lua_State, idx: c_int) -> Step<Value> {
+        ffi::lua_rawgeti(l, idx, 1);
+        let bits =
+            (ffi::lua_isinteger(l, -1) != 0).then(|| ffi::lua_tointegerx(l, -1, ptr::null_mut()));
+        ffi::lua_pop(l, 1);
+        match bits {
+            Some(bits) => Ok(Value::from(bits as u64)),
+            None => self.fail("a savechain.u64 value whose [1] is not an integer"),
+        }
+    }
+
+    /// What the table holds, as an array, an object or a keyed table.
+    unsafe fn contents(
+        &mut self,
+        l: *mut ffi::lua_State,
+        idx: c_int,
+        array: bool,
+        depth: usize,
+    ) -> Step<Value> {
+        let base = self.scratch.len();
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, idx) != 0 {
+            let key = match ffi::lua_type(l, -2) {
+                ffi::LUA_TNUMBER if ffi::lua_isinteger(l, -2) != 0 => {
+                    RawKey::Int(ffi::lua_tointegerx(l, -2, ptr::null_mut()))
+                }
+                ffi::LUA_TSTRING => {
+                    let bytes = lua_bytes(l, -2);
+                    RawKey::Str(bytes.as_ptr(), bytes.len())
+                }
+                _ => {
+                    let key_idx = ffi::lua_absindex(l, -2);
+                    let key = self.value(l, key_idx, depth + 1);
+                    RawKey::Other(self.within(key, || Segment::LuaKey(describe_key(l, key_idx)))?)
+                }
+            };
+            let value_idx = ffi::lua_absindex(l, -1);
+            let value = self.value(l, value_idx, depth + 1);
+            let value = self.within(value, || key_segment(&key))?;
+            self.scratch.push((key, value));
+            ffi::lua_pop(l, 1);
+        }
+        let entries = self.scratch.drain(base..);
+        let n = entries.len();
+        if n == 0 {
+            return Ok(if array {
+                Value::Array(Vec::new())
+            } else {
+                Value::Object(Map::new())
+            });
+        }
+        let is_sequence = entries
+            .as_slice()
+            .iter()
+            .all(|(k, _)| matches!(k, RawKey::Int(i) if (1..=n as i64).contains(i)));
+        if is_sequence {
+            // Keys are distinct, so n keys in 1..=n are exactly 1..=n.
+            let mut items = vec![Value::Null; n];
+            for (key, value) in entries {
+                if let RawKey::Int(i) = key {
+                    items[i as usize - 1] = value;
+                }
+            }
+            return Ok(Value::Array(items));
+        }
+        let is_object = entries
+            .as_slice()
+            .iter()
+            .all(|(k, _)| matches!(k, RawKey::Str(p, len) if std::str::from_utf8(std::slice::from_raw_parts(*p, *len)).is_ok()));
+        if is_object {
+            let pairs: Vec<(Key, Value)> = entries
+                .map(|(key, value)| match key {
+                    RawKey::Str(p, len) => (
+                        Key::from(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                            p, len,
+                        ))),
+                        value,
+                    ),
+                    _ => unreachable!("checked above"),
+                })
+                .collect();
+            return Ok(Value::Object(
+                Map::from_entries(pairs).expect("Lua table keys are distinct"),
+            ));
+        }
+        let mut pairs: Vec<(Value, Value)> = entries
+            .map(|(key, value)| {
+                let key = match key {
+                    RawKey::Int(i) => Value::Int(i),
+                    RawKey::Str(p, len) => {
+                        let bytes = std::slice::from_raw_parts(p, len);
+                        match std::str::from_utf8(bytes) {
+                            Ok(s) => Value::String(s.to_owned()),
+                            Err(_) => Value::Bytes(bytes.to_vec()),
+                        }
+                    }
+                    RawKey::Other(v) => v,
+                };
+                (key, value)
+            })
+            .collect();
+        pairs.sort_by(|a, b| key_order(&a.0, &b.0));
+        Ok(Value::from(Table::Keyed(pairs)))
+    }
+}
+
+/// The bytes of the Lua string at `idx`.
+///
+/// The slice borrows Lua's memory: valid while the string stays reachable (here, as a key
+/// or value of a table nobody modifies during the walk, or on the stack).
+unsafe fn lua_bytes<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(l, idx, &mut len);
+    std::slice::from_raw_parts(p.cast::<u8>(), len)
+}
+
+fn key_segment(key: &RawKey) -> Segment {
+    match key {
+        RawKey::Int(i) => Segment::LuaKey(i.to_string()),
+        RawKey::Str(p, len) => {
+            // SAFETY: as for `lua_bytes`; the table is still being walked.
+            let bytes = unsafe { std::slice::from_raw_parts(*p, *len) };
+            match std::str::from_utf8(bytes) {
+                Ok(s) => Segment::Key(s.to_owned()),
+                Err(_) => Segment::LuaKey(format!("{:?}", String::from_utf8_lossy(bytes))),
+            }
+        }
+        RawKey::Other(v) => Segment::LuaKey(v.to_string()),
+    }
+}
+
+/// How Lua would write a key that is not an integer or a string.
+unsafe fn describe_key(l: *mut ffi::lua_State, idx: c_int) -> String {
+    match ffi::lua_type(l, idx) {
+        ffi::LUA_TBOOLEAN => (ffi::lua_toboolean(l, idx) != 0).to_string(),
+        ffi::LUA_TNUMBER => format!("{:?}", ffi::lua_tonumberx(l, idx, ptr::null_mut())),
+        ffi::LUA_TTABLE => "<table>".into(),
+        ffi::LUA_TFUNCTION => "<function>".into(),
+        ffi::LUA_TTHREAD => "<thread>".into(),
+        _ => "<userdata>".into(),
+    }
+}
+
+/// The order of the entries of a keyed table: booleans, numbers by value, strings, byte
+/// strings, then tables (by their text, which is deterministic).
+pub(crate) fn key_order(a: &Value, b: &Value) -> Ordering {
+    fn rank(v: &Value) -> u8 {
+        match v {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) | Value::UInt(_) | Value::Double(_) => 2,
+            Value::String(_) => 3,
+            Value::Bytes(_) => 4,
+            Value::Array(_) | Value::Object(_) | Value::Table(_) => 5,
+        }
+    }
+    rank(a).cmp(&rank(b)).then_with(|| match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
+        (x, y) if rank(x) == 2 => number_order(x, y),
+        (x, y) => x.to_string().cmp(&y.to_string()),
+    })
+}
+
+fn number_order(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        _ => {
+            let as_f64 = |v: &Value| match *v {
+                Value::Int(i) => i as f64,
+                Value::UInt(u) => u as f64,
+                Value::Double(d) => d,
+                _ => 0.0,
+            };
+            // Integers before doubles of the same value, then by bits for a total order.
+            as_f64(a)
+                .total_cmp(&as_f64(b))
+                .then_with(|| matches!(a, Value::Double(_)).cmp(&matches!(b, Value::Double(_))))
+                .then_with(|| a.to_string().cmp(&b.to_string()))
+        }
+    }
+}
+
+/// Renumbers shared tables so that each is defined where it first appears in the text and
+/// ids count up in text order, whatever order the Lua tables were walked in.
+fn number_shared_tables(root: &mut Value) {
+    let mut bodies = FxHashMap::default();
+    take_bodies(root, &mut bodies);
+    let mut numbering = FxHashMap::default();
+    place_bodies(root, &mut bodies, &mut numbering);
+}
+
+/// Moves every shared table's contents out, leaving a reference in its place.
+fn take_bodies(value: &mut Value, bodies: &mut FxHashMap<u64, Value>) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(|v| take_bodies(v, bodies)),
+        Value::Object(map) => map.values_mut().for_each(|v| take_bodies(v, bodies)),
+        Value::Table(table) => match &mut **table {
+            Table::Keyed(entries) => entries.iter_mut().for_each(|(k, v)| {
+                take_bodies(k, bodies);
+                take_bodies(v, bodies);
+            }),
+            Table::Class { value, .. } => take_bodies(value, bodies),
+            Table::Shared { id, value } => {
+                let id = *id;
+                let mut body = std::mem::take(value);
+                take_bodies(&mut body, bodies);
+                bodies.insert(id, body);
+                **table = Table::Ref(id);
+            }
+            Table::Ref(_) => {}
+        },
+        _ => {}
+    }
+}
+
+/// Walks in text order, putting each shared table's contents at its first reference.
+fn place_bodies(
+    value: &mut Value,
+    bodies: &mut FxHashMap<u64, Value>,
+    numbering: &mut FxHashMap<u64, u64>,
+) {
+    match value {
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| place_bodies(v, bodies, numbering)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|v| place_bodies(v, bodies, numbering)),
+        Value::Table(table) => match &mut **table {
+            Table::Keyed(entries) => entries.iter_mut().for_each(|(k, v)| {
+                place_bodies(k, bodies, numbering);
+                place_bodies(v, bodies, numbering);
+            }),
+            Table::Class { value, .. } => place_bodies(value, bodies, numbering),
+            Table::Shared { value, .. } => place_bodies(value, bodies, numbering),
+            Table::Ref(old) => {
+                if let Some(&new) = numbering.get(old) {
+                    **table = Table::Ref(new);
+                } else {
+                    let new = numbering.len() as u64 + 1;
+                    numbering.insert(*old, new);
+                    let mut body = bodies.remove(old).unwrap_or_default();
+                    place_bodies(&mut body, bodies, numbering);
+                    **table = Table::Shared {
+                        id: new,
+                        value: body,
+                    };
+                }
+            }
+        },
+        _ => {}
+    }
+}
