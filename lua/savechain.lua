@@ -193,10 +193,17 @@ function M.equal(a, b)
         -- A table key matches the key of `y` it has been paired with.
         local mapped = a_to_b[k]
         if mapped == nil then
-          for k2, v2 in pairs(y) do
-            if type(k2) == "table" and b_to_a[k2] == nil and same(k, k2) then
-              mapped = k2
-              break
+          for k2 in pairs(y) do
+            if type(k2) == "table" and b_to_a[k2] == nil then
+              -- Try the pairing; undo what it recorded if it fails.
+              local saved_a, saved_b = {}, {}
+              for t, u in pairs(a_to_b) do saved_a[t] = u end
+              for t, u in pairs(b_to_a) do saved_b[t] = u end
+              if same(k, k2) and same(v, y[k2]) then
+                mapped = k2
+                break
+              end
+              a_to_b, b_to_a = saved_a, saved_b
             end
           end
         end

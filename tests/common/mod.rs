@@ -1,5 +1,8 @@
 //! Shared test helpers: a proptest strategy for arbitrary documents.
 
+// Each test crate uses a part of these helpers.
+#![allow(dead_code)]
+
 use proptest::prelude::*;
 use savechain::value::Table;
 use savechain::{Map, Value};
