@@ -45,4 +45,41 @@ function tests.register_checks_its_arguments()
   assert(not ok and err:find("expects { save = function, load = function }", 1, true), err)
 end
 
+-- The example of docs/FORMAT.md, section 8, word for word.
+function tests.the_documented_example()
+  local Ship = savechain.register_class("Ship", { __index = {} })
+
+  local state = { ships = {}, home = nil }
+  savechain.register("fleet", {
+    save = function() return state end,
+    load = function(saved) state = saved or { ships = {} } end,
+  })
+
+  local kestrel = setmetatable({ name = "Kestrel", hull = 100.0, cargo = savechain.array() }, Ship)
+  state.ships[1] = kestrel
+  state.flagship = kestrel
+
+  local text = savechain.encode(savechain.collect())
+  savechain.restore(savechain.decode(text))
+  assert(state.flagship == state.ships[1])   -- still one table
+
+  local documented = [==[
+{
+  "fleet": {
+    "flagship": ["s", [1, ["c", ["Ship", {
+      "cargo": [],
+      "hull": ["d", "0x1.9p+6"],
+      "name": "Kestrel"
+    }]]]],
+    "ships": [
+      ["r", [1]]
+    ]
+  }
+}
+]==]
+  -- Other tests of this file register modules of their own; keep only "fleet".
+  local fleet_only = savechain.encode({ fleet = savechain.collect().fleet })
+  assert(fleet_only == documented, fleet_only)
+end
+
 return tests
