@@ -26,6 +26,7 @@
 mod decode;
 mod encode;
 mod library;
+mod patterns;
 mod sandbox;
 
 pub use decode::to_lua;

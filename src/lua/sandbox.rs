@@ -1,5 +1,10 @@
 //! A Lua 5.4 state for scripts run on behalf of a save: no files, no processes, no bytecode,
 //! and bounded instructions and memory.
+//!
+//! `string.find`, `string.match`, `string.gmatch` and `string.gsub` are reimplemented (see
+//! `patterns.rs`) because Lua's C pattern matcher runs inside a single call where the
+//! instruction hook never fires, so a backtracking pattern could run for minutes; ours charges
+//! its steps to the same instruction budget.
 
 use std::cell::Cell;
 use std::fmt;
@@ -156,6 +161,16 @@ impl Sandbox {
             .set_mode(ChunkMode::Text)
             .call::<()>((refused, aborted))
             .map_err(SandboxError::Script)?;
+        super::patterns::install(
+            &lua,
+            super::patterns::Budget {
+                used: used.clone(),
+                stopped: stopped.clone(),
+                instructions: limits.instructions,
+                memory: limits.memory,
+            },
+        )
+        .map_err(SandboxError::Script)?;
         super::library::define_require(&lua).map_err(SandboxError::Script)?;
         super::library::install(&lua).map_err(SandboxError::Script)?;
         Ok(Sandbox {
