@@ -327,6 +327,12 @@ impl Map {
         Ok(Map { entries })
     }
 
+    /// Builds a map from entries already sorted by key, with no two alike.
+    pub(crate) fn from_sorted(entries: Vec<(Key, Value)>) -> Map {
+        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+        Map { entries }
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -238,17 +238,28 @@ impl Encoder {
         depth: usize,
     ) -> Step<Value> {
         let base = self.scratch.len();
+        // The table's shape, learnt on the way: integer keys 1, 2, 3... in that order (the
+        // common case for arrays, whose part Lua walks first and in order), and whether
+        // every key is a UTF-8 string.
+        let (mut in_order, mut all_text) = (true, true);
         ffi::lua_pushnil(l);
         while ffi::lua_next(l, idx) != 0 {
+            let count = (self.scratch.len() - base) as i64;
             let key = match ffi::lua_type(l, -2) {
                 ffi::LUA_TNUMBER if ffi::lua_isinteger(l, -2) != 0 => {
-                    RawKey::Int(ffi::lua_tointegerx(l, -2, ptr::null_mut()))
+                    let i = ffi::lua_tointegerx(l, -2, ptr::null_mut());
+                    in_order &= i == count + 1;
+                    all_text = false;
+                    RawKey::Int(i)
                 }
                 ffi::LUA_TSTRING => {
                     let bytes = lua_bytes(l, -2);
+                    in_order = false;
+                    all_text &= std::str::from_utf8(bytes).is_ok();
                     RawKey::Str(bytes.as_ptr(), bytes.len())
                 }
                 _ => {
+                    (in_order, all_text) = (false, false);
                     let key_idx = ffi::lua_absindex(l, -2);
                     let key = self.value(l, key_idx, depth + 1);
                     RawKey::Other(self.within(key, || Segment::LuaKey(describe_key(l, key_idx)))?)
@@ -260,8 +271,7 @@ impl Encoder {
             self.scratch.push((key, value));
             ffi::lua_pop(l, 1);
         }
-        let entries = self.scratch.drain(base..);
-        let n = entries.len();
+        let n = self.scratch.len() - base;
         if n == 0 {
             return Ok(if array {
                 Value::Array(Vec::new())
@@ -269,40 +279,41 @@ impl Encoder {
                 Value::Object(Map::new())
             });
         }
+        if in_order {
+            return Ok(Value::Array(
+                self.scratch.drain(base..).map(|(_, value)| value).collect(),
+            ));
+        }
+        let entries = &mut self.scratch[base..];
         let is_sequence = entries
-            .as_slice()
             .iter()
             .all(|(k, _)| matches!(k, RawKey::Int(i) if (1..=n as i64).contains(i)));
         if is_sequence {
             // Keys are distinct, so n keys in 1..=n are exactly 1..=n.
-            let mut items = vec![Value::Null; n];
-            for (key, value) in entries {
-                if let RawKey::Int(i) = key {
-                    items[i as usize - 1] = value;
-                }
-            }
-            return Ok(Value::Array(items));
-        }
-        let is_object = entries
-            .as_slice()
-            .iter()
-            .all(|(k, _)| matches!(k, RawKey::Str(p, len) if std::str::from_utf8(std::slice::from_raw_parts(*p, *len)).is_ok()));
-        if is_object {
-            let pairs: Vec<(Key, Value)> = entries
-                .map(|(key, value)| match key {
-                    RawKey::Str(p, len) => (
-                        Key::from(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
-                            p, len,
-                        ))),
-                        value,
-                    ),
-                    _ => unreachable!("checked above"),
-                })
-                .collect();
-            return Ok(Value::Object(
-                Map::from_entries(pairs).expect("Lua table keys are distinct"),
+            entries.sort_unstable_by_key(|(k, _)| match k {
+                RawKey::Int(i) => *i,
+                _ => 0,
+            });
+            return Ok(Value::Array(
+                self.scratch.drain(base..).map(|(_, value)| value).collect(),
             ));
         }
+        if all_text {
+            // Lua walks keys in hash order; sorting the raw bytes is cheaper than sorting
+            // the map's keys.
+            entries.sort_unstable_by(|(a, _), (b, _)| raw_str(a).cmp(raw_str(b)));
+            let pairs: Vec<(Key, Value)> = self
+                .scratch
+                .drain(base..)
+                .map(|(key, value)| {
+                    // Checked to be UTF-8 on the way.
+                    let text = std::str::from_utf8_unchecked(raw_str(&key));
+                    (Key::from(text), value)
+                })
+                .collect();
+            return Ok(Value::Object(Map::from_sorted(pairs)));
+        }
+        let entries = self.scratch.drain(base..);
         let mut pairs: Vec<(Value, Value)> = entries
             .map(|(key, value)| {
                 let key = match key {
@@ -340,6 +351,16 @@ unsafe fn lua_bytes<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
     let mut len = 0usize;
     let p = ffi::lua_tolstring(l, idx, &mut len);
     std::slice::from_raw_parts(p.cast::<u8>(), len)
+}
+
+/// The bytes of a string key (empty for other keys).
+///
+/// SAFETY: as for `lua_bytes`; call only while the table is being walked.
+unsafe fn raw_str(key: &RawKey) -> &[u8] {
+    match *key {
+        RawKey::Str(p, len) => std::slice::from_raw_parts(p, len),
+        _ => &[],
+    }
 }
 
 fn key_segment(key: &RawKey) -> Segment {
