@@ -51,6 +51,27 @@ U64.__eq = function(a, b) return a[1] == b[1] end
 U64.__lt = function(a, b) return math.ult(a[1], b[1]) end
 U64.__le = function(a, b) return a[1] == b[1] or math.ult(a[1], b[1]) end
 
+-- Byte strings that are valid UTF-8 arrive boxed (Lua strings cannot say whether they are
+-- text or bytes): b[1] or tostring(b) is the string, #b its length, and the box is written
+-- back as the same byte string. Other byte strings arrive as plain strings.
+local BYTES = core.bytes_mt
+
+BYTES.__tostring = function(b) return b[1] end
+BYTES.__len = function(b) return #b[1] end
+BYTES.__eq = function(a, b) return a[1] == b[1] end
+
+-- A byte string of `s`, saved as ["b", ...] even when `s` is text.
+function M.bytes(s)
+  if type(s) ~= "string" then
+    error("savechain.bytes expects a string", 2)
+  end
+  return setmetatable({ s }, BYTES)
+end
+
+function M.is_bytes(b)
+  return getmetatable(b) == BYTES
+end
+
 local U64_MAX = "18446744073709551615"
 
 -- A u64 from its decimal digits ("18446744073709551615").
@@ -177,7 +198,8 @@ function M.equal(a, b)
     if type(x) ~= "table" then
       return x == y
     end
-    if getmetatable(x) == U64 and getmetatable(y) == U64 then
+    if (getmetatable(x) == U64 and getmetatable(y) == U64)
+      or (getmetatable(x) == BYTES and getmetatable(y) == BYTES) then
       return x[1] == y[1]
     end
     if a_to_b[x] ~= nil or b_to_a[y] ~= nil then

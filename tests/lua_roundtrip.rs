@@ -3,11 +3,11 @@
 
 mod common;
 
-use common::any_double;
+use common::{any_double, any_value};
 use mlua::{Lua, Table};
 use proptest::prelude::*;
 use savechain::lua::{from_lua, install, to_lua};
-use savechain::text;
+use savechain::{text, Value};
 
 /// A Lua value to build: leaves, new tables, and references to tables built earlier (which
 /// makes sharing and cycles).
@@ -127,8 +127,29 @@ fn lua_with_library() -> (Lua, mlua::Function, Table, Table) {
     (lua, equal, class, array_mt)
 }
 
+/// The value with its Lua tables (random here, so not consistent) replaced by null.
+fn without_tables(value: Value) -> Value {
+    match value {
+        Value::Table(_) => Value::Null,
+        Value::Array(items) => Value::Array(items.into_iter().map(without_tables).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, without_tables(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn documents_pass_through_lua_unchanged(value in any_value().prop_map(without_tables)) {
+        let (lua, ..) = lua_with_library();
+        let back = from_lua(&lua, &to_lua(&lua, &value).unwrap()).unwrap();
+        prop_assert_eq!(back, value);
+    }
 
     #[test]
     fn lua_values_come_back_equal_with_their_sharing(spec in any_spec()) {

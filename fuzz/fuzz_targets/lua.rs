@@ -1,6 +1,6 @@
 //! Any save text that loads, through Lua and back: converting to Lua values must fail
-//! cleanly or succeed, and what comes back must be a fixed point of another trip (a byte
-//! string that is UTF-8 may become text on the first one, nothing else changes).
+//! cleanly or succeed, and what comes back must be a fixed point of another trip (the first
+//! may normalise: a keyed table with keys 1..n becomes an array, shared ids renumber).
 #![no_main]
 
 use std::cell::RefCell;

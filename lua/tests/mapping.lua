@@ -54,6 +54,16 @@ function tests.strings_are_bytes()
   assert(text == '[["b","\\u00ff"]]', text)
 end
 
+function tests.byte_strings_that_read_as_text_stay_byte_strings()
+  local value = savechain.decode('{"blob": ["b", "abc"], "empty": ["b", ""], "raw": ["b", "\\u00ff"], "text": "abc"}')
+  assert(savechain.is_bytes(value.blob) and tostring(value.blob) == "abc" and #value.blob == 3)
+  assert(savechain.is_bytes(value.empty) and value.raw == "\255" and value.text == "abc")
+  local text = savechain.encode(value, { compact = true })
+  assert(text == '{"blob":["b","abc"],"empty":["b",""],"raw":["b","\\u00ff"],"text":"abc"}', text)
+  assert(savechain.encode(savechain.bytes("hi"), { compact = true }) == '["b","hi"]')
+  assert(savechain.bytes("x") == savechain.bytes("x"))
+end
+
 function tests.sequences_objects_and_keyed_tables()
   local cases = {
     { 1, 2, 3 },

@@ -20,7 +20,8 @@ use crate::value::{Map, Table, Value};
 ///
 /// `null` becomes `savechain.null`, an empty array a table marked with `savechain.array`
 /// (so both come back out unchanged), an integer above `math.maxinteger` a `savechain.u64`
-/// box, a shared table one Lua table wherever it is referred to, and a class instance a
+/// box, a byte string that is valid UTF-8 a `savechain.bytes` box (other byte strings are
+/// plain Lua strings), a shared table one Lua table wherever it is referred to, and a class instance a
 /// table with the registered metatable.
 pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
     let installed = installed(lua).map_err(lua_error)?;
@@ -29,6 +30,7 @@ pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
     let args = (
         installed.array_mt.clone(),
         installed.u64_mt.clone(),
+        installed.bytes_mt.clone(),
         installed.classes.clone(),
     );
     // SAFETY: Lua errors (running out of memory while building tables) unwind by longjmp
@@ -71,8 +73,9 @@ pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
 /// Stack slots of the arguments and the table of shared tables by id.
 const ARRAY_MT: c_int = 1;
 const U64_MT: c_int = 2;
-const CLASSES: c_int = 3;
-const REFS: c_int = 4;
+const BYTES_MT: c_int = 3;
+const CLASSES: c_int = 4;
+const REFS: c_int = 5;
 
 #[derive(Default)]
 struct Decoder {
@@ -117,6 +120,15 @@ impl Decoder {
             },
             Value::Double(d) => ffi::lua_pushnumber(l, *d),
             Value::String(s) => push_bytes(l, s.as_bytes()),
+            // Lua has one string type: byte strings that read as text are boxed, or they
+            // would come back as text.
+            Value::Bytes(b) if std::str::from_utf8(b).is_ok() => {
+                ffi::lua_createtable(l, 1, 0);
+                push_bytes(l, b);
+                ffi::lua_rawseti(l, -2, 1);
+                ffi::lua_pushvalue(l, BYTES_MT);
+                ffi::lua_setmetatable(l, -2);
+            }
             Value::Bytes(b) => push_bytes(l, b),
             Value::Array(_) | Value::Object(_) => {
                 self.enter(l, depth)?;

@@ -41,7 +41,8 @@ pub(crate) fn lua_error(e: mlua::Error) -> Error {
 const VALUE: c_int = 1;
 const ARRAY_MT: c_int = 2;
 const U64_MT: c_int = 3;
-const CLASS_NAMES: c_int = 4;
+const BYTES_MT: c_int = 4;
+const CLASS_NAMES: c_int = 5;
 
 /// A key as met while walking a table: integers and strings are kept raw until the table's
 /// shape is known, since most tables turn out to be plain arrays or objects.
@@ -88,6 +89,7 @@ impl Encoder {
             value.clone(),
             installed.array_mt.clone(),
             installed.u64_mt.clone(),
+            installed.bytes_mt.clone(),
             installed.class_names.clone(),
         );
         // SAFETY: the closure only reads from the Lua state with functions that do not
@@ -173,6 +175,10 @@ impl Encoder {
                 ffi::lua_pop(l, 1);
                 return self.u64(l, idx);
             }
+            if ffi::lua_rawequal(l, -1, BYTES_MT) != 0 {
+                ffi::lua_pop(l, 1);
+                return self.bytes(l, idx);
+            }
             array = ffi::lua_rawequal(l, -1, ARRAY_MT) != 0;
             if !array {
                 ffi::lua_rawget(l, CLASS_NAMES);
@@ -226,6 +232,17 @@ impl Encoder {
         match bits {
             Some(bits) => Ok(Value::from(bits as u64)),
             None => self.fail("a savechain.u64 value whose [1] is not an integer"),
+        }
+    }
+
+    /// A `savechain.bytes` box: a byte string, whatever its bytes.
+    unsafe fn bytes(&mut self, l: *mut ffi::lua_State, idx: c_int) -> Step<Value> {
+        let is_string = ffi::lua_rawgeti(l, idx, 1) == ffi::LUA_TSTRING;
+        let bytes = is_string.then(|| lua_bytes(l, -1).to_vec());
+        ffi::lua_pop(l, 1);
+        match bytes {
+            Some(bytes) => Ok(Value::Bytes(bytes)),
+            None => self.fail("a savechain.bytes value whose [1] is not a string"),
         }
     }
 

@@ -30,6 +30,8 @@ pub(crate) struct Installed {
     pub array_mt: Table,
     /// Boxes integers above `math.maxinteger`.
     pub u64_mt: Table,
+    /// Boxes byte strings that happen to be valid UTF-8, so they stay byte strings.
+    pub bytes_mt: Table,
     /// Registered classes: name to metatable, and metatable to name.
     pub classes: Table,
     pub class_names: Table,
@@ -61,6 +63,7 @@ pub(crate) fn installed(lua: &Lua) -> mlua::Result<Installed> {
     let installed = Installed {
         array_mt: lua.create_table_from([("__name", "savechain.array")])?,
         u64_mt: lua.create_table_from([("__name", "savechain.u64")])?,
+        bytes_mt: lua.create_table_from([("__name", "savechain.bytes")])?,
         classes: lua.create_table()?,
         class_names: lua.create_table()?,
         loaded: lua.create_table()?,
@@ -87,6 +90,7 @@ fn core(lua: &Lua, installed: &Installed) -> mlua::Result<Table> {
     core.raw_set("null", LightUserData(std::ptr::null_mut()))?;
     core.raw_set("array_mt", installed.array_mt.clone())?;
     core.raw_set("u64_mt", installed.u64_mt.clone())?;
+    core.raw_set("bytes_mt", installed.bytes_mt.clone())?;
     core.raw_set("classes", installed.classes.clone())?;
     core.raw_set("class_names", installed.class_names.clone())?;
     core.raw_set(
