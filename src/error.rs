@@ -21,6 +21,8 @@ pub enum ErrorKind {
     /// Lua failed: a script raised an error or ran out of its budget, or a Lua value has no
     /// place in a save (a function, a table with an unregistered metatable).
     Lua,
+    /// The upgrade chain is malformed, a save's version is outside it, or a step failed.
+    Upgrade,
 }
 
 /// A line and column in the text, both counted from 1; the column counts characters.
@@ -91,6 +93,11 @@ impl Error {
         let mut e = Error::new(ErrorKind::Io, format!("{}: {error}", what.into()));
         e.inner.source = Some(error);
         e
+    }
+
+    /// An I/O error, with what was being done (`"cannot write the backup x"`).
+    pub fn from_io(error: std::io::Error, what: impl Into<String>) -> Error {
+        Error::io(error, what)
     }
 
     pub(crate) fn at(mut self, location: Location) -> Error {

@@ -83,6 +83,7 @@
 //! ```
 
 pub mod error;
+pub mod example;
 pub mod fsio;
 pub mod hexfloat;
 pub mod lua;
@@ -90,6 +91,7 @@ pub mod path;
 pub mod save;
 pub mod serde;
 pub mod text;
+pub mod upgrade;
 pub mod value;
 
 pub use crate::serde::{from_value, from_value_ref, to_value};

@@ -121,20 +121,24 @@ fn fmt_dash_filters_standard_streams() {
 }
 
 #[test]
-fn chain_json_describes_an_empty_chain() {
+fn chain_json_describes_the_example_chain() {
     let out = save_upgrade(&["chain", "--json"], Path::new("."));
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        "{\"latest\": 1, \"oldest\": 1, \"steps\": []}\n"
-    );
+    let chain = savechain::text::from_slice(&out.stdout).unwrap();
+    assert_eq!(chain.get("latest").and_then(|v| v.as_u64()), Some(9));
+    assert_eq!(chain.get("oldest").and_then(|v| v.as_u64()), Some(1));
+    let steps = chain.get("steps").and_then(|v| v.as_array()).unwrap();
+    assert_eq!(steps.len(), 8);
+    assert_eq!(steps[0].get("kind").and_then(|v| v.as_str()), Some("lua"));
 }
 
 #[test]
 fn usage_errors_exit_2_and_help_has_examples() {
     let out = save_upgrade(&["fmt"], Path::new("."));
     assert_eq!(out.status.code(), Some(2));
-    let out = save_upgrade(&["frobnicate"], Path::new("."));
+    let out = save_upgrade(&["--frobnicate"], Path::new("."));
+    assert_eq!(out.status.code(), Some(2));
+    let out = save_upgrade(&[], Path::new("."));
     assert_eq!(out.status.code(), Some(2));
     let out = save_upgrade(&["--help"], Path::new("."));
     assert_eq!(out.status.code(), Some(0));

@@ -28,8 +28,9 @@ fn every_fixture_is_canonical() {
 #[test]
 fn edge_values_are_exact() {
     let (_, save) = fixture("v1/edge.json");
+    let notes = save.data.get("notes").unwrap();
     let bits = |section: &str, key: &str| {
-        save.data
+        notes
             .get(section)
             .and_then(|s| s.get(key))
             .and_then(Value::as_f64)
@@ -42,23 +43,22 @@ fn edge_values_are_exact() {
     assert_eq!(bits("doubles", "largest"), f64::MAX.to_bits());
     assert_eq!(bits("doubles", "nan_with_payload"), 0xfff4_0000_0000_0001);
     assert_eq!(bits("doubles", "typed_by_hand"), 2.5e-3f64.to_bits());
-    let ints = save.data.get("integers").unwrap();
+    let ints = notes.get("integers").unwrap();
     assert_eq!(ints.get("u64_max").and_then(Value::as_u64), Some(u64::MAX));
     assert_eq!(ints.get("i64_min").and_then(Value::as_i64), Some(i64::MIN));
-    let bytes = save.data.get("bytes").unwrap();
+    let bytes = notes.get("bytes").unwrap();
     assert_eq!(
         bytes.get("nul_and_high"),
         Some(&Value::Bytes(b"a\0b\xff".to_vec()))
     );
-    let literals = save
-        .data
+    let literals = notes
         .get("tag_like_literals")
         .and_then(Value::as_array)
         .unwrap();
     assert_eq!(literals[0], Value::Array(vec!["d".into(), "0x1p+0".into()]));
     assert_eq!(literals[3], Value::Array(vec!["x".into(), "y".into()]));
     assert_eq!(
-        save.data
+        notes
             .get("text")
             .and_then(|t| t.get("non_ascii"))
             .and_then(Value::as_str),

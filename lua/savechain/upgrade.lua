@@ -80,6 +80,14 @@ function M.set(root, path, value)
   return true
 end
 
+-- Removes the value at `path` on purpose: strict upgrades accept only removals declared
+-- this way (rename, move and drop declare theirs).
+local dropped = {}
+
+local function declare(path)
+  dropped[#dropped + 1] = show(path)
+end
+
 -- Renames the key at `path` to `new_key`, in the same table.
 function M.rename(root, path, new_key)
   local t, key = parent(root, path, false)
@@ -88,6 +96,7 @@ function M.rename(root, path, new_key)
     error("cannot rename " .. show(path) .. " to " .. tostring(new_key) .. ": that key is taken", 2)
   end
   t[new_key], t[key] = t[key], nil
+  declare(path)
   return true
 end
 
@@ -101,6 +110,7 @@ function M.move(root, from, to)
   local value = t[key]
   t[key] = nil
   M.set(root, to, value)
+  declare(from)
   return true
 end
 
@@ -148,13 +158,9 @@ function M.index_by(root, path, field)
   return true
 end
 
--- Removes the value at `path` on purpose: strict upgrades accept only removals declared
--- this way.
-local dropped = {}
-
 function M.drop(root, path)
   local t, key = parent(root, path, false)
-  dropped[#dropped + 1] = show(path)
+  declare(path)
   if t == nil or t[key] == nil then return false end
   t[key] = nil
   return true

@@ -1,21 +1,101 @@
-//! `save-upgrade chain`: describe the upgrade chain.
+//! `save-upgrade chain`: describe and check the upgrade chain.
 
-/// Describe the upgrade chain: the versions it knows and its steps.
+use std::path::PathBuf;
+
+use savechain::upgrade::Chain;
+use savechain::{Map, Value};
+
+use super::report::print_error;
+use super::{EXIT_FAILED, EXIT_OK};
+
+/// List and check the upgrade steps: the versions they cover and what each does.
 #[derive(clap::Args)]
-#[command(after_help = "Examples:\n  save-upgrade chain\n  save-upgrade chain --json")]
+#[command(after_help = "Examples:
+  save-upgrade chain
+  save-upgrade chain --json
+  save-upgrade chain --upgrades mygame/upgrades/")]
 pub struct Args {
     /// Print {"latest": N, "oldest": M, "steps": [...]} as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    chain: ChainArg,
+}
+
+/// Which chain to use.
+#[derive(clap::Args, Clone)]
+pub struct ChainArg {
+    /// Use the Lua steps of DIR (NNNN-short-description.lua files) instead of the built-in
+    /// chain of the example game.
+    #[arg(long, value_name = "DIR")]
+    pub upgrades: Option<PathBuf>,
+}
+
+impl ChainArg {
+    /// The chain, checked; errors are printed.
+    pub fn load(&self) -> Option<Chain> {
+        let chain = match &self.upgrades {
+            Some(dir) => Chain::from_lua_dir(dir),
+            None => savechain::example::chain(),
+        };
+        chain.map_err(|e| print_error(&e, None)).ok()
+    }
 }
 
 pub fn run(args: Args) -> i32 {
-    // Until upgrade steps exist, the only version a save can have is 1.
-    let (oldest, latest) = (1, 1);
+    let Some(chain) = args.chain.load() else {
+        return EXIT_FAILED;
+    };
     if args.json {
-        println!("{{\"latest\": {latest}, \"oldest\": {oldest}, \"steps\": []}}");
+        print!(
+            "{}",
+            savechain::text::to_string(&describe(&chain)).expect("a shallow document")
+        );
     } else {
-        println!("versions {oldest} to {latest}; no upgrade steps");
+        println!(
+            "versions {} to {}, {} steps",
+            chain.oldest(),
+            chain.latest(),
+            chain.steps().len()
+        );
+        for step in chain.steps() {
+            println!(
+                "  {} -> {}  {:<4}  {}  ({})",
+                step.from,
+                step.to(),
+                step.kind_name(),
+                step.description,
+                step.name
+            );
+        }
     }
-    super::EXIT_OK
+    EXIT_OK
+}
+
+/// The chain as JSON.
+pub fn describe(chain: &Chain) -> Value {
+    let steps = chain
+        .steps()
+        .iter()
+        .map(|step| {
+            let entry: Map = [
+                ("from", Value::from(step.from)),
+                ("to", Value::from(step.to())),
+                ("kind", Value::from(step.kind_name())),
+                ("name", Value::from(step.name.as_str())),
+                ("description", Value::from(step.description.as_str())),
+            ]
+            .into_iter()
+            .collect();
+            Value::Object(entry)
+        })
+        .collect();
+    let top: Map = [
+        ("latest", Value::from(chain.latest())),
+        ("oldest", Value::from(chain.oldest())),
+        ("steps", Value::Array(steps)),
+    ]
+    .into_iter()
+    .collect();
+    Value::Object(top)
 }

@@ -32,3 +32,44 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     }
     (files, errors)
 }
+
+/// A save to work on, and where it sits below the path it was found through (its file name
+/// when given directly), for mirroring the tree under `--out-dir`.
+pub struct Found {
+    pub path: PathBuf,
+    pub relative: PathBuf,
+}
+
+/// Like [`expand`], keeping each file's place below the path it was found through.
+pub fn expand_with_roots(paths: &[PathBuf]) -> (Vec<Found>, Vec<(PathBuf, String)>) {
+    let mut found = Vec::new();
+    let mut all_errors = Vec::new();
+    for root in paths {
+        let (files, errors) = expand(std::slice::from_ref(root));
+        all_errors.extend(errors);
+        for path in files {
+            let relative = if root.is_dir() {
+                path.strip_prefix(root).unwrap_or(&path).to_path_buf()
+            } else {
+                PathBuf::from(path.file_name().unwrap_or(path.as_os_str()))
+            };
+            found.push(Found { path, relative });
+        }
+    }
+    (found, all_errors)
+}
+
+/// Reads a list of paths, one a line, from a file or standard input (`-`).
+pub fn read_list(source: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let text = if source.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        std::fs::read_to_string(source)?
+    };
+    Ok(text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect())
+}

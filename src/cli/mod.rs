@@ -3,7 +3,9 @@
 mod chain;
 mod files;
 mod fmt;
+mod inspect;
 mod report;
+mod upgrade;
 
 use clap::{Parser, Subcommand};
 
@@ -18,25 +20,38 @@ pub const EXIT_USAGE: i32 = 2;
 #[command(
     name = "save-upgrade",
     version,
-    about = "Format, check and upgrade savechain saves",
+    about = "Upgrade, check and format savechain saves",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
     after_help = "\
 Examples:
-  save-upgrade fmt saves/                 rewrite every *.json save under saves/ canonically
-  save-upgrade fmt --check fixtures/      exit 1 if any save is not canonical; writes nothing
-  save-upgrade fmt - < in.json > out.json format standard input to standard output
-  save-upgrade chain --json               print the upgrade chain as JSON
+  save-upgrade saves/                       upgrade every *.json save under saves/ in place,
+                                            keeping each original as <name>.v<N>.bak
+  save-upgrade --out-dir new/ saves/        write upgraded copies under new/; saves/ stays
+  save-upgrade --check fixtures/            exit 1 if any save is not at the latest version
+  save-upgrade --dry-run --to 5 world.json  print the steps that would run, write nothing
+  save-upgrade --diff --strict saves/       print what each step changed; refuse undeclared removals
+  find /srv/saves -name '*.json' | save-upgrade --files-from - --shard 3/8 --report r.json
+  save-upgrade inspect world.json           version, history, pending steps, counts
+  save-upgrade chain --json                 the upgrade steps as JSON
+  save-upgrade fmt --check saves/           exit 1 if any save is not canonical
 
-Exit status: 0 success, 1 a file failed (or --check found work), 2 usage error."
+A save that fails (corrupt, too new, a failing step) is reported and never written; the
+others are still done. Exit status: 0 success, 1 a save failed (or --check found work),
+2 usage error."
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    upgrade: upgrade::Args,
 }
 
 #[derive(Subcommand)]
 enum Command {
     Fmt(fmt::Args),
     Chain(chain::Args),
+    Inspect(inspect::Args),
 }
 
 pub fn run() -> i32 {
@@ -48,7 +63,9 @@ pub fn run() -> i32 {
         }
     };
     match cli.command {
-        Command::Fmt(args) => fmt::run(args),
-        Command::Chain(args) => chain::run(args),
+        Some(Command::Fmt(args)) => fmt::run(args),
+        Some(Command::Chain(args)) => chain::run(args),
+        Some(Command::Inspect(args)) => inspect::run(args),
+        None => upgrade::run(cli.upgrade),
     }
 }

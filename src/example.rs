@@ -1,0 +1,174 @@
+//! The upgrade chain of an example game, Starlane Traders: a space-trading game whose save
+//! holds a player, a ship with cargo and position, star systems and Lua module state, at
+//! versions 1 to 9. `save-upgrade` uses it unless given `--upgrades DIR`; `fixtures/` holds
+//! saves at every version.
+//!
+//! The Lua steps are the files of `upgrades/`, compiled in; the Rust steps are below.
+//!
+//! | step | kind | what a release changed |
+//! | --- | --- | --- |
+//! | 1 -> 2 | Lua | rename `player.reputation` to `standing`; move `player.credits` into `player.wallet` |
+//! | 2 -> 3 | Rust | credits become a double; `player.name` splits into `given` and `family` |
+//! | 3 -> 4 | Lua | positions change units (x1000); hull from percent to a fraction |
+//! | 4 -> 5 | Lua | `systems` turns from an array into a table keyed by id |
+//! | 5 -> 6 | Rust | `ship.dock_system` and `ship.dock_bay` merge into `ship.dock`; `player.rank` becomes an enum-like table |
+//! | 6 -> 7 | Lua | `ship.shield` added with a default; `player.tutorial_done` dropped |
+//! | 7 -> 8 | Lua | the missions module's state is reshaped into one log |
+//! | 8 -> 9 | Rust | every cargo record changes layout |
+
+use crate::error::Result;
+use crate::upgrade::{Chain, Step, StepContext};
+use crate::value::{Map, Value};
+
+/// The Lua steps of `upgrades/`, by file name.
+const LUA_STEPS: &[(&str, &str)] = &[
+    (
+        "0001-reputation-and-wallet.lua",
+        include_str!("../upgrades/0001-reputation-and-wallet.lua"),
+    ),
+    ("0003-units.lua", include_str!("../upgrades/0003-units.lua")),
+    (
+        "0004-systems-by-id.lua",
+        include_str!("../upgrades/0004-systems-by-id.lua"),
+    ),
+    (
+        "0006-shields-and-tutorial.lua",
+        include_str!("../upgrades/0006-shields-and-tutorial.lua"),
+    ),
+    (
+        "0007-mission-log.lua",
+        include_str!("../upgrades/0007-mission-log.lua"),
+    ),
+];
+
+/// The example game's chain, versions 1 to 9.
+pub fn chain() -> Result<Chain> {
+    let mut steps = vec![
+        Step::rust(
+            2,
+            "credits become a double; player.name splits in two",
+            credits_and_names,
+        ),
+        Step::rust(
+            5,
+            "ship dock merges into one field; player.rank becomes a table",
+            dock_and_rank,
+        ),
+        Step::rust(8, "cargo records: good, count and mass", cargo_layout),
+    ];
+    for (file, source) in LUA_STEPS {
+        let from = crate::upgrade::parse_step_name(file).expect("well-formed step names");
+        steps.push(Step::lua(from, file, source));
+    }
+    Chain::new(steps)
+}
+
+fn object<'v>(data: &'v mut Value, path: &[&str]) -> std::result::Result<&'v mut Map, String> {
+    let mut value = data;
+    for key in path {
+        value = value
+            .get_mut(key)
+            .ok_or_else(|| format!("the save has no {}", path.join(".")))?;
+    }
+    value
+        .as_object_mut()
+        .ok_or_else(|| format!("{} is not an object", path.join(".")))
+}
+
+/// 2 -> 3: `player.wallet.credits` from an integer to a double; `player.name` ("Ada
+/// Quill") into `player.name.given` and `player.name.family` (split at the first space).
+fn credits_and_names(data: &mut Value, _: &mut StepContext) -> std::result::Result<(), String> {
+    let wallet = object(data, &["player", "wallet"])?;
+    if let Some(credits) = wallet.get_mut("credits") {
+        *credits = match *credits {
+            Value::Int(i) => Value::Double(i as f64),
+            Value::UInt(u) => Value::Double(u as f64),
+            Value::Double(d) => Value::Double(d),
+            ref other => return Err(format!("player.wallet.credits is {}", other.kind())),
+        };
+    }
+    let player = object(data, &["player"])?;
+    let name = match player.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        Some(other) => return Err(format!("player.name is {}", other.kind())),
+        None => return Err("the save has no player.name".into()),
+    };
+    let (given, family) = name.split_once(' ').unwrap_or((&name, ""));
+    let split: Map = [
+        ("given", Value::from(given)),
+        ("family", Value::from(family)),
+    ]
+    .into_iter()
+    .collect();
+    player.insert("name", Value::Object(split));
+    Ok(())
+}
+
+/// 5 -> 6: `ship.dock_system` ("sol") and `ship.dock_bay` (4) into `ship.dock` ("sol:4");
+/// `player.rank` ("captain") into `{"kind": "captain", "level": 3}`.
+fn dock_and_rank(data: &mut Value, ctx: &mut StepContext) -> std::result::Result<(), String> {
+    let ship = object(data, &["ship"])?;
+    let system = ship.remove("dock_system");
+    let bay = ship.remove("dock_bay");
+    ctx.declare_removed("ship.dock_system");
+    ctx.declare_removed("ship.dock_bay");
+    let dock = match (system, bay) {
+        (Some(Value::String(system)), Some(bay)) => {
+            let bay = bay.as_i64().ok_or("ship.dock_bay is not an integer")?;
+            Value::String(format!("{system}:{bay}"))
+        }
+        (None, None) => Value::Null,
+        _ => return Err("ship.dock_system and ship.dock_bay go together".into()),
+    };
+    ship.insert("dock", dock);
+    let player = object(data, &["player"])?;
+    if let Some(Value::String(rank)) = player.get("rank") {
+        let level = match rank.as_str() {
+            "cadet" => 1,
+            "pilot" => 2,
+            "captain" => 3,
+            "commodore" => 4,
+            other => return Err(format!("unknown rank {other:?}")),
+        };
+        let kind = Value::String(rank.clone());
+        let rank: Map = [("kind", kind), ("level", Value::Int(level))]
+            .into_iter()
+            .collect();
+        player.insert("rank", Value::Object(rank));
+    }
+    Ok(())
+}
+
+/// Tonnes per unit of each good, for cargo masses.
+const UNIT_MASS: &[(&str, f64)] = &[("ore", 2.5), ("water", 1.0), ("fuel", 0.8)];
+
+/// 8 -> 9: each cargo record `{"item": "ore", "qty": 40}` becomes
+/// `{"good": "ore", "count": 40, "mass": 100.0}`.
+fn cargo_layout(data: &mut Value, ctx: &mut StepContext) -> std::result::Result<(), String> {
+    let ship = object(data, &["ship"])?;
+    let Some(Value::Array(cargo)) = ship.get_mut("cargo") else {
+        return Err("ship.cargo is not an array".into());
+    };
+    for (i, record) in cargo.iter_mut().enumerate() {
+        let record = record
+            .as_object_mut()
+            .ok_or_else(|| format!("ship.cargo[{i}] is not an object"))?;
+        let good = record
+            .remove("item")
+            .ok_or_else(|| format!("ship.cargo[{i}] has no item"))?;
+        let count = record
+            .remove("qty")
+            .ok_or_else(|| format!("ship.cargo[{i}] has no qty"))?;
+        let unit = good
+            .as_str()
+            .and_then(|g| UNIT_MASS.iter().find(|(name, _)| *name == g))
+            .map_or(1.0, |(_, mass)| *mass);
+        let mass = count.as_i64().map_or(0.0, |n| n as f64 * unit);
+        ctx.declare_removed(&format!("ship.cargo[{i}].item"));
+        ctx.declare_removed(&format!("ship.cargo[{i}].qty"));
+        record.insert("good", good);
+        record.insert("count", count);
+        record.insert("mass", Value::Double(mass));
+    }
+    Ok(())
+}
