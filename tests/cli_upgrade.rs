@@ -1,0 +1,380 @@
+//! `save-upgrade` upgrading batches as scripts use it: in place with backups, into another
+//! folder, checks, reports, shards, failures left untouched, and kills at any moment.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use savechain::upgrade::Options;
+use savechain::Save;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+
+fn save_upgrade(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A folder with v1 and v5 saves, a save from the future and a corrupt one.
+fn batch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("old")).unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v1/small.json"),
+        dir.path().join("old/small.json"),
+    )
+    .unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v5/frontier.json"),
+        dir.path().join("frontier.json"),
+    )
+    .unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v9/small.json"),
+        dir.path().join("current.json"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("future.json"),
+        r#"{"meta": {"version": 40, "writer": "9.0.0"}, "data": {}}"#,
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("corrupt.json"),
+        r#"{"meta": {"version": 1}, "data": {"#,
+    )
+    .unwrap();
+    dir
+}
+
+fn upgraded_text(fixture: &str) -> Vec<u8> {
+    let save = Save::load(format!("{FIXTURES}/{fixture}")).unwrap();
+    let chain = savechain::example::chain().unwrap();
+    let upgraded = chain.upgrader().upgrade(save, &Options::default()).unwrap();
+    upgraded.save.to_vec().unwrap()
+}
+
+fn read(dir: &Path, name: &str) -> Vec<u8> {
+    fs::read(dir.join(name)).unwrap()
+}
+
+#[test]
+fn in_place_keeps_backups_and_leaves_failures_untouched() {
+    let dir = batch();
+    let future = read(dir.path(), "future.json");
+    let corrupt = read(dir.path(), "corrupt.json");
+    let current = read(dir.path(), "current.json");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let report_path = elsewhere.path().join("report.json");
+    let out = save_upgrade(
+        &["--report", report_path.to_str().unwrap(), "."],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "future.json: the save is version 40, written by 9.0.0, newer than this program knows"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("corrupt.json:1:"), "{err}");
+    assert!(
+        err.contains("upgraded 2, already current 1, failed 2"),
+        "{err}"
+    );
+
+    assert_eq!(
+        read(dir.path(), "old/small.json"),
+        upgraded_text("v1/small.json")
+    );
+    assert_eq!(
+        read(dir.path(), "old/small.json.v1.bak"),
+        fs::read(format!("{FIXTURES}/v1/small.json")).unwrap()
+    );
+    assert_eq!(
+        read(dir.path(), "frontier.json"),
+        upgraded_text("v5/frontier.json")
+    );
+    assert!(dir.path().join("frontier.json.v5.bak").exists());
+    assert_eq!(read(dir.path(), "future.json"), future);
+    assert_eq!(read(dir.path(), "corrupt.json"), corrupt);
+    assert_eq!(read(dir.path(), "current.json"), current);
+    assert!(!dir.path().join("current.json.v9.bak").exists());
+
+    let report = savechain::text::from_slice(&fs::read(&report_path).unwrap()).unwrap();
+    let entries = report.as_array().unwrap();
+    assert_eq!(entries.len(), 5);
+    let status = |name: &str| {
+        entries
+            .iter()
+            .find(|e| {
+                e.get("path")
+                    .and_then(|p| p.as_str())
+                    .unwrap()
+                    .ends_with(name)
+            })
+            .map(|e| e.get("status").unwrap().as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(status("small.json"), "upgraded");
+    assert_eq!(status("current.json"), "current");
+    assert_eq!(status("future.json"), "failed");
+
+    // Run again: nothing left to do but the two failures.
+    let again = save_upgrade(&["--no-backup", "."], dir.path());
+    assert!(
+        stderr(&again).contains("upgraded 0, already current 3, failed 2"),
+        "{}",
+        stderr(&again)
+    );
+}
+
+#[test]
+fn out_dir_mirrors_the_tree_and_leaves_the_sources_alone() {
+    let dir = batch();
+    let before: Vec<Vec<u8>> = ["old/small.json", "frontier.json"]
+        .iter()
+        .map(|n| read(dir.path(), n))
+        .collect();
+    let out = save_upgrade(
+        &["--out-dir", "new", "old", "frontier.json", "current.json"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(read(dir.path(), "old/small.json"), before[0]);
+    assert_eq!(read(dir.path(), "frontier.json"), before[1]);
+    assert_eq!(
+        read(dir.path(), "new/small.json"),
+        upgraded_text("v1/small.json")
+    );
+    assert_eq!(
+        read(dir.path(), "new/frontier.json"),
+        upgraded_text("v5/frontier.json")
+    );
+    assert_eq!(
+        read(dir.path(), "new/current.json"),
+        read(dir.path(), "current.json")
+    );
+    assert!(!dir.path().join("old/small.json.v1.bak").exists());
+}
+
+#[test]
+fn check_dry_run_and_diff_write_nothing() {
+    let dir = batch();
+    let out = save_upgrade(&["--check", "old", "current.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("not at version 9:"),
+        "{}",
+        stderr(&out)
+    );
+    let out = save_upgrade(&["--check", "current.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+
+    let out = save_upgrade(&["--dry-run", "--to", "3", "old"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        printed.contains("version 1 to 3") && printed.contains("2 -> 3  rust"),
+        "{printed}"
+    );
+    assert_eq!(
+        read(dir.path(), "old/small.json"),
+        fs::read(format!("{FIXTURES}/v1/small.json")).unwrap()
+    );
+
+    let out = save_upgrade(
+        &["--diff", "--strict", "--out-dir", "new", "old"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        printed.contains("    - player.tutorial_done") && printed.contains("    + ship.shield"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn to_stops_at_a_version() {
+    let dir = batch();
+    let out = save_upgrade(&["--to", "4", "--no-backup", "old"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let save = Save::from_slice(&read(dir.path(), "old/small.json")).unwrap();
+    assert_eq!(save.meta.version, 4);
+    assert_eq!(
+        save.data,
+        Save::load(format!("{FIXTURES}/v4/small.json"))
+            .unwrap()
+            .data
+    );
+}
+
+#[test]
+fn shards_split_a_batch_and_lists_come_from_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..10).map(|i| format!("s{i}.json")).collect();
+    for name in &names {
+        fs::copy(format!("{FIXTURES}/v1/small.json"), dir.path().join(name)).unwrap();
+    }
+    let mut seen = Vec::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .args([
+                "--files-from",
+                "-",
+                "--shard",
+                shard,
+                "--report",
+                "-",
+                "--check",
+            ])
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(names.join("\n").as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let report = savechain::text::from_slice(&out.stdout).unwrap();
+        for entry in report.as_array().unwrap() {
+            seen.push(entry.get("path").unwrap().as_str().unwrap().to_string());
+        }
+    }
+    seen.sort();
+    let mut expected = names.clone();
+    expected.sort();
+    assert_eq!(seen, expected, "each save in exactly one shard");
+    let out = save_upgrade(&["--shard", "4/3", "."], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn other_games_bring_their_own_lua_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("steps")).unwrap();
+    fs::write(
+        dir.path().join("steps/0001-add-gold.lua"),
+        "return function(data) data.gold = 10 end",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("a.json"),
+        r#"{"meta": {"version": 1}, "data": {}}"#,
+    )
+    .unwrap();
+    let out = save_upgrade(&["chain", "--json", "--upgrades", "steps"], dir.path());
+    let chain = savechain::text::from_slice(&out.stdout).unwrap();
+    assert_eq!(chain.get("latest").and_then(|v| v.as_u64()), Some(2));
+    let out = save_upgrade(
+        &["--upgrades", "steps", "--no-backup", "a.json"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let save = Save::from_slice(&read(dir.path(), "a.json")).unwrap();
+    assert_eq!(save.data.to_string(), r#"{"gold":10}"#);
+    let out = save_upgrade(
+        &["inspect", "--json", "--upgrades", "steps", "a.json"],
+        dir.path(),
+    );
+    let facts = savechain::text::from_slice(&out.stdout).unwrap();
+    assert_eq!(facts.get("version").and_then(|v| v.as_u64()), Some(2));
+}
+
+/// A batch killed at random moments: every save is its original or its upgrade, and every
+/// backup is the original.
+#[test]
+fn a_killed_batch_leaves_each_save_whole() {
+    let originals: Vec<(PathBuf, Vec<u8>, Vec<u8>)> =
+        ["v1/small.json", "v1/edge.json", "v5/frontier.json"]
+            .iter()
+            .map(|f| {
+                (
+                    PathBuf::from(f),
+                    fs::read(format!("{FIXTURES}/{f}")).unwrap(),
+                    upgraded_text(f),
+                )
+            })
+            .collect();
+    let batch = |dir: &Path| {
+        let mut files = Vec::new();
+        for i in 0..300 {
+            let (_, original, upgraded) = &originals[i % originals.len()];
+            let name = format!("s{i:03}.json");
+            fs::write(dir.join(&name), original).unwrap();
+            files.push((name, original.clone(), upgraded.clone()));
+        }
+        files
+    };
+    // How long a whole batch takes here, so that kills land inside one.
+    let timing = tempfile::tempdir().unwrap();
+    batch(timing.path());
+    let start = std::time::Instant::now();
+    let out = save_upgrade(&["--jobs", "2", "."], timing.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let whole = start.elapsed().as_millis() as u64;
+
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut partly_done = 0;
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let files = batch(dir.path());
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let delay = Duration::from_millis(seed % whole.max(1));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .args(["--jobs", "2", "."])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill(); // SIGKILL: no chance to clean up
+        let _ = child.wait();
+        let mut done = 0;
+        for (name, original, upgraded) in &files {
+            let now = read(dir.path(), name);
+            assert!(
+                now == *original || now == *upgraded,
+                "round {round}: {name} is neither"
+            );
+            done += usize::from(now == *upgraded);
+            let backup_name = format!(
+                "{name}.v{}.bak",
+                Save::from_slice(original).unwrap().meta.version
+            );
+            if let Ok(backup) = fs::read(dir.path().join(&backup_name)) {
+                assert_eq!(&backup, original, "round {round}: {backup_name}");
+            } else {
+                assert!(
+                    now == *original,
+                    "round {round}: {name} upgraded without a backup"
+                );
+            }
+        }
+        if done > 0 && done < files.len() {
+            partly_done += 1;
+        }
+    }
+    // The kills must land mid-batch some of the time, or the test proves nothing.
+    assert!(partly_done > 0, "no kill landed in the middle of a batch");
+}
