@@ -68,6 +68,29 @@ fn the_example_chain_has_eight_steps_mostly_lua() {
 }
 
 #[test]
+fn the_binary_carries_every_step_file_of_upgrades() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/upgrades");
+    // The folder alone has gaps where the Rust steps go, so compare file by file.
+    let mut files: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".lua"))
+        .collect();
+    files.sort();
+    let chain = savechain::example::chain().unwrap();
+    let built_in: Vec<String> = chain
+        .steps()
+        .iter()
+        .filter(|s| s.kind_name() == "lua")
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(
+        built_in, files,
+        "list new files of upgrades/ in src/example.rs"
+    );
+}
+
+#[test]
 fn every_fixture_upgrades_strictly_to_the_latest() {
     let chain = savechain::example::chain().unwrap();
     let files = fixtures();
