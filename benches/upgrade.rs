@@ -5,6 +5,7 @@
 //! cargo bench --bench upgrade                      # table + criterion, a few minutes
 //! SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench upgrade
 //! SAVECHAIN_BENCH_GAME_MB=10 cargo bench --bench upgrade
+//! SAVECHAIN_BENCH_CHAIN_ONLY=1 cargo bench --bench upgrade   # only the chain's table
 //! ```
 //!
 //! 1. A version 1 save of the example game (`savechain::example`), about 50 MiB of text,
@@ -158,6 +159,9 @@ fn main() {
         full.as_secs_f64() / plain.as_secs_f64()
     );
 
+    if std::env::var_os("SAVECHAIN_BENCH_CHAIN_ONLY").is_some() {
+        return;
+    }
     let copies = 1000;
     let dir = batch_dir(copies);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -33,6 +33,9 @@ pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
         installed.bytes_mt.clone(),
         installed.classes.clone(),
     );
+    // Everything built here stays reachable: collecting garbage meanwhile is wasted work.
+    let collecting = lua.gc_is_running();
+    lua.gc_stop();
     // SAFETY: Lua errors (running out of memory while building tables) unwind by longjmp
     // through the frames of the closure. Those frames hold only references and integers,
     // nothing with a destructor: the decoder's state lives outside, in `decoder`. Panics are
@@ -54,6 +57,9 @@ pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
             }
         })
     };
+    if collecting {
+        lua.gc_restart();
+    }
     if let Some(payload) = panicked {
         panic::resume_unwind(payload);
     }

@@ -116,7 +116,7 @@ impl<'c> Upgrader<'c> {
             match &step.kind {
                 StepKind::Rust(run) => {
                     if let Some(value) = in_lua.take() {
-                        data = self.back_from_lua(&value)?;
+                        data = self.back_from_lua(value)?;
                     }
                     run(&mut data, &mut ctx).map_err(|message| step_error(step, message))?;
                 }
@@ -133,7 +133,7 @@ impl<'c> Upgrader<'c> {
                     ctx.dropped = dropped;
                     if per_step {
                         data = self
-                            .back_from_lua(&value)
+                            .back_from_lua(value)
                             .map_err(|e| step_error(step, e.to_string()))?;
                     } else {
                         in_lua = Some(value);
@@ -168,7 +168,7 @@ impl<'c> Upgrader<'c> {
             });
         }
         if let Some(value) = in_lua.take() {
-            data = self.back_from_lua(&value)?;
+            data = self.back_from_lua(value)?;
         }
         let to = plan.last().map_or(from, Step::to);
         save.data = data;
@@ -181,12 +181,18 @@ impl<'c> Upgrader<'c> {
         })
     }
 
-    fn back_from_lua(&mut self, value: &mlua::Value) -> Result<Value> {
+    /// Converts the data back from Lua, then frees the Lua copy at once: the next
+    /// conversion into Lua then starts from a small heap (it pauses the collector, which
+    /// would otherwise be left with the whole old copy as garbage).
+    fn back_from_lua(&mut self, value: mlua::Value) -> Result<Value> {
         let lua = self
             .lua
             .as_ref()
             .expect("a Lua value exists only with the sandbox");
-        from_lua(lua.sandbox.lua(), value)
+        let data = from_lua(lua.sandbox.lua(), &value);
+        drop(value);
+        let _ = lua.sandbox.lua().gc_collect();
+        data
     }
 
     /// The sandbox, made on first use.
