@@ -1,25 +1,17 @@
 //! The `save-upgrade` binary as scripts use it: files, exit statuses, standard streams.
 
+mod common;
+
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use common::{save_upgrade, stderr};
+
 const CANONICAL: &str = "{\n  \"data\": {\n    \"hp\": [\"d\", \"0x1.8p+3\"]\n  },\n  \"meta\": {\n    \"version\": 1\n  }\n}\n";
 const MESSY: &str = r#"{"meta":{"version":1},"data":{"hp":12.0}}"#;
 const BROKEN: &str = r#"{"meta":{"version":1},"data":{"hp":["d","0x1.gp3"]}}"#;
-
-fn save_upgrade(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 #[test]
 fn fmt_rewrites_in_place_and_leaves_failures_untouched() {

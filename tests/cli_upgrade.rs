@@ -1,28 +1,20 @@
 //! `save-upgrade` upgrading batches as scripts use it: in place with backups, into another
 //! folder, checks, reports, shards, failures left untouched, and kills at any moment.
 
+mod common;
+
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+
+use common::{save_upgrade, stderr};
 use std::time::Duration;
 
 use savechain::upgrade::Options;
 use savechain::Save;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
-
-fn save_upgrade(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// A folder with v1 and v5 saves, a save from the future and a corrupt one.
 fn batch() -> tempfile::TempDir {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use savechain::upgrade::Chain;
+use savechain::upgrade::{Chain, Step};
 use savechain::{Map, Value};
 
 use super::report::print_error;
@@ -72,10 +72,9 @@ pub fn run(args: Args) -> i32 {
     EXIT_OK
 }
 
-/// The chain as JSON.
-pub fn describe(chain: &Chain) -> Value {
-    let steps = chain
-        .steps()
+/// Steps as JSON: `[{"from", "to", "kind", "name", "description"}, ...]`.
+pub fn describe_steps(steps: &[Step]) -> Value {
+    let steps = steps
         .iter()
         .map(|step| {
             let entry: Map = [
@@ -90,10 +89,16 @@ pub fn describe(chain: &Chain) -> Value {
             Value::Object(entry)
         })
         .collect();
+    Value::Array(steps)
+}
+
+/// The chain as JSON.
+pub fn describe(chain: &Chain) -> Value {
+    let steps = describe_steps(chain.steps());
     let top: Map = [
         ("latest", Value::from(chain.latest())),
         ("oldest", Value::from(chain.oldest())),
-        ("steps", Value::Array(steps)),
+        ("steps", steps),
     ]
     .into_iter()
     .collect();

@@ -51,22 +51,7 @@ pub fn run(args: Args) -> i32 {
     let mut stats = Stats::default();
     stats.count(&save.data);
 
-    let steps_value = Value::Array(
-        steps
-            .iter()
-            .map(|s| {
-                let m: Map = [
-                    ("from", Value::from(s.from)),
-                    ("to", Value::from(s.to())),
-                    ("kind", Value::from(s.kind_name())),
-                    ("description", Value::from(s.description.as_str())),
-                ]
-                .into_iter()
-                .collect();
-                Value::Object(m)
-            })
-            .collect(),
-    );
+    let steps_value = super::chain::describe_steps(&steps);
     let facts: Map = [
         ("path", Value::String(args.path.display().to_string())),
         ("bytes", Value::from(bytes.len() as u64)),

@@ -92,3 +92,16 @@ pub fn any_value() -> impl Strategy<Value = Value> {
         ]
     })
 }
+
+/// Runs the `save-upgrade` binary in `cwd`.
+pub fn save_upgrade(args: &[&str], cwd: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
