@@ -82,6 +82,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cache;
 pub mod error;
 pub mod example;
 pub mod fsio;

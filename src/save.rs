@@ -24,6 +24,19 @@ pub struct Meta {
     pub extra: Map,
 }
 
+impl Meta {
+    /// The `meta` object as a save holds it.
+    pub fn to_value(&self) -> Value {
+        let mut meta = self.extra.clone();
+        meta.insert("version", Value::from(self.version));
+        match &self.writer {
+            Some(w) => meta.insert("writer", Value::String(w.to_string())),
+            None => meta.remove("writer"),
+        };
+        Value::Object(meta)
+    }
+}
+
 /// A save: its metadata and the game's data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Save {
@@ -65,6 +78,21 @@ impl Save {
         })
     }
 
+    /// A save from a document that is already parsed (`{"meta": ..., "data": ...}`).
+    pub fn from_value(document: Value) -> Result<Save> {
+        envelope(document)
+            .map_err(|(path, message)| Error::new(ErrorKind::Envelope, message).in_path(path))
+    }
+
+    /// The whole document, `{"data": ..., "meta": ...}`.
+    pub fn to_value(&self) -> Value {
+        Value::Object(
+            [("data", self.data.clone()), ("meta", self.meta.to_value())]
+                .into_iter()
+                .collect(),
+        )
+    }
+
     #[allow(clippy::should_implement_trait)] // `FromStr` could not borrow; this mirrors serde_json.
     pub fn from_str(text: &str) -> Result<Save> {
         Save::from_slice(text.as_bytes())
@@ -89,13 +117,7 @@ impl Save {
     /// Appends the save's text to `out` in the given style; a game that saves often can
     /// clear and reuse one buffer.
     pub fn write(&self, out: &mut Vec<u8>, style: Style) -> Result<()> {
-        let mut meta = self.meta.extra.clone();
-        meta.insert("version", Value::from(self.meta.version));
-        match &self.meta.writer {
-            Some(w) => meta.insert("writer", Value::String(w.to_string())),
-            None => meta.remove("writer"),
-        };
-        let envelope = [("data", &self.data), ("meta", &Value::Object(meta))];
+        let envelope = [("data", &self.data), ("meta", &self.meta.to_value())];
         let mut writer = Writer::new(out, style);
         writer.out.push(b'{');
         for (i, (key, value)) in envelope.into_iter().enumerate() {

@@ -70,7 +70,7 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
     }
 }
 
-fn not_one_entry() -> Error {
+pub(crate) fn not_one_entry() -> Error {
     Error::invalid_value(
         Unexpected::Map,
         &"a variant name or an object with exactly one entry",
@@ -277,7 +277,7 @@ struct SeqDeserializer<I> {
     index: usize,
 }
 
-fn visit_array<'de, I, V>(items: I, visitor: V) -> Result<V::Value, Error>
+pub(crate) fn visit_array<'de, I, V>(items: I, visitor: V) -> Result<V::Value, Error>
 where
     I: ExactSizeIterator,
     I::Item: IntoDeserializer<'de, Error>,
@@ -321,7 +321,7 @@ where
 
 /// An object key as a map access holds it: owned (lent out only for the visit) or borrowed
 /// for `'de`.
-trait ObjectKey<'de> {
+pub(crate) trait ObjectKey<'de> {
     fn deserializer(&self) -> KeyDeserializer<'_, 'de>;
     fn into_segment(self) -> Segment;
 }
@@ -353,7 +353,7 @@ struct MapDeserializer<I, K, V> {
     pending: Option<(K, V)>,
 }
 
-fn visit_object<'de, I, K, V, Vis>(entries: I, visitor: Vis) -> Result<Vis::Value, Error>
+pub(crate) fn visit_object<'de, I, K, V, Vis>(entries: I, visitor: Vis) -> Result<Vis::Value, Error>
 where
     I: ExactSizeIterator<Item = (K, V)>,
     K: ObjectKey<'de>,
@@ -412,9 +412,9 @@ where
 
 /// An enum as stored: the variant name, and the content unless it is a unit variant written as
 /// a bare string.
-struct EnumDeserializer<K, V> {
-    variant: K,
-    content: Option<V>,
+pub(crate) struct EnumDeserializer<K, V> {
+    pub(crate) variant: K,
+    pub(crate) content: Option<V>,
 }
 
 impl<'de, K, V> de::EnumAccess<'de> for EnumDeserializer<K, V>
@@ -497,7 +497,7 @@ where
 
 /// An object key or variant name. Typed map keys (`u32`, `bool`) are read back from the text
 /// the serializer made of them, as serde_json does.
-enum KeyDeserializer<'a, 'de> {
+pub(crate) enum KeyDeserializer<'a, 'de> {
     Transient(&'a str),
     Borrowed(&'de str),
 }

@@ -1,7 +1,7 @@
 //! Serde support: convert any `Serialize` type into a [`Value`] and any `Deserialize` type out
 //! of one, keeping every bit (u64 above `i64::MAX`, NaN payloads, byte strings).
 
-mod de;
+pub(crate) mod de;
 mod error;
 mod ser;
 #[cfg(test)]

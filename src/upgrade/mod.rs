@@ -274,6 +274,27 @@ impl Chain {
         Ok(&self.steps[start..end])
     }
 
+    /// The identity of the chain, for caches made by it: its versions and every step's
+    /// name, kind, description and Lua source. Rust steps are code, so the program's
+    /// version stands for them.
+    pub fn fingerprint(&self) -> [u8; 16] {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(b"savechain chain 1\0");
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        for step in &self.steps {
+            h.update(&step.from.to_le_bytes());
+            for part in [step.kind_name(), &step.name, &step.description] {
+                h.update(&(part.len() as u64).to_le_bytes());
+                h.update(part.as_bytes());
+            }
+            if let StepKind::Lua { source, .. } = &step.kind {
+                h.update(&(source.len() as u64).to_le_bytes());
+                h.update(source.as_bytes());
+            }
+        }
+        h.digest128().to_le_bytes()
+    }
+
     /// Something that runs this chain on saves, keeping a Lua sandbox between them.
     pub fn upgrader(&self) -> Upgrader<'_> {
         Upgrader::new(self)

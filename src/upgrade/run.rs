@@ -295,18 +295,9 @@ fn step_context(sandbox: &Sandbox, ctx: &StepContext) -> Result<mlua::Table> {
     table.set("from", ctx.from).map_err(lua_error)?;
     table.set("to", ctx.to).map_err(lua_error)?;
     table
-        .set("meta", to_lua(lua, &meta_value(&ctx.meta))?)
+        .set("meta", to_lua(lua, &ctx.meta.to_value())?)
         .map_err(lua_error)?;
     Ok(table)
-}
-
-fn meta_value(meta: &Meta) -> Value {
-    let mut map: Map = meta.extra.clone();
-    map.insert("version", Value::from(meta.version));
-    if let Some(writer) = &meta.writer {
-        map.insert("writer", Value::String(writer.to_string()));
-    }
-    Value::Object(map)
 }
 
 /// Sets the new version and writer, and appends to `meta.history`.
