@@ -104,7 +104,10 @@ impl<'v> Builder<'v> {
     /// Fills node `at` with `value`, and its children after everything so far.
     fn put(&mut self, value: &'v Value, at: usize, depth: usize) -> Result<()> {
         if depth > 2 * MAX_DEPTH {
-            return Err(Error::new(ErrorKind::Value, "nested too deeply for a cache"));
+            return Err(Error::new(
+                ErrorKind::Value,
+                "nested too deeply for a cache",
+            ));
         }
         let n = match value {
             Value::Null => node(NULL, 0, 0),

@@ -41,6 +41,26 @@ use crate::save::Save;
 use crate::upgrade::{Chain, Options};
 use build::Provenance;
 
+/// Reads cache bytes in place, checking their structure and header hash but not whether
+/// they match any save (that is [`load`]'s job). The bytes must be 8-byte aligned
+/// ([`Aligned`] is).
+pub fn view_bytes(bytes: &[u8]) -> std::result::Result<CacheView<'_>, String> {
+    view::parse(bytes)
+}
+
+/// Recomputes the body and header hashes of cache bytes, for tests and fuzzing that
+/// change a cache's contents and want its structure, not its hashes, to be judged.
+pub fn seal(bytes: &mut [u8]) {
+    if bytes.len() < format::HEADER_LEN {
+        return;
+    }
+    let body_hash = format::hash(&bytes[format::HEADER_LEN..]);
+    let mut header: format::Header = bytemuck::pod_read_unaligned(&bytes[..format::HEADER_LEN]);
+    header.body_hash = body_hash;
+    header.header_hash = header.compute_header_hash();
+    bytes[..format::HEADER_LEN].copy_from_slice(bytemuck::bytes_of(&header));
+}
+
 /// The cache file of a save: its name with `.cache` added.
 pub fn cache_path(save: &Path) -> PathBuf {
     let mut name = save.as_os_str().to_owned();
@@ -78,6 +98,13 @@ pub struct Aligned {
 }
 
 impl Aligned {
+    /// A copy of `bytes`, aligned.
+    pub fn copy_of(bytes: &[u8]) -> Aligned {
+        let mut aligned = Aligned::zeroed(bytes.len());
+        aligned.bytes_mut().copy_from_slice(bytes);
+        aligned
+    }
+
     fn zeroed(len: usize) -> Aligned {
         Aligned {
             words: vec![0; len.div_ceil(8)],
@@ -89,7 +116,7 @@ impl Aligned {
         &bytemuck::cast_slice(&self.words)[..self.len]
     }
 
-    fn bytes_mut(&mut self) -> &mut [u8] {
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
     }
 }
@@ -135,8 +162,8 @@ impl Loaded {
 /// cannot be loaded or upgraded.
 pub fn load(path: &Path, chain: &Chain, options: &CacheOptions) -> Result<Loaded> {
     let cache_file = cache_path(path);
-    let metadata =
-        std::fs::metadata(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
+    let metadata = std::fs::metadata(path)
+        .map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
     let mtime = mtime_ns(&metadata);
     let fingerprint = chain.fingerprint();
     let mut json = None;
@@ -199,7 +226,8 @@ pub fn load(path: &Path, chain: &Chain, options: &CacheOptions) -> Result<Loaded
 /// should be at `chain`'s latest version (a cache holds the upgraded document).
 pub fn store(save: &Save, path: &Path, chain: &Chain) -> Result<()> {
     let json = save.to_vec()?;
-    fsio::write_atomic(path, &json).map_err(|e| Error::io(e, "cannot write the save").with_file(path))?;
+    fsio::write_atomic(path, &json)
+        .map_err(|e| Error::io(e, "cannot write the save").with_file(path))?;
     let mtime = std::fs::metadata(path).map(|m| mtime_ns(&m)).unwrap_or(0);
     let built = build::build(
         save,
@@ -218,8 +246,15 @@ pub fn store(save: &Save, path: &Path, chain: &Chain) -> Result<()> {
 /// Whether the cache of `path` would be used, and if not, why.
 pub fn verify(path: &Path, chain: &Chain) -> Result<std::result::Result<(), String>> {
     let json = read(path)?;
-    Ok(map_file(&cache_path(path))
-        .and_then(|map| check(&map, json.len() as u64, Some(&json), None, &chain.fingerprint())))
+    Ok(map_file(&cache_path(path)).and_then(|map| {
+        check(
+            &map,
+            json.len() as u64,
+            Some(&json),
+            None,
+            &chain.fingerprint(),
+        )
+    }))
 }
 
 /// Deletes the cache of `path`, if there is one; returns whether there was.

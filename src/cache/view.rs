@@ -21,7 +21,10 @@ pub struct CacheView<'a> {
 /// Why bytes are not a readable cache (before any hash is checked).
 pub(crate) fn parse(bytes: &[u8]) -> Result<CacheView<'_>, String> {
     if bytes.len() < HEADER_LEN {
-        return Err(format!("the cache is truncated ({} bytes, shorter than its header)", bytes.len()));
+        return Err(format!(
+            "the cache is truncated ({} bytes, shorter than its header)",
+            bytes.len()
+        ));
     }
     let header: &Header = bytemuck::try_from_bytes(&bytes[..HEADER_LEN])
         .map_err(|_| "the cache is not aligned in memory".to_string())?;
@@ -311,7 +314,10 @@ impl<'a> NodeRef<'a> {
                 let mut entries = Vec::with_capacity(len);
                 for i in 0..len {
                     let key = self.at(start + 2 * i).as_str().ok_or_else(damaged)?;
-                    entries.push((Key::from(key), self.at(start + 2 * i + 1).value_at(depth + 1)?));
+                    entries.push((
+                        Key::from(key),
+                        self.at(start + 2 * i + 1).value_at(depth + 1)?,
+                    ));
                 }
                 Value::Object(Map::from_entries(entries).map_err(|_| damaged())?)
             }

@@ -1,0 +1,306 @@
+//! The cache beside each save: used only when it matches, rebuilt from the JSON otherwise,
+//! and read in place exactly as the JSON reads.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::any_value;
+use proptest::prelude::*;
+use savechain::cache::{self, cache_path, CacheOptions, Source};
+use savechain::upgrade::{Chain, Options};
+use savechain::{Save, Value};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+
+fn chain() -> Chain {
+    savechain::example::chain().unwrap()
+}
+
+/// A folder with one version 1 save, and what loading it should give.
+fn world() -> (tempfile::TempDir, PathBuf, Save) {
+    world_of("v1/small.json")
+}
+
+/// A folder with a save already at the latest version: no upgrade to run, so the tests
+/// that load thousands of times stay fast.
+fn current_world() -> (tempfile::TempDir, PathBuf, Save) {
+    world_of("v9/small.json")
+}
+
+fn world_of(fixture: &str) -> (tempfile::TempDir, PathBuf, Save) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.json");
+    fs::copy(format!("{FIXTURES}/{fixture}"), &path).unwrap();
+    let expected = chain()
+        .upgrader()
+        .upgrade(Save::load(&path).unwrap(), &Options::default())
+        .unwrap()
+        .save;
+    (dir, path, expected)
+}
+
+fn load(path: &Path) -> (Source, Save) {
+    let loaded = cache::load(path, &chain(), &CacheOptions::default()).unwrap();
+    (loaded.source.clone(), loaded.to_save().unwrap())
+}
+
+fn reason(source: &Source) -> &str {
+    match source {
+        Source::Json { reason } => reason,
+        Source::Cache => panic!("the cache was trusted"),
+    }
+}
+
+#[test]
+fn a_cache_is_made_on_first_load_and_used_after() {
+    let (_dir, path, expected) = world();
+    let (source, save) = load(&path);
+    assert_eq!(reason(&source), "there is no cache");
+    assert_eq!(save, expected);
+    assert!(cache_path(&path).exists());
+    let (source, save) = load(&path);
+    assert_eq!(source, Source::Cache);
+    assert_eq!(save, expected);
+    // The JSON is untouched: it stays at its version; the cache holds the upgrade.
+    assert_eq!(Save::load(&path).unwrap().meta.version, 1);
+    assert_eq!(save.meta.version, 9);
+}
+
+/// Loads after damaging the cache, checks the document came from the JSON, and that the
+/// cache was rewritten to what it was.
+fn assert_rebuilt(path: &Path, expected: &Save, good_cache: &[u8], what: &str) {
+    let (source, save) = load(path);
+    assert!(
+        matches!(source, Source::Json { .. }),
+        "{what}: the damaged cache was used"
+    );
+    assert_eq!(&save, expected, "{what}");
+    assert_eq!(
+        fs::read(cache_path(path)).unwrap(),
+        good_cache,
+        "{what}: not rewritten"
+    );
+}
+
+#[test]
+fn every_header_byte_flipped_is_caught() {
+    let (_dir, path, expected) = current_world();
+    load(&path);
+    let good = fs::read(cache_path(&path)).unwrap();
+    for i in 0..128 {
+        let mut bad = good.clone();
+        bad[i] ^= 0xff;
+        fs::write(cache_path(&path), &bad).unwrap();
+        assert_rebuilt(&path, &expected, &good, &format!("header byte {i}"));
+    }
+}
+
+#[test]
+fn flipped_body_bytes_are_caught() {
+    let (_dir, path, expected) = current_world();
+    load(&path);
+    let good = fs::read(cache_path(&path)).unwrap();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..300 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let i = 128 + (seed >> 33) as usize % (good.len() - 128);
+        let bit = 1u8 << ((seed >> 29) & 7);
+        let mut bad = good.clone();
+        bad[i] ^= bit;
+        fs::write(cache_path(&path), &bad).unwrap();
+        assert_rebuilt(&path, &expected, &good, &format!("body byte {i} bit {bit}"));
+    }
+}
+
+#[test]
+fn truncation_at_every_length_is_caught() {
+    let (_dir, path, expected) = current_world();
+    load(&path);
+    let good = fs::read(cache_path(&path)).unwrap();
+    for len in 0..good.len() {
+        fs::write(cache_path(&path), &good[..len]).unwrap();
+        assert_rebuilt(&path, &expected, &good, &format!("truncated to {len}"));
+    }
+    let mut longer = good.clone();
+    longer.push(0);
+    fs::write(cache_path(&path), &longer).unwrap();
+    assert_rebuilt(&path, &expected, &good, "one byte longer");
+}
+
+#[test]
+fn a_cache_from_another_chain_is_not_used() {
+    let (dir, path, _) = world();
+    let steps = dir.path().join("steps");
+    fs::create_dir(&steps).unwrap();
+    fs::write(steps.join("0001-nothing.lua"), "return function() end").unwrap();
+    let other = Chain::from_lua_dir(&steps).unwrap();
+    cache::load(&path, &other, &CacheOptions::default()).unwrap();
+    let loaded = cache::load(&path, &chain(), &CacheOptions::default()).unwrap();
+    assert_eq!(
+        reason(&loaded.source),
+        "the cache was made by another upgrade chain"
+    );
+    assert_eq!(loaded.to_save().unwrap().meta.version, 9);
+}
+
+#[test]
+fn a_hand_edit_of_the_json_is_always_seen() {
+    let (_dir, path, _) = world();
+    load(&path);
+    // Same length: only the hash can tell.
+    let text = fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"credits\": 1250", "\"credits\": 9999");
+    fs::write(&path, text).unwrap();
+    let (source, save) = load(&path);
+    assert_eq!(reason(&source), "the save changed since the cache was made");
+    let credits = save
+        .data
+        .get("player")
+        .and_then(|p| p.get("wallet"))
+        .and_then(|w| w.get("credits"));
+    assert_eq!(credits, Some(&Value::Double(9999.0)));
+    assert_eq!(load(&path).0, Source::Cache);
+}
+
+#[test]
+fn trust_mode_checks_size_and_time_only() {
+    let (_dir, path, _) = world();
+    load(&path);
+    let trust = CacheOptions {
+        trust_mtime: true,
+        ..CacheOptions::default()
+    };
+    let loaded = cache::load(&path, &chain(), &trust).unwrap();
+    assert_eq!(loaded.source, Source::Cache);
+    // A new modification time is noticed.
+    let file = fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(file);
+    let loaded = cache::load(&path, &chain(), &trust).unwrap();
+    assert!(
+        reason(&loaded.source).contains("modification time"),
+        "{:?}",
+        loaded.source
+    );
+}
+
+#[test]
+fn deleting_caches_loses_nothing() {
+    let (_dir, path, expected) = world();
+    load(&path);
+    assert!(cache::clear(&path).unwrap());
+    assert!(!cache::clear(&path).unwrap());
+    let (source, save) = load(&path);
+    assert_eq!(reason(&source), "there is no cache");
+    assert_eq!(save, expected);
+    assert_eq!(cache::verify(&path, &chain()).unwrap(), Ok(()));
+}
+
+#[test]
+fn store_writes_the_json_and_its_cache() {
+    let (dir, _, expected) = world();
+    let path = dir.path().join("new.json");
+    cache::store(&expected, &path, &chain()).unwrap();
+    assert_eq!(Save::load(&path).unwrap(), expected);
+    assert_eq!(load(&path), (Source::Cache, expected));
+}
+
+#[test]
+fn the_view_reads_every_fixture_as_the_json_does() {
+    let chain = chain();
+    for entry in walkdir::WalkDir::new(FIXTURES) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("save.json");
+        fs::copy(entry.path(), &path).unwrap();
+        cache::load(&path, &chain, &CacheOptions::default()).unwrap();
+        let loaded = cache::load(&path, &chain, &CacheOptions::default()).unwrap();
+        assert_eq!(loaded.source, Source::Cache);
+        let expected = chain
+            .upgrader()
+            .upgrade(Save::load(&path).unwrap(), &Options::default())
+            .unwrap()
+            .save;
+        assert_eq!(
+            loaded.to_save().unwrap(),
+            expected,
+            "{}",
+            entry.path().display()
+        );
+
+        let view = loaded.view();
+        let data = view.data().unwrap();
+        let ship = data.get("ship").unwrap();
+        assert_eq!(
+            ship.get("name").and_then(|n| n.as_str()),
+            expected
+                .data
+                .get("ship")
+                .and_then(|s| s.get("name"))
+                .and_then(Value::as_str)
+        );
+        assert_eq!(ship.get("position").unwrap().len(), 3);
+        assert!(data.get("no such key").is_none());
+        let keys: Vec<&str> = data.entries().map(|(k, _)| k).collect();
+        let expected_keys: Vec<&str> = expected.data.as_object().unwrap().keys().collect();
+        assert_eq!(keys, expected_keys);
+    }
+}
+
+#[test]
+fn serde_reads_typed_state_straight_from_the_view() {
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Ship<'a> {
+        name: &'a str,
+        hull: f64,
+        position: [f64; 3],
+        cargo: Vec<Cargo>,
+        dock: Option<String>,
+    }
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Cargo {
+        good: String,
+        count: u32,
+        mass: f64,
+    }
+    let (_dir, path, expected) = world();
+    load(&path);
+    let loaded = cache::load(&path, &chain(), &CacheOptions::default()).unwrap();
+    let view = loaded.view();
+    let ship: Ship = cache::from_view(view.data().unwrap().get("ship").unwrap()).unwrap();
+    let from_tree: Value = expected.data.get("ship").unwrap().clone();
+    assert_eq!(ship.name, "Kestrel");
+    assert_eq!(
+        ship.cargo.len(),
+        from_tree
+            .get("cargo")
+            .and_then(Value::as_array)
+            .unwrap()
+            .len()
+    );
+    assert_eq!(ship.dock.as_deref(), Some("sol:4"));
+    let err = cache::from_view::<Vec<u8>>(view.data().unwrap().get("ship").unwrap()).unwrap_err();
+    assert!(err.to_string().contains("expected a sequence"), "{err}");
+}
+
+proptest! {
+    #[test]
+    fn any_document_reads_back_from_a_cache(data in any_value()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("any.json");
+        let save = Save::new(9, data);
+        cache::store(&save, &path, &chain()).unwrap();
+        let loaded = cache::load(&path, &chain(), &CacheOptions::default()).unwrap();
+        prop_assert_eq!(&loaded.source, &Source::Cache);
+        prop_assert_eq!(loaded.to_save().unwrap(), save);
+    }
+}
