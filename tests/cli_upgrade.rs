@@ -370,3 +370,39 @@ fn a_killed_batch_leaves_each_save_whole() {
     // The kills must land mid-batch some of the time, or the test proves nothing.
     assert!(partly_done > 0, "no kill landed in the middle of a batch");
 }
+
+#[test]
+fn cache_build_verify_clear_and_inspect_say_where_a_save_comes_from() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(format!("{FIXTURES}/v1/small.json"), dir.path().join("a.json")).unwrap();
+    let out = save_upgrade(&["cache", "verify", "."], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.json: there is no cache"));
+    let out = save_upgrade(&["cache", "build", "."], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(dir.path().join("a.json.cache").exists());
+    let out = save_upgrade(&["cache", "verify", "."], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+
+    let facts = |args: &[&str]| {
+        let out = save_upgrade(args, dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        savechain::text::from_slice(&out.stdout).unwrap()
+    };
+    let inspect = facts(&["inspect", "--json", "a.json"]);
+    assert_eq!(inspect.get("source").and_then(|s| s.as_str()), Some("cache"));
+    let inspect = facts(&["inspect", "--json", "--no-cache", "a.json"]);
+    assert_eq!(inspect.get("source").and_then(|s| s.as_str()), Some("json"));
+
+    // A hand edit: the cache is not trusted, and inspect says why (and rebuilds it).
+    let text = fs::read_to_string(dir.path().join("a.json")).unwrap().replace("Kestrel", "Osprey");
+    fs::write(dir.path().join("a.json"), text).unwrap();
+    let inspect = facts(&["inspect", "--json", "a.json"]);
+    assert_eq!(
+        inspect.get("source_reason").and_then(|s| s.as_str()),
+        Some("the save changed since the cache was made (its length differs)")
+    );
+    let out = save_upgrade(&["cache", "clear", "."], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!dir.path().join("a.json.cache").exists());
+}

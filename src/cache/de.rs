@@ -4,26 +4,111 @@
 use ::serde::de::{self, Deserialize, Error as _, IntoDeserializer, Unexpected, Visitor};
 use ::serde::forward_to_deserialize_any;
 
-use super::view::{Kind, NodeRef};
-use crate::serde::de::{not_one_entry, visit_array, visit_object, EnumDeserializer};
+use super::view::{Entries, Kind, NodeRef};
+use crate::path::Segment;
+use crate::serde::de::{not_one_entry, EnumDeserializer};
 use crate::serde::Error;
 use crate::serde::ValueDeserializer;
+use crate::text::MAX_DEPTH;
 
 /// Deserializes a `T` from a node of a cache (`loaded.view().data()`, for a save's data).
 pub fn from_view<'a, T: Deserialize<'a>>(node: NodeRef<'a>) -> Result<T, Error> {
-    T::deserialize(ViewDeserializer { node })
+    T::deserialize(ViewDeserializer { node, depth: 0 })
 }
 
 /// Deserializes from one node of a cache.
 pub struct ViewDeserializer<'a> {
     node: NodeRef<'a>,
+    /// How deep in the document: a cache is untrusted input, and nesting is bounded as
+    /// in the text.
+    depth: usize,
 }
 
 impl<'de> IntoDeserializer<'de, Error> for NodeRef<'de> {
     type Deserializer = ViewDeserializer<'de>;
 
     fn into_deserializer(self) -> ViewDeserializer<'de> {
-        ViewDeserializer { node: self }
+        ViewDeserializer {
+            node: self,
+            depth: 0,
+        }
+    }
+}
+
+fn too_deep() -> Error {
+    Error::new(format!("the cache nests more than {MAX_DEPTH} deep"))
+}
+
+/// The elements of an array, handed to a visitor.
+struct Items<'de, I> {
+    items: I,
+    index: usize,
+    depth: usize,
+    _node: std::marker::PhantomData<NodeRef<'de>>,
+}
+
+impl<'de, I: ExactSizeIterator<Item = NodeRef<'de>>> de::SeqAccess<'de> for Items<'de, I> {
+    type Error = Error;
+
+    fn next_element_seed<S: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, Error> {
+        let Some(node) = self.items.next() else {
+            return Ok(None);
+        };
+        let index = self.index;
+        self.index += 1;
+        seed.deserialize(ViewDeserializer {
+            node,
+            depth: self.depth,
+        })
+        .map(Some)
+        .map_err(|e| e.at(Segment::Index(index)))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
+}
+
+/// The members of an object, handed to a visitor.
+struct Members<'de> {
+    entries: Entries<'de>,
+    pending: Option<(&'de str, NodeRef<'de>)>,
+    depth: usize,
+}
+
+impl<'de> de::MapAccess<'de> for Members<'de> {
+    type Error = Error;
+
+    fn next_key_seed<S: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, Error> {
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.pending = Some((key, value));
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(key))
+            .map(Some)
+            .map_err(|e: Error| e.at(Segment::Key(key.to_string())))
+    }
+
+    fn next_value_seed<S: de::DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Error> {
+        let (key, node) = self
+            .pending
+            .take()
+            .ok_or_else(|| Error::new("map value requested before its key"))?;
+        seed.deserialize(ViewDeserializer {
+            node,
+            depth: self.depth,
+        })
+        .map_err(|e| e.at(Segment::Key(key.to_string())))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
     }
 }
 
@@ -59,8 +144,32 @@ impl<'de> de::Deserializer<'de> for ViewDeserializer<'de> {
             Kind::Double => visitor.visit_f64(node.as_f64().ok_or_else(damaged)?),
             Kind::String => visitor.visit_borrowed_str(node.as_str().ok_or_else(damaged)?),
             Kind::Bytes => visitor.visit_borrowed_bytes(node.as_bytes().ok_or_else(damaged)?),
-            Kind::Array => visit_array(node.items(), visitor),
-            Kind::Object => visit_object(node.entries(), visitor),
+            Kind::Array | Kind::Object if self.depth >= MAX_DEPTH => Err(too_deep()),
+            Kind::Array => {
+                let mut items = Items {
+                    items: node.items(),
+                    index: 0,
+                    depth: self.depth + 1,
+                    _node: std::marker::PhantomData,
+                };
+                let value = visitor.visit_seq(&mut items)?;
+                match items.items.len() {
+                    0 => Ok(value),
+                    _ => Err(Error::invalid_length(node.len(), &"fewer elements in array")),
+                }
+            }
+            Kind::Object => {
+                let mut members = Members {
+                    entries: node.entries(),
+                    pending: None,
+                    depth: self.depth + 1,
+                };
+                let value = visitor.visit_map(&mut members)?;
+                match members.entries.len() {
+                    0 => Ok(value),
+                    _ => Err(Error::invalid_length(node.len(), &"fewer elements in map")),
+                }
+            }
             // Lua tables are rare in typed state: read them through a tree.
             Kind::Table => {
                 let value = node.to_value().map_err(Error::new)?;

@@ -33,7 +33,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 pub use de::{from_view, ViewDeserializer};
-pub use view::{CacheView, Kind, NodeRef};
+pub use view::{CacheView, Entries, Kind, NodeRef};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;

@@ -22,6 +22,9 @@ pub struct Args {
     /// Print the facts as JSON.
     #[arg(long)]
     json: bool,
+    /// Load from the JSON only: neither read nor write the binary cache.
+    #[arg(long)]
+    no_cache: bool,
     #[command(flatten)]
     chain: ChainArg,
 }
@@ -47,6 +50,18 @@ pub fn run(args: Args) -> i32 {
     let (steps, plan_error) = match chain.plan(save.meta.version, save.meta.writer.as_ref(), None) {
         Ok(plan) => (plan.to_vec(), None),
         Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    // Where a game would get the document from: the cache, or the JSON (and why).
+    let (source, reason) = if args.no_cache {
+        ("json", Some("--no-cache".to_string()))
+    } else {
+        match savechain::cache::load(&args.path, &chain, &savechain::cache::CacheOptions::default()) {
+            Ok(loaded) => match loaded.source {
+                savechain::cache::Source::Cache => ("cache", None),
+                savechain::cache::Source::Json { reason } => ("json", Some(reason)),
+            },
+            Err(e) => ("json", Some(format!("the save cannot be upgraded: {e}"))),
+        }
     };
     let mut stats = Stats::default();
     stats.count(&save.data);
@@ -78,6 +93,11 @@ pub fn run(args: Args) -> i32 {
             plan_error.clone().map_or(Value::Null, Value::String),
         ),
         ("stats", stats.value()),
+        ("source", Value::from(source)),
+        (
+            "source_reason",
+            reason.clone().map_or(Value::Null, Value::String),
+        ),
     ]
     .into_iter()
     .collect();
@@ -117,6 +137,10 @@ pub fn run(args: Args) -> i32 {
                 );
             }
         }
+    }
+    match &reason {
+        Some(why) => println!("  loads from the JSON: {why}"),
+        None => println!("  loads from its cache"),
     }
     println!(
         "  {} values: {} objects, {} arrays, {} tables, {} integers, {} doubles, {} strings, {} byte strings, {} other",

@@ -1,5 +1,6 @@
 //! Argument parsing and dispatch; each subcommand lives in its own module.
 
+mod cache;
 mod chain;
 mod files;
 mod fmt;
@@ -34,6 +35,7 @@ Examples:
   find /srv/saves -name '*.json' | save-upgrade --files-from - --shard 3/8 --report r.json
   save-upgrade inspect world.json           version, history, pending steps, counts
   save-upgrade chain --json                 the upgrade steps as JSON
+  save-upgrade cache verify saves/          whether each save's binary cache would be used
   save-upgrade fmt --check saves/           exit 1 if any save is not canonical
 
 A save that fails (corrupt, too new, a failing step) is reported and never written; the
@@ -52,6 +54,7 @@ enum Command {
     Fmt(fmt::Args),
     Chain(chain::Args),
     Inspect(inspect::Args),
+    Cache(cache::Args),
 }
 
 pub fn run() -> i32 {
@@ -66,6 +69,7 @@ pub fn run() -> i32 {
         Some(Command::Fmt(args)) => fmt::run(args),
         Some(Command::Chain(args)) => chain::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
+        Some(Command::Cache(args)) => cache::run(args),
         None => upgrade::run(cli.upgrade),
     }
 }
