@@ -374,7 +374,11 @@ fn a_killed_batch_leaves_each_save_whole() {
 #[test]
 fn cache_build_verify_clear_and_inspect_say_where_a_save_comes_from() {
     let dir = tempfile::tempdir().unwrap();
-    fs::copy(format!("{FIXTURES}/v1/small.json"), dir.path().join("a.json")).unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v1/small.json"),
+        dir.path().join("a.json"),
+    )
+    .unwrap();
     let out = save_upgrade(&["cache", "verify", "."], dir.path());
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("a.json: there is no cache"));
@@ -390,12 +394,17 @@ fn cache_build_verify_clear_and_inspect_say_where_a_save_comes_from() {
         savechain::text::from_slice(&out.stdout).unwrap()
     };
     let inspect = facts(&["inspect", "--json", "a.json"]);
-    assert_eq!(inspect.get("source").and_then(|s| s.as_str()), Some("cache"));
+    assert_eq!(
+        inspect.get("source").and_then(|s| s.as_str()),
+        Some("cache")
+    );
     let inspect = facts(&["inspect", "--json", "--no-cache", "a.json"]);
     assert_eq!(inspect.get("source").and_then(|s| s.as_str()), Some("json"));
 
     // A hand edit: the cache is not trusted, and inspect says why (and rebuilds it).
-    let text = fs::read_to_string(dir.path().join("a.json")).unwrap().replace("Kestrel", "Osprey");
+    let text = fs::read_to_string(dir.path().join("a.json"))
+        .unwrap()
+        .replace("Kestrel", "Osprey");
     fs::write(dir.path().join("a.json"), text).unwrap();
     let inspect = facts(&["inspect", "--json", "a.json"]);
     assert_eq!(

@@ -155,7 +155,10 @@ impl<'de> de::Deserializer<'de> for ViewDeserializer<'de> {
                 let value = visitor.visit_seq(&mut items)?;
                 match items.items.len() {
                     0 => Ok(value),
-                    _ => Err(Error::invalid_length(node.len(), &"fewer elements in array")),
+                    _ => Err(Error::invalid_length(
+                        node.len(),
+                        &"fewer elements in array",
+                    )),
                 }
             }
             Kind::Object => {

@@ -134,6 +134,13 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    fn mapped(map: memmap2::Mmap) -> Loaded {
+        Loaded {
+            backing: Backing::Mapped(map),
+            source: Source::Cache,
+        }
+    }
+
     fn bytes(&self) -> &[u8] {
         match &self.backing {
             Backing::Mapped(map) => map,
@@ -169,28 +176,45 @@ pub fn load(path: &Path, chain: &Chain, options: &CacheOptions) -> Result<Loaded
     let mut json = None;
     let reason = if options.ignore_cache {
         "the cache was not asked for".to_string()
-    } else {
-        match map_file(&cache_file) {
+    } else if options.trust_mtime {
+        match map_file(&cache_file).and_then(|map| {
+            let body_ok = body_hash_matches(&map);
+            check(
+                &map,
+                metadata.len(),
+                None,
+                Some(mtime),
+                &fingerprint,
+                body_ok,
+            )
+            .map(|()| map)
+        }) {
+            Ok(map) => return Ok(Loaded::mapped(map)),
             Err(reason) => reason,
-            Ok(map) => {
-                let check = if options.trust_mtime {
-                    check(&map, metadata.len(), None, Some(mtime), &fingerprint)
-                } else {
-                    let bytes = read(path)?;
-                    let checked = check(&map, bytes.len() as u64, Some(&bytes), None, &fingerprint);
-                    json = Some(bytes);
-                    checked
-                };
-                match check {
-                    Ok(()) => {
-                        return Ok(Loaded {
-                            backing: Backing::Mapped(map),
-                            source: Source::Cache,
-                        })
-                    }
-                    Err(reason) => reason,
-                }
-            }
+        }
+    } else {
+        // Reading and hashing the JSON and hashing the cache are independent: do both at
+        // once.
+        let (source, cache) = rayon::join(
+            || read(path).map(|bytes| (format::hash(&bytes), bytes)),
+            || map_file(&cache_file).map(|map| (body_hash_matches(&map), map)),
+        );
+        let (source_hash, bytes) = source?;
+        let checked = cache.and_then(|(body_ok, map)| {
+            check(
+                &map,
+                bytes.len() as u64,
+                Some(source_hash),
+                None,
+                &fingerprint,
+                body_ok,
+            )
+            .map(|()| map)
+        });
+        json = Some(bytes);
+        match checked {
+            Ok(map) => return Ok(Loaded::mapped(map)),
+            Err(reason) => reason,
         }
     };
     let json = match json {
@@ -247,12 +271,14 @@ pub fn store(save: &Save, path: &Path, chain: &Chain) -> Result<()> {
 pub fn verify(path: &Path, chain: &Chain) -> Result<std::result::Result<(), String>> {
     let json = read(path)?;
     Ok(map_file(&cache_path(path)).and_then(|map| {
+        let body_ok = body_hash_matches(&map);
         check(
             &map,
             json.len() as u64,
-            Some(&json),
+            Some(format::hash(&json)),
             None,
             &chain.fingerprint(),
+            body_ok,
         )
     }))
 }
@@ -288,36 +314,43 @@ fn map_file(path: &Path) -> std::result::Result<memmap2::Mmap, String> {
     // it writes a new file and renames it over the old one, which leaves this mapping on
     // the old file. Another program truncating or rewriting the file in place while it is
     // mapped would break that; caches are ours, beside saves, and not meant to be edited.
-    unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("the cache cannot be mapped: {e}"))
+    unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+        .map_err(|e| format!("the cache cannot be mapped: {e}"))
 }
 
-/// Checks a cache against its source and chain; `Err` says why it cannot be used.
+/// Whether the cache's body matches the hash in its header (false for anything too short
+/// to have one).
+fn body_hash_matches(bytes: &[u8]) -> bool {
+    bytes.len() >= format::HEADER_LEN
+        && bytemuck::pod_read_unaligned::<format::Header>(&bytes[..format::HEADER_LEN]).body_hash
+            == format::hash(&bytes[format::HEADER_LEN..])
+}
+
+/// Checks a cache against its source (length, and hash or modification time) and chain;
+/// `Err` says why it cannot be used. `body_ok` is [`body_hash_matches`] of it.
 fn check(
     bytes: &[u8],
     source_len: u64,
-    source: Option<&[u8]>,
+    source_hash: Option<[u8; 16]>,
     source_mtime_ns: Option<u64>,
     chain: &[u8; 16],
+    body_ok: bool,
 ) -> std::result::Result<(), String> {
     let view = view::parse(bytes)?;
     let header = view::header(&view);
     if header.source_len != source_len {
         return Err("the save changed since the cache was made (its length differs)".into());
     }
-    if let Some(source) = source {
-        if header.source_hash != format::hash(source) {
-            return Err("the save changed since the cache was made".into());
-        }
+    if source_hash.is_some_and(|hash| hash != header.source_hash) {
+        return Err("the save changed since the cache was made".into());
     }
-    if let Some(mtime) = source_mtime_ns {
-        if header.source_mtime_ns != mtime {
-            return Err("the save's modification time differs from the cache's record".into());
-        }
+    if source_mtime_ns.is_some_and(|mtime| mtime != header.source_mtime_ns) {
+        return Err("the save's modification time differs from the cache's record".into());
     }
     if &header.chain != chain {
         return Err("the cache was made by another upgrade chain".into());
     }
-    if header.body_hash != format::hash(&bytes[format::HEADER_LEN..]) {
+    if !body_ok {
         return Err("the cache is damaged (its contents do not match their hash)".into());
     }
     Ok(())

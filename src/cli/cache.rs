@@ -75,10 +75,11 @@ pub fn run(args: Args) -> i32 {
                     _ => Ok("built".to_string()),
                 })
             }
-            ("verify", Some(chain)) => cache::verify(save, chain).map(|r| r.map(|()| "ok".to_string())),
-            _ => cache::clear(save).map(|had| {
-                Ok(if had { "deleted" } else { "no cache" }.to_string())
-            }),
+            ("verify", Some(chain)) => {
+                cache::verify(save, chain).map(|r| r.map(|()| "ok".to_string()))
+            }
+            _ => cache::clear(save)
+                .map(|had| Ok(if had { "deleted" } else { "no cache" }.to_string())),
         };
         match outcome {
             Ok(Ok(done)) => println!("{}: {done}", save.display()),

@@ -55,7 +55,11 @@ pub fn run(args: Args) -> i32 {
     let (source, reason) = if args.no_cache {
         ("json", Some("--no-cache".to_string()))
     } else {
-        match savechain::cache::load(&args.path, &chain, &savechain::cache::CacheOptions::default()) {
+        match savechain::cache::load(
+            &args.path,
+            &chain,
+            &savechain::cache::CacheOptions::default(),
+        ) {
             Ok(loaded) => match loaded.source {
                 savechain::cache::Source::Cache => ("cache", None),
                 savechain::cache::Source::Json { reason } => ("json", Some(reason)),

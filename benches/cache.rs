@@ -1,0 +1,255 @@
+//! Loading a large save through its binary cache, against loading its JSON and against a
+//! plain read of the bytes.
+//!
+//! ```text
+//! cargo bench --bench cache                          # table + criterion
+//! SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench cache
+//! SAVECHAIN_BENCH_GAME_MB=10 cargo bench --bench cache
+//! ```
+//!
+//! On the generated game save of `support/game.rs` (about 50 MiB of JSON, at the example
+//! chain's latest version so nothing needs upgrading), written with its cache to a
+//! temporary folder, files warm in the page cache, in one process, best of alternating runs:
+//!
+//! - to a usable document: `cache::load` (reads and hashes the JSON, maps the cache and
+//!   hashes it, checks everything) and the same in trust mode (size and modification time
+//!   of the JSON instead of its hash), against `Save::load` of the JSON, and against plain
+//!   `std::fs::read` of the cache file and of the JSON file;
+//! - to a tree: the cache's view to `Value`, against the text to `Value`;
+//! - to typed state: a `#[derive(Deserialize)]` struct through the serde `Deserializer`
+//!   over the view, against the same struct from the text (`Save::load` and `data_as`).
+//!
+//! Peak heap of each (a counting allocator; the mapped cache is not heap and not counted).
+
+#[path = "support/game.rs"]
+mod game;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput};
+use savechain::cache::{self, CacheOptions, Source};
+use savechain::Save;
+use serde::Deserialize;
+
+const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
+const GAME_MIB: usize = 50;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Counts the heap in use and its peak.
+struct Counting;
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded to the system allocator with the caller's layout.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = IN_USE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        // SAFETY: `p` came from `alloc` above with this layout.
+        unsafe { System.dealloc(p, layout) };
+        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `f` and returns the peak heap it added above what was in use before.
+fn peak_of(f: impl FnOnce()) -> usize {
+    let base = IN_USE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    f();
+    PEAK.load(Ordering::Relaxed) - base
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)] // Read to be deserialized, not used.
+struct Data<'a> {
+    #[serde(borrow)]
+    systems: Vec<StarSystem<'a>>,
+    tick: i64,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct StarSystem<'a> {
+    id: i64,
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    position: [f64; 3],
+    visited: bool,
+    #[serde(borrow)]
+    planets: Vec<Planet<'a>>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct Planet<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    radius: f64,
+    mass: f64,
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    json: std::path::PathBuf,
+    chain: savechain::upgrade::Chain,
+}
+
+fn fixture(mib: usize) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("game.json");
+    let chain = savechain::example::chain().unwrap();
+    let mut save = game::game_save(mib << 20, GAME_SEED);
+    save.meta.version = chain.latest();
+    cache::store(&save, &json, &chain).unwrap();
+    let loaded = cache::load(&json, &chain, &CacheOptions::default()).unwrap();
+    assert_eq!(loaded.source, Source::Cache);
+    assert_eq!(loaded.to_save().unwrap(), save);
+    Fixture {
+        _dir: dir,
+        json,
+        chain,
+    }
+}
+
+const TRUST: CacheOptions = CacheOptions {
+    trust_mtime: true,
+    ignore_cache: false,
+};
+
+fn through_cache(f: &Fixture, options: &CacheOptions) {
+    let loaded = cache::load(&f.json, &f.chain, options).unwrap();
+    assert_eq!(loaded.source, Source::Cache);
+    black_box(loaded.view().data().unwrap().get("tick"));
+}
+
+fn json_load(f: &Fixture) {
+    drop(black_box(Save::load(&f.json).unwrap()));
+}
+
+fn read(path: &Path) {
+    drop(black_box(std::fs::read(path).unwrap()));
+}
+
+fn cache_to_value(f: &Fixture) {
+    let loaded = cache::load(&f.json, &f.chain, &TRUST).unwrap();
+    drop(black_box(loaded.view().root().to_value().unwrap()));
+}
+
+fn serde_view(f: &Fixture) {
+    let loaded = cache::load(&f.json, &f.chain, &TRUST).unwrap();
+    let data: Data = cache::from_view(loaded.view().data().unwrap()).unwrap();
+    drop(black_box(data));
+}
+
+fn serde_text(f: &Fixture) {
+    let save = Save::load(&f.json).unwrap();
+    let data: Data = savechain::from_value_ref(&save.data).unwrap();
+    drop(black_box(data));
+}
+
+fn main() {
+    let mib = std::env::var("SAVECHAIN_BENCH_GAME_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(GAME_MIB);
+    let f = fixture(mib);
+    let cache_file = cache::cache_path(&f.json);
+    let json_len = std::fs::metadata(&f.json).unwrap().len() as f64;
+    let cache_len = std::fs::metadata(&cache_file).unwrap().len() as f64;
+
+    type Op<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let ops: Vec<Op> = vec![
+        (
+            "cache::load (content hash)",
+            Box::new(|| through_cache(&f, &CacheOptions::default())),
+        ),
+        (
+            "cache::load (trust mode)",
+            Box::new(|| through_cache(&f, &TRUST)),
+        ),
+        ("Save::load of the JSON", Box::new(|| json_load(&f))),
+        ("fs::read of the cache file", Box::new(|| read(&cache_file))),
+        ("fs::read of the JSON file", Box::new(|| read(&f.json))),
+        (
+            "cache view to Value (trust)",
+            Box::new(|| cache_to_value(&f)),
+        ),
+        ("serde over the view (trust)", Box::new(|| serde_view(&f))),
+        ("serde over the text", Box::new(|| serde_text(&f))),
+    ];
+    let mut best = vec![Duration::MAX; ops.len()];
+    for _ in 0..5 {
+        for (i, (_, op)) in ops.iter().enumerate() {
+            let t = Instant::now();
+            op();
+            best[i] = best[i].min(t.elapsed());
+        }
+    }
+    let peaks: Vec<usize> = ops.iter().map(|(_, op)| peak_of(op)).collect();
+    println!();
+    println!(
+        "Game save: {:.1} MiB of JSON, {:.1} MiB of cache (best of 5; peak heap of one run)",
+        json_len / MIB,
+        cache_len / MIB
+    );
+    println!("{:<30} {:>10} {:>14}", "operation", "ms", "peak heap MiB");
+    for (i, (name, _)) in ops.iter().enumerate() {
+        println!(
+            "{:<30} {:>10.2} {:>14.1}",
+            name,
+            best[i].as_secs_f64() * 1e3,
+            peaks[i] as f64 / MIB
+        );
+    }
+    let ratio = |a: usize, b: usize| best[a].as_secs_f64() / best[b].as_secs_f64();
+    println!(
+        "JSON load / cache load: {:.1}x (goal: at least 10x)",
+        ratio(2, 0)
+    );
+    println!(
+        "JSON load / cache load in trust mode: {:.1}x (goal: at least 50x)",
+        ratio(2, 1)
+    );
+    println!(
+        "cache load / plain read of the cache file: {:.2}x (goal: within 2x)",
+        ratio(0, 3)
+    );
+    println!(
+        "cache load (trust) / plain read of the cache file: {:.2}x",
+        ratio(1, 3)
+    );
+    println!("text to Value / cache to Value: {:.1}x", ratio(2, 5));
+    println!("serde over text / serde over the view: {:.1}x", ratio(7, 6));
+
+    if std::env::var_os("SAVECHAIN_BENCH_TABLE_ONLY").is_some() {
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    let mut group = c.benchmark_group("game_cache");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .throughput(Throughput::Bytes(json_len as u64));
+    group.bench_function("cache_load", |b| {
+        b.iter(|| through_cache(&f, &CacheOptions::default()))
+    });
+    group.bench_function("cache_load_trust", |b| b.iter(|| through_cache(&f, &TRUST)));
+    group.bench_function("json_load", |b| b.iter(|| json_load(&f)));
+    group.finish();
+    c.final_summary();
+}
