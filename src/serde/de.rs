@@ -277,7 +277,7 @@ struct SeqDeserializer<I> {
     index: usize,
 }
 
-pub(crate) fn visit_array<'de, I, V>(items: I, visitor: V) -> Result<V::Value, Error>
+fn visit_array<'de, I, V>(items: I, visitor: V) -> Result<V::Value, Error>
 where
     I: ExactSizeIterator,
     I::Item: IntoDeserializer<'de, Error>,
@@ -353,7 +353,7 @@ struct MapDeserializer<I, K, V> {
     pending: Option<(K, V)>,
 }
 
-pub(crate) fn visit_object<'de, I, K, V, Vis>(entries: I, visitor: Vis) -> Result<Vis::Value, Error>
+fn visit_object<'de, I, K, V, Vis>(entries: I, visitor: Vis) -> Result<Vis::Value, Error>
 where
     I: ExactSizeIterator<Item = (K, V)>,
     K: ObjectKey<'de>,
