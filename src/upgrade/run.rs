@@ -33,9 +33,11 @@ impl Default for Options {
             strict: false,
             diff: false,
             writer: semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("a semver version"),
-            // Lua steps hold the whole save; a large one needs room.
+            // Lua steps hold the whole save, so memory is generous; 300 million
+            // instructions is far more than a step over a 50 MiB save runs (a few million)
+            // and stops an endless loop in a few seconds.
             limits: Limits {
-                instructions: 2_000_000_000,
+                instructions: 300_000_000,
                 memory: 4 << 30,
             },
         }
