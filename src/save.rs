@@ -84,15 +84,6 @@ impl Save {
             .map_err(|(path, message)| Error::new(ErrorKind::Envelope, message).in_path(path))
     }
 
-    /// The whole document, `{"data": ..., "meta": ...}`.
-    pub fn to_value(&self) -> Value {
-        Value::Object(
-            [("data", self.data.clone()), ("meta", self.meta.to_value())]
-                .into_iter()
-                .collect(),
-        )
-    }
-
     #[allow(clippy::should_implement_trait)] // `FromStr` could not borrow; this mirrors serde_json.
     pub fn from_str(text: &str) -> Result<Save> {
         Save::from_slice(text.as_bytes())

@@ -21,10 +21,17 @@ pub struct Provenance {
 
 /// The cache of `save` (already upgraded), as bytes ready to write or view.
 pub fn build(save: &Save, provenance: &Provenance) -> Result<Aligned> {
-    let document = save.to_value();
+    // The document is {"data": ..., "meta": ...}, written from the save's parts rather
+    // than from `Save::to_value`, which would copy the whole data first.
+    let meta = save.meta.to_value();
     let mut builder = Builder::default();
     builder.nodes.push(Node::zeroed());
-    builder.put(&document, 0, 0)?;
+    let start = builder.children(4);
+    builder.nodes[0] = node(OBJECT, 2, start as u64);
+    builder.nodes[start] = builder.key("data")?;
+    builder.put(&save.data, start + 1, 1)?;
+    builder.nodes[start + 2] = builder.key("meta")?;
+    builder.put(&meta, start + 3, 1)?;
 
     let nodes = bytemuck::cast_slice::<Node, u8>(&builder.nodes);
     let body_len = nodes.len() + builder.strings.len();

@@ -6,7 +6,7 @@ use ::serde::forward_to_deserialize_any;
 
 use super::view::{Entries, Kind, NodeRef};
 use crate::path::Segment;
-use crate::serde::de::{not_one_entry, EnumDeserializer};
+use crate::serde::de::{visit_enum_entries, EnumDeserializer};
 use crate::serde::Error;
 use crate::serde::ValueDeserializer;
 use crate::text::MAX_DEPTH;
@@ -249,15 +249,8 @@ impl<'de> de::Deserializer<'de> for ViewDeserializer<'de> {
                 content: None,
             });
         }
-        let mut entries = self.node.entries();
-        match (self.node.kind(), entries.next(), entries.next()) {
-            (Some(Kind::Object), Some((variant, content)), None) => {
-                visitor.visit_enum(EnumDeserializer {
-                    variant,
-                    content: Some(content),
-                })
-            }
-            (Some(Kind::Object), _, _) => Err(not_one_entry()),
+        match self.node.kind() {
+            Some(Kind::Object) => visit_enum_entries(self.node.entries(), visitor),
             _ => Err(Error::invalid_type(unexpected(&self.node), &visitor)),
         }
     }

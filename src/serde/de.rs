@@ -70,7 +70,7 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
     }
 }
 
-pub(crate) fn not_one_entry() -> Error {
+fn not_one_entry() -> Error {
     Error::invalid_value(
         Unexpected::Map,
         &"a variant name or an object with exactly one entry",
@@ -192,16 +192,7 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
                 variant,
                 content: None,
             }),
-            Value::Object(map) => {
-                let mut entries = map.into_iter();
-                match (entries.next(), entries.next()) {
-                    (Some((variant, content)), None) => visitor.visit_enum(EnumDeserializer {
-                        variant,
-                        content: Some(content),
-                    }),
-                    _ => Err(not_one_entry()),
-                }
-            }
+            Value::Object(map) => visit_enum_entries(map.into_iter(), visitor),
             other => Err(Error::invalid_type(unexpected(&other), &visitor)),
         }
     }
@@ -254,21 +245,33 @@ impl<'de> de::Deserializer<'de> for ValueRefDeserializer<'de> {
                 variant: variant.as_str(),
                 content: None,
             }),
-            Value::Object(map) => {
-                let mut entries = map.iter();
-                match (entries.next(), entries.next()) {
-                    (Some((variant, content)), None) => visitor.visit_enum(EnumDeserializer {
-                        variant,
-                        content: Some(content),
-                    }),
-                    _ => Err(not_one_entry()),
-                }
-            }
+            Value::Object(map) => visit_enum_entries(map.iter(), visitor),
             other => Err(Error::invalid_type(unexpected(other), &visitor)),
         }
     }
 
     shared_methods!();
+}
+
+/// Hands an enum stored as an object to a visitor: its one member is the variant's name
+/// and content (`{"Move": [1, 2]}`); any other number of members is an error.
+pub(crate) fn visit_enum_entries<'de, I, K, V, Vis>(
+    mut entries: I,
+    visitor: Vis,
+) -> Result<Vis::Value, Error>
+where
+    I: Iterator<Item = (K, V)>,
+    K: ObjectKey<'de>,
+    V: IntoDeserializer<'de, Error>,
+    Vis: Visitor<'de>,
+{
+    match (entries.next(), entries.next()) {
+        (Some((variant, content)), None) => visitor.visit_enum(EnumDeserializer {
+            variant,
+            content: Some(content),
+        }),
+        _ => Err(not_one_entry()),
+    }
 }
 
 /// Hands an array's elements to a visitor, numbering them for error paths.
