@@ -15,7 +15,7 @@
 use std::fmt;
 
 /// Appends the spelling of `value` to `out`.
-pub fn write(value: f64, out: &mut Vec<u8>) {
+pub(crate) fn write(value: f64, out: &mut Vec<u8>) {
     // The longest spelling is "-0x1.fffffffffffffp+1023" (24 bytes).
     let mut buf = [0u8; 32];
     let len = spell(value.to_bits(), &mut buf);
@@ -40,6 +40,7 @@ pub fn parse(text: &str) -> Result<f64, HexFloatError> {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a text is not a hexadecimal float savechain reads.
 pub enum HexFloatError {
     /// Not a hexadecimal float: `at` is the byte offset in the text where it
     /// went wrong, `expected` says what was expected there, e.g. "a hexadecimal
@@ -47,7 +48,12 @@ pub enum HexFloatError {
     ///
     /// Everything before `at` is ASCII, so `at` is also the (0-based) character
     /// index; `Display` shows it 1-based.
-    Malformed { at: usize, expected: &'static str },
+    Malformed {
+        /// Where, in bytes from the start.
+        at: usize,
+        /// What was expected there.
+        expected: &'static str,
+    },
     /// A finite literal too large for a double (strtod would give infinity).
     /// Never turned into infinity.
     Overflow,
@@ -290,104 +296,117 @@ fn parse_general(bytes: &[u8]) -> Result<f64, HexFloatError> {
 const EXPONENT_SATURATION: i64 = 1 << 50;
 
 fn parse_hex_literal(bytes: &[u8], digits_start: usize, sign: u64) -> Result<f64, HexFloatError> {
-    // The first 16 significant digits go into `mantissa`; later ones only
-    // matter for rounding, so they fold into `sticky` (and scale the value by
-    // 16 each when they are integer digits).
-    let mut mantissa = 0u64;
-    let mut sticky = false;
-    let mut scale: i64 = 0;
-    let mut i = digits_start;
-
-    while let Some(&byte) = bytes.get(i) {
-        let digit = HEX_VALUE[byte as usize];
-        if digit == NOT_HEX {
-            break;
-        }
-        if mantissa >> 60 == 0 {
-            mantissa = mantissa << 4 | digit as u64;
-        } else {
-            sticky |= digit != 0;
-            scale += 4;
-        }
-        i += 1;
-    }
-    let mut digit_count = i - digits_start;
-
+    let mut digits = Digits::default();
+    let mut i = digits.integer_part(bytes, digits_start);
     let has_dot = bytes.get(i) == Some(&b'.');
     if has_dot {
-        i += 1;
-        let fraction_start = i;
-        while let Some(&byte) = bytes.get(i) {
-            let digit = HEX_VALUE[byte as usize];
-            if digit == NOT_HEX {
-                break;
-            }
-            if mantissa >> 60 == 0 {
-                mantissa = mantissa << 4 | digit as u64;
-                scale -= 4;
-            } else {
-                sticky |= digit != 0;
-            }
-            i += 1;
-        }
-        digit_count += i - fraction_start;
+        i = digits.fraction_part(bytes, i + 1);
     }
-    if digit_count == 0 {
+    if digits.count == 0 {
         return malformed(i, "a hexadecimal digit");
     }
-
-    let mut exponent: i64 = 0;
-    match bytes.get(i) {
-        None => {}
-        Some(b'p' | b'P') => {
-            i += 1;
-            let negative = match bytes.get(i) {
-                Some(b'-') => {
-                    i += 1;
-                    true
-                }
-                Some(b'+') => {
-                    i += 1;
-                    false
-                }
-                _ => false,
-            };
-            let exponent_start = i;
-            while let Some(&byte) = bytes.get(i) {
-                if !byte.is_ascii_digit() {
-                    break;
-                }
-                if exponent < EXPONENT_SATURATION {
-                    exponent = exponent * 10 + (byte - b'0') as i64;
-                }
-                i += 1;
-            }
-            if i == exponent_start {
-                return malformed(i, "an exponent digit after 'p'");
-            }
-            if i != bytes.len() {
-                return malformed(i, "end of the number");
-            }
-            if negative {
-                exponent = -exponent;
-            }
-        }
+    let exponent = match bytes.get(i) {
+        None => 0,
+        Some(b'p' | b'P') => parse_exponent(bytes, i + 1)?,
         Some(_) if has_dot => {
             return malformed(i, "a hexadecimal digit, 'p' or the end of the number");
         }
         Some(_) => {
             return malformed(i, "a hexadecimal digit, '.', 'p' or the end of the number");
         }
-    }
-
-    if mantissa == 0 {
+    };
+    if digits.mantissa == 0 {
         return Ok(f64::from_bits(sign));
     }
-    round_to_double(sign, mantissa, sticky, exponent.saturating_add(scale))
+    round_to_double(
+        sign,
+        digits.mantissa,
+        digits.sticky,
+        exponent.saturating_add(digits.scale),
+    )
 }
 
-/// Rounds `(mantissa + sticky fraction) * 2^binary_exponent` to the nearest
-/// double, ties to even. `sticky` means nonzero bits lie below `mantissa`.
+/// The significant digits of a literal as they are read. The first 16 go into
+/// `mantissa`; later ones only matter for rounding, so they fold into `sticky` (and scale
+/// the value by 16 each when they are integer digits).
+#[derive(Default)]
+struct Digits {
+    mantissa: u64,
+    sticky: bool,
+    /// The power of two the mantissa is scaled by.
+    scale: i64,
+    count: usize,
+}
+
+impl Digits {
+    /// Reads integer digits from `i`; returns where they end.
+    fn integer_part(&mut self, bytes: &[u8], mut i: usize) -> usize {
+        while let Some(digit) = bytes.get(i).map(|&b| HEX_VALUE[b as usize]) {
+            if digit == NOT_HEX {
+                break;
+            }
+            if self.mantissa >> 60 == 0 {
+                self.mantissa = self.mantissa << 4 | digit as u64;
+            } else {
+                self.sticky |= digit != 0;
+                self.scale += 4;
+            }
+            self.count += 1;
+            i += 1;
+        }
+        i
+    }
+
+    /// Reads fraction digits from `i` (after the dot); returns where they end.
+    fn fraction_part(&mut self, bytes: &[u8], mut i: usize) -> usize {
+        while let Some(digit) = bytes.get(i).map(|&b| HEX_VALUE[b as usize]) {
+            if digit == NOT_HEX {
+                break;
+            }
+            if self.mantissa >> 60 == 0 {
+                self.mantissa = self.mantissa << 4 | digit as u64;
+                self.scale -= 4;
+            } else {
+                self.sticky |= digit != 0;
+            }
+            self.count += 1;
+            i += 1;
+        }
+        i
+    }
+}
+
+/// The binary exponent after `p`, from `i` to the end of the literal; huge exponents
+/// saturate (the result is then zero or an overflow either way).
+fn parse_exponent(bytes: &[u8], mut i: usize) -> Result<i64, HexFloatError> {
+    let negative = match bytes.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let start = i;
+    let mut exponent: i64 = 0;
+    while let Some(&byte) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+        if exponent < EXPONENT_SATURATION {
+            exponent = exponent * 10 + (byte - b'0') as i64;
+        }
+        i += 1;
+    }
+    if i == start {
+        return malformed(i, "an exponent digit after 'p'");
+    }
+    if i != bytes.len() {
+        return malformed(i, "end of the number");
+    }
+    Ok(if negative { -exponent } else { exponent })
+}
+
 fn round_to_double(
     sign: u64,
     mantissa: u64,

@@ -8,9 +8,9 @@ use crate::error::{Error, ErrorKind, Location, Result};
 use crate::fsio;
 use crate::path::{Path, Segment};
 use crate::text::read::{utf8, Parser};
-use crate::text::write::Writer;
+use crate::text::write::write_members;
 use crate::text::Style;
-use crate::value::{Map, Value};
+use crate::value::{Key, Map, Value};
 
 /// The `meta` section of a save.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,7 +40,9 @@ impl Meta {
 /// A save: its metadata and the game's data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Save {
+    /// The save's metadata.
     pub meta: Meta,
+    /// The game's data.
     pub data: Value,
 }
 
@@ -67,13 +69,10 @@ impl Save {
     /// Loads a save from its text.
     pub fn from_slice(bytes: &[u8]) -> Result<Save> {
         let text = utf8(bytes)?;
-        let mut parser = Parser::new(text);
-        let document = parser.value().map_err(|e| parser.error(e))?;
-        parser.end().map_err(|e| parser.error(e))?;
+        let (document, offsets) = read_document(text)?;
         envelope(document).map_err(|(path, message)| {
-            let offset = locate(text, path.segments()).unwrap_or(0);
             Error::new(ErrorKind::Envelope, message)
-                .at(Location::of_offset(text.as_bytes(), offset))
+                .at(Location::of_offset(text.as_bytes(), offsets.of(&path)))
                 .in_path(path)
         })
     }
@@ -85,10 +84,12 @@ impl Save {
     }
 
     #[allow(clippy::should_implement_trait)] // `FromStr` could not borrow; this mirrors serde_json.
+    /// Loads a save from its text.
     pub fn from_str(text: &str) -> Result<Save> {
         Save::from_slice(text.as_bytes())
     }
 
+    /// Loads a save from everything `reader` gives.
     pub fn from_reader(mut reader: impl Read) -> Result<Save> {
         let mut bytes = Vec::new();
         reader
@@ -108,37 +109,8 @@ impl Save {
     /// Appends the save's text to `out` in the given style; a game that saves often can
     /// clear and reuse one buffer.
     pub fn write(&self, out: &mut Vec<u8>, style: Style) -> Result<()> {
-        let envelope = [("data", &self.data), ("meta", &self.meta.to_value())];
-        let mut writer = Writer::new(out, style);
-        writer.out.push(b'{');
-        for (i, (key, value)) in envelope.into_iter().enumerate() {
-            if i > 0 {
-                writer.out.push(b',');
-            }
-            if style == Style::Pretty {
-                writer.out.extend_from_slice(b"\n  ");
-            }
-            crate::text::write::write_string(writer.out, key);
-            writer
-                .out
-                .extend_from_slice(if style == Style::Pretty { b": " } else { b":" });
-            writer.value(value, 1).map_err(|mut path| {
-                path.push_front(Segment::Key(key.to_string()));
-                Error::new(
-                    ErrorKind::Value,
-                    format!(
-                        "nested more than {} arrays and objects deep; it could not be read back",
-                        crate::text::MAX_DEPTH
-                    ),
-                )
-                .in_path(*path)
-            })?;
-        }
-        writer.out.extend_from_slice(match style {
-            Style::Pretty => b"\n}\n",
-            Style::Compact => b"}",
-        });
-        Ok(())
+        let meta = self.meta.to_value();
+        write_members(out, &[("data", &self.data), ("meta", &meta)], style)
     }
 
     /// The canonical pretty text of the save.
@@ -155,11 +127,13 @@ impl Save {
         Ok(out)
     }
 
+    /// The canonical pretty text of the save.
     pub fn to_string(&self) -> Result<String> {
         self.to_vec()
             .map(|v| String::from_utf8(v).expect("the writer emits UTF-8"))
     }
 
+    /// Writes the save's text in the given style to `writer`.
     pub fn to_writer(&self, mut writer: impl Write, style: Style) -> Result<()> {
         let mut out = Vec::new();
         self.write(&mut out, style)?;
@@ -179,11 +153,8 @@ impl Save {
 
     /// Deserializes the data section into a game's own type.
     pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
-        crate::serde::from_value_ref(&self.data).map_err(|e| {
-            let mut path = e.path().clone();
-            path.push_front(Segment::Key("data".into()));
-            Error::new(ErrorKind::Value, e.message().to_string()).in_path(path)
-        })
+        crate::serde::from_value_ref(&self.data)
+            .map_err(|e| e.at(Segment::Key("data".into())).into())
     }
 }
 
@@ -199,7 +170,29 @@ fn path_of(keys: &[&str]) -> Path {
 
 /// Splits a parsed document into meta and data, checking it is a save.
 fn envelope(document: Value) -> std::result::Result<Save, EnvelopeError> {
-    const SHAPE: &str = r#"a save is an object {"meta": {"version": N, ...}, "data": ...}"#;
+    let (meta, data) = split_top(document)?;
+    let Value::Object(mut extra) = meta else {
+        return Err((
+            path_of(&["meta"]),
+            format!("meta must be an object, found {}", meta.kind()),
+        ));
+    };
+    let version = meta_version(extra.remove("version"))?;
+    let writer = meta_writer(extra.remove("writer"))?;
+    Ok(Save {
+        meta: Meta {
+            version,
+            writer,
+            extra,
+        },
+        data,
+    })
+}
+
+const SHAPE: &str = r#"a save is an object {"meta": {"version": N, ...}, "data": ...}"#;
+
+/// The `meta` and `data` members of a document, which may have no others.
+fn split_top(document: Value) -> std::result::Result<(Value, Value), EnvelopeError> {
     let Value::Object(top) = document else {
         return Err((
             Path::new(),
@@ -220,106 +213,117 @@ fn envelope(document: Value) -> std::result::Result<Save, EnvelopeError> {
             }
         }
     }
-    let Some(meta) = meta else {
-        return Err((
+    let missing = |member: &str| {
+        (
             Path::new(),
-            format!(r#"not a save: the "meta" member is missing; {SHAPE}"#),
-        ));
+            format!(r#"not a save: the "{member}" member is missing; {SHAPE}"#),
+        )
     };
-    let Some(data) = data else {
-        return Err((
-            Path::new(),
-            format!(r#"not a save: the "data" member is missing; {SHAPE}"#),
-        ));
-    };
-    let Value::Object(mut extra) = meta else {
+    Ok((
+        meta.ok_or_else(|| missing("meta"))?,
+        data.ok_or_else(|| missing("data"))?,
+    ))
+}
+
+fn meta_version(version: Option<Value>) -> std::result::Result<u64, EnvelopeError> {
+    const WHAT: &str = "a non-negative integer (the save's schema version)";
+    let Some(v) = version else {
         return Err((
             path_of(&["meta"]),
-            format!("meta must be an object, found {}", meta.kind()),
+            format!("meta.version is missing; it must be {WHAT}"),
         ));
     };
-    let version = match extra.remove("version") {
-        Some(v) => v.as_u64().ok_or_else(|| {
+    v.as_u64().ok_or_else(|| {
+        let found = if v.as_i64().is_some() {
+            "a negative integer"
+        } else {
+            v.kind()
+        };
+        (
+            path_of(&["meta", "version"]),
+            format!("meta.version must be {WHAT}, found {found}"),
+        )
+    })
+}
+
+fn meta_writer(
+    writer: Option<Value>,
+) -> std::result::Result<Option<semver::Version>, EnvelopeError> {
+    let path = || path_of(&["meta", "writer"]);
+    match writer {
+        None => Ok(None),
+        Some(Value::String(s)) => semver::Version::parse(&s).map(Some).map_err(|e| {
             (
-                path_of(&["meta", "version"]),
-                format!(
-                    "meta.version must be a non-negative integer (the save's schema version), found {}",
-                    if v.as_i64().is_some() { "a negative integer" } else { v.kind() }
-                ),
-            )
-        })?,
-        None => {
-            return Err((
-                path_of(&["meta"]),
-                "meta.version is missing; it must be a non-negative integer (the save's schema version)"
-                    .to_string(),
-            ))
-        }
-    };
-    let writer = match extra.remove("writer") {
-        None => None,
-        Some(Value::String(s)) => Some(semver::Version::parse(&s).map_err(|e| {
-            (
-                path_of(&["meta", "writer"]),
+                path(),
                 format!(
                     r#"meta.writer must be a semantic version such as "1.2.3", found {s:?}: {e}"#
                 ),
             )
-        })?),
-        Some(other) => {
-            return Err((
-                path_of(&["meta", "writer"]),
-                format!(
-                    r#"meta.writer must be a string with a semantic version such as "1.2.3", found {}"#,
-                    other.kind()
-                ),
-            ))
-        }
-    };
-    Ok(Save {
-        meta: Meta {
-            version,
-            writer,
-            extra,
-        },
-        data,
-    })
+        }),
+        Some(other) => Err((
+            path(),
+            format!(
+                r#"meta.writer must be a string with a semantic version such as "1.2.3", found {}"#,
+                other.kind()
+            ),
+        )),
+    }
 }
 
-/// The byte offset of the value at `path` in a document known to parse, to point an error
-/// at it. Used only on the error path, so it simply parses again.
-fn locate(text: &str, path: &[Segment]) -> Option<usize> {
-    let mut parser = Parser::new(text);
-    for segment in path {
-        parser.skip_whitespace();
-        match segment {
-            Segment::Key(wanted) => {
-                parser.expect(b'{', "").ok()?;
-                loop {
-                    parser.skip_whitespace();
-                    if parser.peek() != Some(b'"') {
-                        return None;
-                    }
-                    let key = parser.string().ok()?;
-                    parser.expect(b':', "").ok()?;
-                    if &key == wanted {
-                        break;
-                    }
-                    parser.value().ok()?;
-                    parser.expect(b',', "").ok()?;
-                }
-            }
-            Segment::Index(index) => {
-                parser.expect(b'[', "").ok()?;
-                for _ in 0..*index {
-                    parser.value().ok()?;
-                    parser.expect(b',', "").ok()?;
-                }
-            }
-            // Lua keys appear only in errors about Lua values, which have no text to point at.
-            Segment::LuaKey(_) => return None,
+/// Where the values an envelope error can point at start in the text: the document, the
+/// top-level members and the members of `meta`.
+struct Offsets {
+    root: usize,
+    top: Vec<(Key, usize)>,
+    meta: Vec<(Key, usize)>,
+}
+
+impl Offsets {
+    /// The offset of the value at `path`, or of the nearest enclosing one known.
+    fn of(&self, path: &Path) -> usize {
+        let find = |members: &[(Key, usize)], wanted: &str| {
+            members.iter().find(|(k, _)| k == wanted).map(|&(_, at)| at)
+        };
+        match path.segments() {
+            [Segment::Key(top), rest @ ..] => match (find(&self.top, top), rest) {
+                (Some(at), []) => at,
+                (Some(at), [Segment::Key(member), ..]) => find(&self.meta, member).unwrap_or(at),
+                (Some(at), _) => at,
+                (None, _) => self.root,
+            },
+            _ => self.root,
         }
     }
+}
+
+/// Parses a whole document, noting where its top-level members and the members of
+/// `meta` start, so that envelope errors point at them without a second parse.
+fn read_document(text: &str) -> Result<(Value, Offsets)> {
+    let mut parser = Parser::new(text);
+    let document = read_top(&mut parser).map_err(|e| parser.error(e))?;
+    parser.end().map_err(|e| parser.error(e))?;
+    Ok(document)
+}
+
+fn read_top(parser: &mut Parser<'_>) -> crate::text::read::Parsed<(Value, Offsets)> {
     parser.skip_whitespace();
-    Some(parser.pos())
+    let mut offsets = Offsets {
+        root: parser.pos(),
+        top: Vec::new(),
+        meta: Vec::new(),
+    };
+    if parser.peek() != Some(b'{') {
+        return Ok((parser.value()?, offsets));
+    }
+    let (top, top_offsets) = parser.object_with(|parser, key| {
+        parser.skip_whitespace();
+        if key != "meta" || parser.peek() != Some(b'{') {
+            return parser.value();
+        }
+        let (meta, meta_offsets) = parser.object_with(|parser, _| parser.value())?;
+        offsets.meta = meta_offsets;
+        Ok(Value::Object(meta))
+    })?;
+    offsets.top = top_offsets;
+    Ok((Value::Object(top), offsets))
 }

@@ -50,6 +50,14 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<Error> for crate::Error {
+    /// A conversion error as a savechain error, keeping its path, so that `?` works
+    /// across serde conversions and loads.
+    fn from(e: Error) -> crate::Error {
+        crate::Error::new(crate::ErrorKind::Value, e.message).in_path(e.path)
+    }
+}
+
 impl ::serde::ser::Error for Error {
     fn custom<T: fmt::Display>(message: T) -> Error {
         Error::new(message.to_string())

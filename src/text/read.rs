@@ -246,23 +246,10 @@ impl<'a> Parser<'a> {
                         return Err(f);
                     }
                 };
+                let more = self.after_member(&key)?;
                 self.entries.push((key, value));
-                self.skip_whitespace();
-                match self.peek() {
-                    Some(b',') => self.pos += 1,
-                    Some(b'}') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => {
-                        let key = self
-                            .entries
-                            .last()
-                            .expect("a member was just added")
-                            .0
-                            .as_str();
-                        return self.syntax(&format!("',' or '}}' after the member {key:?}"));
-                    }
+                if !more {
+                    break;
                 }
             }
         }
@@ -275,15 +262,83 @@ impl<'a> Parser<'a> {
             }
             Err((key, first, second)) => {
                 let offsets = &self.key_offsets[first_key..];
-                let earlier = Location::of_offset(self.bytes, offsets[first]);
-                fail(
-                    ErrorKind::Value,
-                    offsets[second],
-                    format!(
-                        "duplicate key {key:?} (first at line {}, column {}); each key may appear once",
-                        earlier.line, earlier.column
-                    ),
-                )
+                self.duplicate_key(&key, offsets[first], offsets[second])
+            }
+        }
+    }
+
+    /// After an object member: whether another follows (`,`) or the object ends (`}`).
+    fn after_member(&mut self, key: &str) -> Parsed<bool> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => self.syntax(&format!("',' or '}}' after the member {key:?}")),
+        }
+    }
+
+    fn duplicate_key<T>(&self, key: &str, first: usize, second: usize) -> Parsed<T> {
+        let earlier = Location::of_offset(self.bytes, first);
+        fail(
+            ErrorKind::Value,
+            second,
+            format!(
+                "duplicate key {key:?} (first at line {}, column {}); each key may appear once",
+                earlier.line, earlier.column
+            ),
+        )
+    }
+
+    /// Parses an object starting at `{` as [`Parser::object`] does, but lets `value` parse
+    /// each member's value (it is given the key, and must parse exactly one value), and
+    /// returns the object with the offset where each member's value starts: for readers
+    /// that point errors at members, like a save's envelope. Meant for small objects.
+    pub(crate) fn object_with(
+        &mut self,
+        mut value: impl FnMut(&mut Self, &str) -> Parsed<Value>,
+    ) -> Parsed<(Map, Vec<(Key, usize)>)> {
+        self.enter()?;
+        self.pos += 1;
+        let mut entries: Vec<(Key, Value)> = Vec::new();
+        let mut key_offsets = Vec::new();
+        let mut value_offsets = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+        } else {
+            loop {
+                self.skip_whitespace();
+                if self.peek() != Some(b'"') {
+                    if self.peek() == Some(b'}') && !entries.is_empty() {
+                        return self
+                            .syntax("another key after ',' (JSON allows no trailing comma)");
+                    }
+                    return self.syntax("a key in double quotes");
+                }
+                key_offsets.push(self.pos);
+                let key = self.key()?;
+                self.expect(b':', "':' after the key")?;
+                self.skip_whitespace();
+                value_offsets.push((key.clone(), self.pos));
+                let item = within(value(self, &key), || Segment::Key(key.to_string()))?;
+                let more = self.after_member(&key)?;
+                entries.push((key, item));
+                if !more {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        match Map::from_entries(entries) {
+            Ok(map) => Ok((map, value_offsets)),
+            Err((key, first, second)) => {
+                self.duplicate_key(&key, key_offsets[first], key_offsets[second])
             }
         }
     }

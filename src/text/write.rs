@@ -26,55 +26,77 @@ pub const INLINE_NUMBERS: usize = 4;
 /// Writes `value` as text to `out`.
 ///
 /// Fails only when the value is nested deeper than a reader accepts
-/// ([`MAX_DEPTH`](crate::text::MAX_DEPTH)), so that nothing is ever written that cannot be
+/// ([`MAX_DEPTH`]), so that nothing is ever written that cannot be
 /// read back.
 pub fn write_value(out: &mut Vec<u8>, value: &Value, style: Style) -> Result<()> {
-    let mut writer = Writer::new(out, style);
-    writer.value(value, 0).map_err(|path| {
-        Error::new(
-            ErrorKind::Value,
-            format!(
-                "nested more than {MAX_DEPTH} arrays and objects deep; it could not be read back"
-            ),
-        )
-        .in_path(*path)
-    })?;
+    Writer::new(out, style).value(value, 0).map_err(too_deep)?;
     if style == Style::Pretty {
         out.push(b'\n');
     }
     Ok(())
 }
 
+/// Writes an object of borrowed members as [`write_value`] writes a [`Value::Object`], for
+/// a document assembled from parts (a save's `data` and `meta`) without copying them into
+/// a map first. The members must be in key order.
+pub(crate) fn write_members(
+    out: &mut Vec<u8>,
+    members: &[(&str, &Value)],
+    style: Style,
+) -> Result<()> {
+    debug_assert!(members.windows(2).all(|w| w[0].0 < w[1].0));
+    Writer::new(out, style)
+        .object(members.iter().map(|&(k, v)| (k, v)), 0)
+        .map_err(too_deep)?;
+    if style == Style::Pretty {
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
+#[allow(clippy::boxed_local)] // The path travels boxed to keep the writer's results small.
+fn too_deep(path: TooDeep) -> Error {
+    Error::new(
+        ErrorKind::Value,
+        format!("nested more than {MAX_DEPTH} arrays and objects deep; it could not be read back"),
+    )
+    .in_path(*path)
+}
+
+/// The canonical pretty text of `value`.
 pub fn to_vec(value: &Value) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     write_value(&mut out, value, Style::Pretty)?;
     Ok(out)
 }
 
+/// The canonical compact text of `value`.
 pub fn to_vec_compact(value: &Value) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     write_value(&mut out, value, Style::Compact)?;
     Ok(out)
 }
 
+/// The canonical pretty text of `value`, as a `String`.
 pub fn to_string(value: &Value) -> Result<String> {
     to_vec(value).map(|v| String::from_utf8(v).expect("the writer emits UTF-8"))
 }
 
+/// The canonical compact text of `value`, as a `String`.
 pub fn to_string_compact(value: &Value) -> Result<String> {
     to_vec_compact(value).map(|v| String::from_utf8(v).expect("the writer emits UTF-8"))
 }
 
-pub(crate) struct Writer<'o> {
-    pub(crate) out: &'o mut Vec<u8>,
-    pub(crate) style: Style,
+struct Writer<'o> {
+    out: &'o mut Vec<u8>,
+    style: Style,
     /// How many `["a", [...]]` escapes enclose the current value: each adds a level of
     /// nesting to the text but not to the indentation.
     escapes: usize,
 }
 
 impl<'o> Writer<'o> {
-    pub(crate) fn new(out: &'o mut Vec<u8>, style: Style) -> Writer<'o> {
+    fn new(out: &'o mut Vec<u8>, style: Style) -> Writer<'o> {
         Writer {
             out,
             style,
@@ -89,7 +111,7 @@ type TooDeep = Box<Path>;
 
 impl Writer<'_> {
     /// Writes one value; `depth` is the number of arrays and objects of text around it.
-    pub(crate) fn value(&mut self, value: &Value, depth: usize) -> Result<(), TooDeep> {
+    fn value(&mut self, value: &Value, depth: usize) -> Result<(), TooDeep> {
         match value {
             Value::Null => self.out.extend_from_slice(b"null"),
             Value::Bool(true) => self.out.extend_from_slice(b"true"),
@@ -125,33 +147,41 @@ impl Writer<'_> {
                 self.out.push(b']');
             }
             Value::Array(items) => self.array(items, depth)?,
-            Value::Object(map) => {
-                check_depth(depth + 1)?;
-                if map.is_empty() {
-                    self.out.extend_from_slice(b"{}");
-                    return Ok(());
-                }
-                self.out.push(b'{');
-                for (i, (key, item)) in map.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.newline(depth + 1);
-                    write_string(self.out, key);
-                    self.out.push(b':');
-                    if self.style == Style::Pretty {
-                        self.out.push(b' ');
-                    }
-                    self.value(item, depth + 1).map_err(|mut path| {
-                        path.push_front(Segment::Key(key.to_string()));
-                        path
-                    })?;
-                }
-                self.newline(depth);
-                self.out.push(b'}');
-            }
+            Value::Object(map) => self.object(map.iter(), depth)?,
             Value::Table(table) => self.table(table, depth)?,
         }
+        Ok(())
+    }
+
+    /// Writes an object of these members, which are in key order.
+    fn object<'v>(
+        &mut self,
+        members: impl ExactSizeIterator<Item = (&'v str, &'v Value)>,
+        depth: usize,
+    ) -> Result<(), TooDeep> {
+        check_depth(depth + 1)?;
+        if members.len() == 0 {
+            self.out.extend_from_slice(b"{}");
+            return Ok(());
+        }
+        self.out.push(b'{');
+        for (i, (key, item)) in members.enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.newline(depth + 1);
+            write_string(self.out, key);
+            self.out.push(b':');
+            if self.style == Style::Pretty {
+                self.out.push(b' ');
+            }
+            self.value(item, depth + 1).map_err(|mut path| {
+                path.push_front(Segment::Key(key.to_string()));
+                path
+            })?;
+        }
+        self.newline(depth);
+        self.out.push(b'}');
         Ok(())
     }
 
@@ -336,7 +366,7 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
 }
 
 /// Writes text as a JSON string: non-ASCII stays as UTF-8 so people can read it.
-pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
+fn write_string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
