@@ -23,6 +23,8 @@
 
 #[path = "support/game.rs"]
 mod game;
+#[path = "../src/bin/save-upgrade/starlane.rs"]
+mod starlane;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -31,7 +33,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use savechain::cache::{self, CacheOptions, Source};
+use savechain::cache::{self, Source};
+use savechain::Options;
 use savechain::Save;
 use serde::Deserialize;
 
@@ -112,11 +115,11 @@ struct Fixture {
 fn fixture(mib: usize) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("game.json");
-    let chain = savechain::example::chain().unwrap();
+    let chain = starlane::chain().unwrap();
     let mut save = game::game_save(mib << 20, GAME_SEED);
     save.meta.version = chain.latest();
     cache::store(&save, &json, &chain).unwrap();
-    let loaded = cache::load(&json, &chain, &CacheOptions::default()).unwrap();
+    let loaded = cache::load(&json, &chain, &Options::default()).unwrap();
     assert_eq!(loaded.source, Source::Cache);
     assert_eq!(loaded.to_save().unwrap(), save);
     Fixture {
@@ -126,12 +129,14 @@ fn fixture(mib: usize) -> Fixture {
     }
 }
 
-const TRUST: CacheOptions = CacheOptions {
-    trust_mtime: true,
-    ignore_cache: false,
-};
+fn trust() -> Options {
+    Options {
+        trust_mtime: true,
+        ..Options::default()
+    }
+}
 
-fn through_cache(f: &Fixture, options: &CacheOptions) {
+fn through_cache(f: &Fixture, options: &Options) {
     let loaded = cache::load(&f.json, &f.chain, options).unwrap();
     assert_eq!(loaded.source, Source::Cache);
     black_box(loaded.view().data().unwrap().get("tick"));
@@ -146,12 +151,12 @@ fn read(path: &Path) {
 }
 
 fn cache_to_value(f: &Fixture) {
-    let loaded = cache::load(&f.json, &f.chain, &TRUST).unwrap();
+    let loaded = cache::load(&f.json, &f.chain, &trust()).unwrap();
     drop(black_box(loaded.view().root().to_value().unwrap()));
 }
 
 fn serde_view(f: &Fixture) {
-    let loaded = cache::load(&f.json, &f.chain, &TRUST).unwrap();
+    let loaded = cache::load(&f.json, &f.chain, &trust()).unwrap();
     let data: Data = cache::from_view(loaded.view().data().unwrap()).unwrap();
     drop(black_box(data));
 }
@@ -176,11 +181,11 @@ fn main() {
     let ops: Vec<Op> = vec![
         (
             "cache::load (content hash)",
-            Box::new(|| through_cache(&f, &CacheOptions::default())),
+            Box::new(|| through_cache(&f, &Options::default())),
         ),
         (
             "cache::load (trust mode)",
-            Box::new(|| through_cache(&f, &TRUST)),
+            Box::new(|| through_cache(&f, &trust())),
         ),
         ("Save::load of the JSON", Box::new(|| json_load(&f))),
         ("fs::read of the cache file", Box::new(|| read(&cache_file))),
@@ -246,9 +251,11 @@ fn main() {
         .sample_size(10)
         .throughput(Throughput::Bytes(json_len as u64));
     group.bench_function("cache_load", |b| {
-        b.iter(|| through_cache(&f, &CacheOptions::default()))
+        b.iter(|| through_cache(&f, &Options::default()))
     });
-    group.bench_function("cache_load_trust", |b| b.iter(|| through_cache(&f, &TRUST)));
+    group.bench_function("cache_load_trust", |b| {
+        b.iter(|| through_cache(&f, &trust()))
+    });
     group.bench_function("json_load", |b| b.iter(|| json_load(&f)));
     group.finish();
     c.final_summary();

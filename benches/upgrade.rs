@@ -20,6 +20,8 @@
 
 #[path = "support/game.rs"]
 mod game;
+#[path = "../src/bin/save-upgrade/starlane.rs"]
+mod starlane;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -27,7 +29,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use savechain::upgrade::{Chain, Options};
+use savechain::upgrade::Chain;
+use savechain::Options;
 use savechain::{Save, Value};
 
 const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
@@ -127,7 +130,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(GAME_MIB);
-    let chain = savechain::example::chain().unwrap();
+    let chain = starlane::chain().unwrap();
     let text = starlane_v1(mib).to_vec().unwrap();
 
     let (mut plain, mut full) = (Duration::MAX, Duration::MAX);

@@ -28,7 +28,9 @@ pub enum ErrorKind {
 /// A line and column in the text, both counted from 1; the column counts characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
+    /// The line, from 1.
     pub line: usize,
+    /// The column in characters, from 1.
     pub column: usize,
     /// Byte offset from the start of the text.
     pub offset: usize,
@@ -116,22 +118,27 @@ impl Error {
         self
     }
 
+    /// What kind of problem it is.
     pub fn kind(&self) -> ErrorKind {
         self.inner.kind
     }
 
+    /// The file the error is about, when known.
     pub fn file(&self) -> Option<&FsPath> {
         self.inner.file.as_deref()
     }
 
+    /// Where in the text the problem is, when it is about a text.
     pub fn location(&self) -> Option<Location> {
         self.inner.location
     }
 
+    /// The line of [`Error::location`].
     pub fn line(&self) -> Option<usize> {
         self.inner.location.map(|l| l.line)
     }
 
+    /// The column of [`Error::location`].
     pub fn column(&self) -> Option<usize> {
         self.inner.location.map(|l| l.column)
     }
@@ -173,7 +180,18 @@ impl std::error::Error for Error {
     }
 }
 
+/// A result whose error is savechain's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<std::io::Error> for Error {
+    /// An I/O error with nothing said of what was being done; [`Error::with_file`] names
+    /// the file.
+    fn from(error: std::io::Error) -> Error {
+        let mut e = Error::new(ErrorKind::Io, error.to_string());
+        e.inner.source = Some(error);
+        e
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,4 @@
-//! Safe file writes: a file is replaced whole or not at all.
+//! Safe file writes: bytes to a file that is replaced whole or not at all.
 
 use std::fs;
 use std::io::{self, Write};
@@ -10,7 +10,8 @@ use std::path::Path;
 /// systems), which is flushed to disk and then renamed over `path`. A crash at any moment
 /// leaves either the old file or the new one, never a mix; the temporary file is removed on
 /// failure. An existing file's permissions are kept.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+    let path = path.as_ref();
     // Through a symbolic link, replace the file it names, as editors do, not the link.
     let resolved;
     let path = if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {

@@ -16,13 +16,14 @@
 //!   },
 //!   "meta": {
 //!     "version": 7,
-//!     "writer": "0.1.0"
+//!     "writer": "2.3.0"
 //!   }
 //! }
 //! ```
 //!
-//! - `meta.version` is the save's schema version; `meta.writer` the version of the program
-//!   that wrote it. Other `meta` members are kept as they are.
+//! - `meta.version` is the save's schema version; `meta.writer` the version of the game
+//!   that wrote it (the game's, never savechain's). Other `meta` members are kept as they
+//!   are.
 //! - Integers are exact across the whole `i64` and `u64` ranges.
 //! - A double is `["d", "<hex>"]`, spelled as C's `printf("%a")` does (`1.5` is
 //!   `0x1.8p+0`), with `inf`, `-inf`, `nan` and `nan:0x<payload>` for the rest, so every
@@ -82,14 +83,48 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+//!
+//! ## In a game
+//!
+//! A game depends on the library with `default-features = false` (the default `cli`
+//! feature only builds the `save-upgrade` tool). It makes one [`upgrade::Chain`] from its
+//! own version and its steps, and loads and stores saves through [`cache`]:
+//!
+//! ```
+//! use savechain::upgrade::{Chain, Step, StepContext};
+//! use savechain::{cache, Options, Value};
+//!
+//! fn add_gold(data: &mut Value, _: &mut StepContext) -> Result<(), String> {
+//!     data.as_object_mut().ok_or("not an object")?.insert("gold", Value::Int(0));
+//!     Ok(())
+//! }
+//!
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("slot1.json");
+//! # std::fs::write(&path, r#"{"meta": {"version": 1, "writer": "1.0.0"}, "data": {}}"#)?;
+//! // The game's version (env!("CARGO_PKG_VERSION") in its crate) and its steps, each Rust
+//! // step with a revision to change whenever its code changes.
+//! let chain = Chain::new("1.2.0", vec![Step::rust(1, "gold", "1", add_gold)])?;
+//! let loaded = cache::load(&path, &chain, &Options::default())?;   // cache, or JSON upgraded
+//! let gold: i64 = cache::from_view(loaded.view().data().unwrap().get("gold").unwrap())?;
+//! assert_eq!(gold, 0);
+//! assert_eq!(loaded.to_save()?.meta.writer.unwrap().to_string(), "1.2.0");
+//! # Ok::<(), savechain::Error>(())
+//! ```
+//!
+//! The [`upgrade`] module says what a game must pass and what happens if it does not;
+//! `examples/game/` in the repository is a whole small game.
+
+#![deny(missing_docs)]
+
 pub mod cache;
-pub mod error;
-pub mod example;
-pub mod fsio;
+mod error;
+mod fsio;
 pub mod hexfloat;
 pub mod lua;
+mod options;
 pub mod path;
-pub mod save;
+mod save;
 pub mod serde;
 pub mod text;
 pub mod upgrade;
@@ -97,5 +132,8 @@ pub mod value;
 
 pub use crate::serde::{from_value, from_value_ref, to_value};
 pub use error::{Error, ErrorKind, Location, Result};
+pub use fsio::write_atomic;
+pub use options::Options;
 pub use save::{Meta, Save};
+pub use semver;
 pub use value::{Map, Value};

@@ -5,7 +5,9 @@ use std::fmt;
 /// One step into a document: an object key or an array index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Segment {
+    /// A member of an object.
     Key(String),
+    /// An element of an array, from 0.
     Index(usize),
     /// A key of a Lua table that is not a string, as Lua would write it inside brackets
     /// (`-1`, `true`, `1.5`, `<table>`).
@@ -22,14 +24,17 @@ pub struct Path {
 }
 
 impl Path {
+    /// The root: an empty path.
     pub fn new() -> Path {
         Path::default()
     }
 
+    /// The steps from the root, outermost first.
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
 
+    /// Whether the path is the root.
     pub fn is_root(&self) -> bool {
         self.segments.is_empty()
     }
@@ -45,6 +50,7 @@ impl Path {
         self.segments.push(segment);
     }
 
+    /// Removes and returns the innermost step.
     pub fn pop(&mut self) -> Option<Segment> {
         self.segments.pop()
     }

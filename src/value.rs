@@ -12,7 +12,9 @@ use compact_str::CompactString;
 #[derive(Clone, Debug, Default)]
 pub enum Value {
     #[default]
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// A signed integer. The reader uses this for every integer that fits in an `i64`.
     Int(i64),
@@ -24,7 +26,9 @@ pub enum Value {
     String(String),
     /// Arbitrary bytes (a Lua string that is not text, binary data).
     Bytes(Vec<u8>),
+    /// An array.
     Array(Vec<Value>),
+    /// An object, its keys sorted.
     Object(Map),
     /// A Lua table that a plain array or object cannot spell: typed keys, a table shared
     /// between several places, an instance of a class.
@@ -41,12 +45,22 @@ pub enum Table {
     Keyed(Vec<(Value, Value)>),
     /// The first place a table reached from several places appears: `["s", [id, table]]`.
     /// `value` is an array, an object, a keyed table or a class instance.
-    Shared { id: u64, value: Value },
+    Shared {
+        /// Its id, which references to it give.
+        id: u64,
+        /// The table.
+        value: Value,
+    },
     /// Another place the shared table `id` appears: `["r", [id]]`.
     Ref(u64),
     /// A table whose metatable is the class registered as `name`: `["c", [name, table]]`.
     /// `value` is an array, an object or a keyed table.
-    Class { name: String, value: Value },
+    Class {
+        /// The name the class is registered under.
+        name: String,
+        /// The table.
+        value: Value,
+    },
 }
 
 impl Table {
@@ -116,6 +130,7 @@ impl Value {
         }
     }
 
+    /// The boolean, if the value is one.
     pub fn as_bool(&self) -> Option<bool> {
         match *self {
             Value::Bool(b) => Some(b),
@@ -123,6 +138,7 @@ impl Value {
         }
     }
 
+    /// The text, if the value is a string.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
@@ -130,6 +146,7 @@ impl Value {
         }
     }
 
+    /// The bytes, if the value is a byte string.
     pub fn as_bytes(&self) -> Option<&[u8]> {
         match self {
             Value::Bytes(b) => Some(b),
@@ -137,6 +154,7 @@ impl Value {
         }
     }
 
+    /// The elements, if the value is an array.
     pub fn as_array(&self) -> Option<&Vec<Value>> {
         match self {
             Value::Array(a) => Some(a),
@@ -144,6 +162,7 @@ impl Value {
         }
     }
 
+    /// The elements to change, if the value is an array.
     pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
         match self {
             Value::Array(a) => Some(a),
@@ -151,6 +170,7 @@ impl Value {
         }
     }
 
+    /// The members, if the value is an object.
     pub fn as_object(&self) -> Option<&Map> {
         match self {
             Value::Object(m) => Some(m),
@@ -158,6 +178,7 @@ impl Value {
         }
     }
 
+    /// The members to change, if the value is an object.
     pub fn as_object_mut(&mut self) -> Option<&mut Map> {
         match self {
             Value::Object(m) => Some(m),
@@ -165,6 +186,7 @@ impl Value {
         }
     }
 
+    /// Whether the value is `null`.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
@@ -174,6 +196,7 @@ impl Value {
         self.as_object()?.get(key)
     }
 
+    /// The member `key` of an object, to change.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.as_object_mut()?.get_mut(key)
     }
@@ -297,10 +320,12 @@ pub struct Map {
 pub(crate) type Key = CompactString;
 
 impl Map {
+    /// An empty map.
     pub fn new() -> Map {
         Map::default()
     }
 
+    /// An empty map with room for `capacity` members.
     pub fn with_capacity(capacity: usize) -> Map {
         Map {
             entries: Vec::with_capacity(capacity),
@@ -333,10 +358,12 @@ impl Map {
         Map { entries }
     }
 
+    /// The number of members.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether there are no members.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -345,10 +372,12 @@ impl Map {
         self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
     }
 
+    /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.position(key).ok().map(|i| &self.entries[i].1)
     }
 
+    /// The value of `key`, to change.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         match self.position(key) {
             Ok(i) => Some(&mut self.entries[i].1),
@@ -356,6 +385,7 @@ impl Map {
         }
     }
 
+    /// Whether there is a member `key`.
     pub fn contains_key(&self, key: &str) -> bool {
         self.position(key).is_ok()
     }
@@ -372,6 +402,7 @@ impl Map {
         }
     }
 
+    /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         match self.position(key) {
             Ok(i) => Some(self.entries.remove(i).1),
@@ -389,14 +420,17 @@ impl Map {
         self.entries.iter_mut().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// The keys, in order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
         self.entries.iter().map(|(k, _)| k.as_str())
     }
 
+    /// The values, in key order.
     pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
         self.entries.iter().map(|(_, v)| v)
     }
 
+    /// The values to change, in key order.
     pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut Value> {
         self.entries.iter_mut().map(|(_, v)| v)
     }

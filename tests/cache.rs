@@ -8,14 +8,15 @@ use std::path::{Path, PathBuf};
 
 use common::any_value;
 use proptest::prelude::*;
-use savechain::cache::{self, cache_path, CacheOptions, Source};
-use savechain::upgrade::{Chain, Options};
+use savechain::cache::{self, cache_path, Refusal, Source};
+use savechain::upgrade::Chain;
+use savechain::Options;
 use savechain::{Save, Value};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
 fn chain() -> Chain {
-    savechain::example::chain().unwrap()
+    common::starlane::chain().unwrap()
 }
 
 /// A folder with one version 1 save, and what loading it should give.
@@ -42,13 +43,13 @@ fn world_of(fixture: &str) -> (tempfile::TempDir, PathBuf, Save) {
 }
 
 fn load(path: &Path) -> (Source, Save) {
-    let loaded = cache::load(path, &chain(), &CacheOptions::default()).unwrap();
+    let loaded = cache::load(path, &chain(), &Options::default()).unwrap();
     (loaded.source.clone(), loaded.to_save().unwrap())
 }
 
-fn reason(source: &Source) -> &str {
+fn reason(source: &Source) -> &Refusal {
     match source {
-        Source::Json { reason } => reason,
+        Source::Json(refusal) => refusal,
         Source::Cache => panic!("the cache was trusted"),
     }
 }
@@ -57,7 +58,7 @@ fn reason(source: &Source) -> &str {
 fn a_cache_is_made_on_first_load_and_used_after() {
     let (_dir, path, expected) = world();
     let (source, save) = load(&path);
-    assert_eq!(reason(&source), "there is no cache");
+    assert_eq!(reason(&source), &Refusal::Missing);
     assert_eq!(save, expected);
     assert!(cache_path(&path).exists());
     let (source, save) = load(&path);
@@ -137,13 +138,10 @@ fn a_cache_from_another_chain_is_not_used() {
     let steps = dir.path().join("steps");
     fs::create_dir(&steps).unwrap();
     fs::write(steps.join("0001-nothing.lua"), "return function() end").unwrap();
-    let other = Chain::from_lua_dir(&steps).unwrap();
-    cache::load(&path, &other, &CacheOptions::default()).unwrap();
-    let loaded = cache::load(&path, &chain(), &CacheOptions::default()).unwrap();
-    assert_eq!(
-        reason(&loaded.source),
-        "the cache was made by another upgrade chain"
-    );
+    let other = Chain::from_lua_dir("1.0.0", &steps).unwrap();
+    cache::load(&path, &other, &Options::default()).unwrap();
+    let loaded = cache::load(&path, &chain(), &Options::default()).unwrap();
+    assert_eq!(reason(&loaded.source), &Refusal::ChainChanged);
     assert_eq!(loaded.to_save().unwrap().meta.version, 9);
 }
 
@@ -157,7 +155,7 @@ fn a_hand_edit_of_the_json_is_always_seen() {
         .replace("\"credits\": 1250", "\"credits\": 9999");
     fs::write(&path, text).unwrap();
     let (source, save) = load(&path);
-    assert_eq!(reason(&source), "the save changed since the cache was made");
+    assert_eq!(reason(&source), &Refusal::SaveChanged);
     let credits = save
         .data
         .get("player")
@@ -171,9 +169,9 @@ fn a_hand_edit_of_the_json_is_always_seen() {
 fn trust_mode_checks_size_and_time_only() {
     let (_dir, path, _) = world();
     load(&path);
-    let trust = CacheOptions {
+    let trust = Options {
         trust_mtime: true,
-        ..CacheOptions::default()
+        ..Options::default()
     };
     let loaded = cache::load(&path, &chain(), &trust).unwrap();
     assert_eq!(loaded.source, Source::Cache);
@@ -183,11 +181,7 @@ fn trust_mode_checks_size_and_time_only() {
         .unwrap();
     drop(file);
     let loaded = cache::load(&path, &chain(), &trust).unwrap();
-    assert!(
-        reason(&loaded.source).contains("modification time"),
-        "{:?}",
-        loaded.source
-    );
+    assert_eq!(reason(&loaded.source), &Refusal::SaveTouched);
 }
 
 #[test]
@@ -197,9 +191,12 @@ fn deleting_caches_loses_nothing() {
     assert!(cache::clear(&path).unwrap());
     assert!(!cache::clear(&path).unwrap());
     let (source, save) = load(&path);
-    assert_eq!(reason(&source), "there is no cache");
+    assert_eq!(reason(&source), &Refusal::Missing);
     assert_eq!(save, expected);
-    assert_eq!(cache::verify(&path, &chain()).unwrap(), Ok(()));
+    assert_eq!(
+        cache::verify(&path, &chain(), &Options::default()).unwrap(),
+        Source::Cache
+    );
 }
 
 #[test]
@@ -222,8 +219,8 @@ fn the_view_reads_every_fixture_as_the_json_does() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("save.json");
         fs::copy(entry.path(), &path).unwrap();
-        cache::load(&path, &chain, &CacheOptions::default()).unwrap();
-        let loaded = cache::load(&path, &chain, &CacheOptions::default()).unwrap();
+        cache::load(&path, &chain, &Options::default()).unwrap();
+        let loaded = cache::load(&path, &chain, &Options::default()).unwrap();
         assert_eq!(loaded.source, Source::Cache);
         let expected = chain
             .upgrader()
@@ -274,7 +271,7 @@ fn serde_reads_typed_state_straight_from_the_view() {
     }
     let (_dir, path, expected) = world();
     load(&path);
-    let loaded = cache::load(&path, &chain(), &CacheOptions::default()).unwrap();
+    let loaded = cache::load(&path, &chain(), &Options::default()).unwrap();
     let view = loaded.view();
     let ship: Ship = cache::from_view(view.data().unwrap().get("ship").unwrap()).unwrap();
     let from_tree: Value = expected.data.get("ship").unwrap().clone();
@@ -299,7 +296,7 @@ proptest! {
         let path = dir.path().join("any.json");
         let save = Save::new(9, data);
         cache::store(&save, &path, &chain()).unwrap();
-        let loaded = cache::load(&path, &chain(), &CacheOptions::default()).unwrap();
+        let loaded = cache::load(&path, &chain(), &Options::default()).unwrap();
         prop_assert_eq!(&loaded.source, &Source::Cache);
         prop_assert_eq!(loaded.to_save().unwrap(), save);
     }

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use common::{save_upgrade, stderr};
 use std::time::Duration;
 
-use savechain::upgrade::Options;
+use savechain::Options;
 use savechain::Save;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
@@ -50,7 +50,7 @@ fn batch() -> tempfile::TempDir {
 
 fn upgraded_text(fixture: &str) -> Vec<u8> {
     let save = Save::load(format!("{FIXTURES}/{fixture}")).unwrap();
-    let chain = savechain::example::chain().unwrap();
+    let chain = common::starlane::chain().unwrap();
     let upgraded = chain.upgrader().upgrade(save, &Options::default()).unwrap();
     upgraded.save.to_vec().unwrap()
 }
@@ -272,22 +272,58 @@ fn other_games_bring_their_own_lua_steps() {
         r#"{"meta": {"version": 1}, "data": {}}"#,
     )
     .unwrap();
-    let out = save_upgrade(&["chain", "--json", "--upgrades", "steps"], dir.path());
+    let out = save_upgrade(&["--upgrades", "steps", "a.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "--upgrades needs --writer");
+    assert!(stderr(&out).contains("--writer"), "{}", stderr(&out));
+    let out = save_upgrade(
+        &[
+            "chain",
+            "--json",
+            "--upgrades",
+            "steps",
+            "--writer",
+            "2.3.0",
+        ],
+        dir.path(),
+    );
     let chain = savechain::text::from_slice(&out.stdout).unwrap();
     assert_eq!(chain.get("latest").and_then(|v| v.as_u64()), Some(2));
+    assert_eq!(chain.get("writer").and_then(|v| v.as_str()), Some("2.3.0"));
     let out = save_upgrade(
-        &["--upgrades", "steps", "--no-backup", "a.json"],
+        &[
+            "--upgrades",
+            "steps",
+            "--writer",
+            "2.3.0",
+            "--no-backup",
+            "a.json",
+        ],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let save = Save::from_slice(&read(dir.path(), "a.json")).unwrap();
     assert_eq!(save.data.to_string(), r#"{"gold":10}"#);
+    // The game's version is the writer; savechain's own never shows.
+    assert_eq!(save.meta.writer.unwrap().to_string(), "2.3.0");
+    assert_eq!(
+        save.meta.extra.get("history").unwrap().to_string(),
+        r#"[{"from":1,"to":2,"writer":"2.3.0"}]"#
+    );
     let out = save_upgrade(
-        &["inspect", "--json", "--upgrades", "steps", "a.json"],
+        &[
+            "inspect",
+            "--json",
+            "--upgrades",
+            "steps",
+            "--writer",
+            "2.3.0",
+            "a.json",
+        ],
         dir.path(),
     );
     let facts = savechain::text::from_slice(&out.stdout).unwrap();
     assert_eq!(facts.get("version").and_then(|v| v.as_u64()), Some(2));
+    assert_eq!(facts.get("writer").and_then(|v| v.as_str()), Some("2.3.0"));
 }
 
 /// A batch killed at random moments: every save is its original or its upgrade, and every
@@ -379,20 +415,35 @@ fn cache_build_verify_clear_and_inspect_say_where_a_save_comes_from() {
         dir.path().join("a.json"),
     )
     .unwrap();
-    let out = save_upgrade(&["cache", "verify", "."], dir.path());
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("a.json: there is no cache"));
-    let out = save_upgrade(&["cache", "build", "."], dir.path());
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(dir.path().join("a.json.cache").exists());
-    let out = save_upgrade(&["cache", "verify", "."], dir.path());
-    assert_eq!(out.status.code(), Some(0));
-
+    let files = || {
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
     let facts = |args: &[&str]| {
         let out = save_upgrade(args, dir.path());
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         savechain::text::from_slice(&out.stdout).unwrap()
     };
+    // Looking writes nothing: neither verify nor inspect makes a cache.
+    let out = save_upgrade(&["cache", "verify", "."], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.json: there is no cache"));
+    let inspect = facts(&["inspect", "--json", "a.json"]);
+    assert_eq!(
+        inspect.get("source_reason").and_then(|s| s.as_str()),
+        Some("there is no cache")
+    );
+    assert_eq!(files(), ["a.json"]);
+
+    let out = save_upgrade(&["cache", "build", "."], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(dir.path().join("a.json.cache").exists());
+    let out = save_upgrade(&["cache", "verify", "."], dir.path());
+    assert_eq!(out.status.code(), Some(0));
     let inspect = facts(&["inspect", "--json", "a.json"]);
     assert_eq!(
         inspect.get("source").and_then(|s| s.as_str()),
@@ -401,16 +452,20 @@ fn cache_build_verify_clear_and_inspect_say_where_a_save_comes_from() {
     let inspect = facts(&["inspect", "--json", "--no-cache", "a.json"]);
     assert_eq!(inspect.get("source").and_then(|s| s.as_str()), Some("json"));
 
-    // A hand edit: the cache is not trusted, and inspect says why (and rebuilds it).
+    // A hand edit: the cache is not trusted, inspect says why and leaves it as it is.
     let text = fs::read_to_string(dir.path().join("a.json"))
         .unwrap()
         .replace("Kestrel", "Osprey");
     fs::write(dir.path().join("a.json"), text).unwrap();
-    let inspect = facts(&["inspect", "--json", "a.json"]);
-    assert_eq!(
-        inspect.get("source_reason").and_then(|s| s.as_str()),
-        Some("the save changed since the cache was made (its length differs)")
-    );
+    let cache_before = read(dir.path(), "a.json.cache");
+    for _ in 0..2 {
+        let inspect = facts(&["inspect", "--json", "a.json"]);
+        assert_eq!(
+            inspect.get("source_reason").and_then(|s| s.as_str()),
+            Some("the save changed since the cache was made")
+        );
+    }
+    assert_eq!(read(dir.path(), "a.json.cache"), cache_before);
     let out = save_upgrade(&["cache", "clear", "."], dir.path());
     assert_eq!(out.status.code(), Some(0));
     assert!(!dir.path().join("a.json.cache").exists());

@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use savechain::cache::{self, Aligned, NodeRef};
+use savechain::cache::fuzzing::{seal, view_bytes, Aligned};
+use savechain::cache::{self, NodeRef};
 
 /// Walks every node reachable by the view's accessors.
 fn walk(node: NodeRef<'_>, depth: usize) {
@@ -26,8 +27,8 @@ fn walk(node: NodeRef<'_>, depth: usize) {
 
 fuzz_target!(|data: &[u8]| {
     let mut bytes = Aligned::copy_of(data);
-    cache::seal(bytes.bytes_mut());
-    if let Ok(view) = cache::view_bytes(bytes.bytes()) {
+    seal(bytes.bytes_mut());
+    if let Ok(view) = view_bytes(bytes.bytes()) {
         walk(view.root(), 0);
         let _: Result<savechain::Value, _> = cache::from_view(view.root());
     }

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
-use savechain::lua::{from_lua, install, to_lua};
+use savechain::lua::{from_lua, install, mlua, to_lua};
 use savechain::text;
 
 thread_local! {

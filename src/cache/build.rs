@@ -4,8 +4,8 @@ use rustc_hash::FxHashMap;
 
 use bytemuck::Zeroable;
 
+use super::aligned::Aligned;
 use super::format::*;
-use super::Aligned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::save::Save;
 use crate::text::MAX_DEPTH;

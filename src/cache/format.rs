@@ -96,3 +96,17 @@ impl Header {
         hash(&bytemuck::bytes_of(self)[..HEADER_LEN - 16])
     }
 }
+
+/// Recomputes the body and header hashes of cache bytes (for tests and fuzzing that change
+/// a cache's contents and want its structure, not its hashes, judged).
+#[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
+pub fn seal(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_LEN {
+        return;
+    }
+    let body_hash = hash(&bytes[HEADER_LEN..]);
+    let mut header: Header = bytemuck::pod_read_unaligned(&bytes[..HEADER_LEN]);
+    header.body_hash = body_hash;
+    header.header_hash = header.compute_header_hash();
+    bytes[..HEADER_LEN].copy_from_slice(bytemuck::bytes_of(&header));
+}

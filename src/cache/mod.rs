@@ -2,83 +2,86 @@
 //! document after upgrading, so an unchanged save loads without parsing or upgrading.
 //!
 //! The JSON stays the truth: the cache is used only when it was made from exactly these
-//! JSON bytes (length and XXH3-128 hash), by this upgrade chain, in this cache format, and
-//! is intact (hashes of its header and body). Anything else (missing, stale, another
-//! chain, truncated, a flipped byte) is never trusted: the save is loaded from its JSON,
-//! the cache is rewritten atomically, and [`Loaded::source`] says why.
+//! JSON bytes (length and XXH3-128 hash), by a chain with the same identity
+//! ([`Chain::fingerprint`]: the game's version, every step and helper module), at the
+//! version asked for, in this cache format, and is intact (hashes of its header and body).
+//! Anything else (missing, stale, another chain, truncated, a flipped byte) is never
+//! trusted: the save is loaded from its JSON, the cache is rewritten atomically, and
+//! [`Loaded::source`] says why ([`Refusal`]).
 //!
 //! ```
-//! use savechain::cache::{self, CacheOptions, Source};
+//! use savechain::cache::{self, Refusal, Source};
+//! use savechain::upgrade::{Chain, Step};
+//! use savechain::Options;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("world.json");
-//! std::fs::write(&path, r#"{"meta": {"version": 9}, "data": {"ship": {"hull": 7}}}"#)?;
-//! let chain = savechain::example::chain()?;
+//! std::fs::write(&path, r#"{"meta": {"version": 1}, "data": {"ship": {"hull": 7}}}"#)?;
+//! let chain = Chain::new("1.1.0", vec![Step::lua(
+//!     "0001-hull-in-percent.lua",
+//!     "return function(data) data.ship.hull = data.ship.hull * 10 end",
+//! )?])?;
 //!
-//! let first = cache::load(&path, &chain, &CacheOptions::default())?;
-//! assert!(matches!(first.source, Source::Json { .. }));          // no cache yet: made now
-//! let again = cache::load(&path, &chain, &CacheOptions::default())?;
+//! let first = cache::load(&path, &chain, &Options::default())?;
+//! assert_eq!(first.source, Source::Json(Refusal::Missing));    // no cache yet: made now
+//! let again = cache::load(&path, &chain, &Options::default())?;
 //! assert_eq!(again.source, Source::Cache);
 //! let hull = again.view().data().and_then(|d| d.get("ship")).and_then(|s| s.get("hull"));
-//! assert_eq!(hull.and_then(|h| h.as_i64()), Some(7));
+//! assert_eq!(hull.and_then(|h| h.as_i64()), Some(70));
+//!
+//! // A new release of the game, or a changed step: the old cache is refused and rebuilt.
+//! let next = Chain::new("1.2.0", chain.steps().to_vec())?;
+//! let after = cache::load(&path, &next, &Options::default())?;
+//! assert_eq!(after.source, Source::Json(Refusal::ChainChanged));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod aligned;
 mod build;
+mod check;
 mod de;
 mod format;
 mod view;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
+pub use check::Refusal;
 pub use de::{from_view, ViewDeserializer};
 pub use view::{CacheView, Entries, Kind, NodeRef};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::fsio;
+use crate::options::Options;
 use crate::save::Save;
-use crate::upgrade::{Chain, Options};
+use crate::upgrade::Chain;
+use aligned::Aligned;
 use build::Provenance;
+use check::{Expected, SourceCheck};
 
-/// Reads cache bytes in place, checking their structure and header hash but not whether
-/// they match any save (that is [`load`]'s job). The bytes must be 8-byte aligned
-/// ([`Aligned`] is).
-pub fn view_bytes(bytes: &[u8]) -> std::result::Result<CacheView<'_>, String> {
-    view::parse(bytes)
-}
+/// Internals the fuzz targets drive (feature `fuzzing`); not for games.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use super::aligned::Aligned;
 
-/// Recomputes the body and header hashes of cache bytes, for tests and fuzzing that
-/// change a cache's contents and want its structure, not its hashes, to be judged.
-pub fn seal(bytes: &mut [u8]) {
-    if bytes.len() < format::HEADER_LEN {
-        return;
+    /// Reads cache bytes in place, checking their structure and header hash but not
+    /// whether they match any save. The bytes must be 8-byte aligned.
+    pub fn view_bytes(bytes: &[u8]) -> Result<super::CacheView<'_>, String> {
+        super::view::parse(bytes)
     }
-    let body_hash = format::hash(&bytes[format::HEADER_LEN..]);
-    let mut header: format::Header = bytemuck::pod_read_unaligned(&bytes[..format::HEADER_LEN]);
-    header.body_hash = body_hash;
-    header.header_hash = header.compute_header_hash();
-    bytes[..format::HEADER_LEN].copy_from_slice(bytemuck::bytes_of(&header));
+
+    /// Recomputes the body and header hashes of cache bytes, so that a fuzzer's changes
+    /// are judged by the structure, not refused on the hashes.
+    pub fn seal(bytes: &mut [u8]) {
+        super::format::seal(bytes)
+    }
 }
 
 /// The cache file of a save: its name with `.cache` added.
-pub fn cache_path(save: &Path) -> PathBuf {
-    let mut name = save.as_os_str().to_owned();
+pub fn cache_path(save: impl AsRef<Path>) -> PathBuf {
+    let mut name = save.as_ref().as_os_str().to_owned();
     name.push(".cache");
     PathBuf::from(name)
-}
-
-/// How much a load checks before it trusts a cache.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CacheOptions {
-    /// Trust the cache when the JSON file's size and modification time match the ones
-    /// recorded, without reading and hashing the JSON: loads cost O(size of the cache).
-    /// The cost in safety: an edit that keeps the size and restores the modification time
-    /// (a tool that preserves times, a clock set back, a file system with coarse times and
-    /// an edit within the same tick) goes unseen until the JSON changes again.
-    pub trust_mtime: bool,
-    /// Never read an existing cache (but still write a fresh one).
-    pub ignore_cache: bool,
 }
 
 /// Where a loaded document came from.
@@ -86,39 +89,8 @@ pub struct CacheOptions {
 pub enum Source {
     /// The cache was valid and used in place.
     Cache,
-    /// The JSON was loaded (and upgraded), because of `reason`; the cache was rewritten
-    /// unless `reason` says it could not be.
-    Json { reason: String },
-}
-
-/// Bytes aligned for the cache's 8-byte fields.
-pub struct Aligned {
-    words: Vec<u64>,
-    len: usize,
-}
-
-impl Aligned {
-    /// A copy of `bytes`, aligned.
-    pub fn copy_of(bytes: &[u8]) -> Aligned {
-        let mut aligned = Aligned::zeroed(bytes.len());
-        aligned.bytes_mut().copy_from_slice(bytes);
-        aligned
-    }
-
-    fn zeroed(len: usize) -> Aligned {
-        Aligned {
-            words: vec![0; len.div_ceil(8)],
-            len,
-        }
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        &bytemuck::cast_slice(&self.words)[..self.len]
-    }
-
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
-    }
+    /// The JSON was loaded (and upgraded), because the cache could not be used.
+    Json(Refusal),
 }
 
 enum Backing {
@@ -130,17 +102,12 @@ enum Backing {
 /// document came from.
 pub struct Loaded {
     backing: Backing,
+    /// Where the document came from, and if from the JSON, why.
     pub source: Source,
+    write_error: Option<Error>,
 }
 
 impl Loaded {
-    fn mapped(map: memmap2::Mmap) -> Loaded {
-        Loaded {
-            backing: Backing::Mapped(map),
-            source: Source::Cache,
-        }
-    }
-
     fn bytes(&self) -> &[u8] {
         match &self.backing {
             Backing::Mapped(map) => map,
@@ -159,63 +126,137 @@ impl Loaded {
             .view()
             .root()
             .to_value()
-            .map_err(|e| Error::new(ErrorKind::Value, e))?;
+            .map_err(|e| Error::new(crate::ErrorKind::Value, e))?;
         Save::from_value(document)
+    }
+
+    /// When the document came from the JSON: why the new cache could not be written, if it
+    /// could not. The load itself succeeded; the next one reads the JSON again.
+    pub fn write_error(&self) -> Option<&Error> {
+        self.write_error.as_ref()
     }
 }
 
 /// Loads the save at `path` through its cache: the cache when it matches, otherwise the
 /// JSON, upgraded by `chain`, with the cache rewritten. Fails only when the JSON itself
 /// cannot be loaded or upgraded.
-pub fn load(path: &Path, chain: &Chain, options: &CacheOptions) -> Result<Loaded> {
+pub fn load(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<Loaded> {
+    let path = path.as_ref();
+    let looked = look(path, chain, options)?;
+    match looked.verdict {
+        Ok(map) => Ok(Loaded {
+            backing: Backing::Mapped(map),
+            source: Source::Cache,
+            write_error: None,
+        }),
+        Err(refusal) => from_json(path, looked.json, looked.mtime, chain, options, refusal),
+    }
+}
+
+/// Loads the save at `path` from its JSON without looking at its cache, and rewrites the
+/// cache.
+pub fn rebuild(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<Loaded> {
+    let path = path.as_ref();
+    let mtime = mtime_ns(&metadata(path)?);
+    from_json(path, None, mtime, chain, options, Refusal::Rebuild)
+}
+
+/// Whether [`load`] would use the cache of `path` ([`Source::Cache`]) or why not, without
+/// writing anything and without loading the JSON. Fails when the JSON cannot be read.
+pub fn verify(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<Source> {
+    let looked = look(path.as_ref(), chain, options)?;
+    Ok(match looked.verdict {
+        Ok(_) => Source::Cache,
+        Err(refusal) => Source::Json(refusal),
+    })
+}
+
+/// Writes `save` as JSON to `path` and its cache beside it, each atomically. The save
+/// should be at `chain`'s latest version: a cache holding another version is refused by
+/// loads that upgrade to the latest.
+pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
+    let path = path.as_ref();
+    let json = save.to_vec()?;
+    fsio::write_atomic(path, &json)
+        .map_err(|e| Error::io(e, "cannot write the save").with_file(path))?;
+    let mtime = std::fs::metadata(path).map(|m| mtime_ns(&m)).unwrap_or(0);
+    let built = build::build(save, &provenance(&json, mtime, chain))?;
     let cache_file = cache_path(path);
-    let metadata = std::fs::metadata(path)
-        .map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
+    fsio::write_atomic(&cache_file, built.bytes())
+        .map_err(|e| Error::io(e, "cannot write the cache").with_file(&cache_file))
+}
+
+/// Deletes the cache of `path`, if there is one; returns whether there was.
+pub fn clear(path: impl AsRef<Path>) -> Result<bool> {
+    let cache_file = cache_path(path);
+    match std::fs::remove_file(&cache_file) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(e, "cannot delete the cache").with_file(&cache_file)),
+    }
+}
+
+/// What a load found: the cache to use or why not, and the JSON if it was read.
+struct Looked {
+    verdict: std::result::Result<memmap2::Mmap, Refusal>,
+    json: Option<Vec<u8>>,
+    mtime: u64,
+}
+
+/// Checks the cache of `path` against its JSON, `chain` and the target version.
+fn look(path: &Path, chain: &Chain, options: &Options) -> Result<Looked> {
+    let metadata = metadata(path)?;
     let mtime = mtime_ns(&metadata);
     let fingerprint = chain.fingerprint();
-    let mut json = None;
-    let reason = if options.ignore_cache {
-        "the cache was not asked for".to_string()
-    } else if options.trust_mtime {
-        match map_file(&cache_file).and_then(|map| {
-            let body_ok = body_hash_matches(&map);
-            check(
-                &map,
-                metadata.len(),
-                None,
-                Some(mtime),
-                &fingerprint,
-                body_ok,
-            )
-            .map(|()| map)
-        }) {
-            Ok(map) => return Ok(Loaded::mapped(map)),
-            Err(reason) => reason,
-        }
-    } else {
-        // One after the other: run side by side, reading the JSON (faulting in a fresh
-        // buffer) and populating the cache's mapping contend for the same memory-map lock
-        // and were measured slower.
-        let source = read(path).map(|bytes| (format::hash(&bytes), bytes));
-        let cache = map_file(&cache_file).map(|map| (body_hash_matches(&map), map));
-        let (source_hash, bytes) = source?;
-        let checked = cache.and_then(|(body_ok, map)| {
-            check(
-                &map,
-                bytes.len() as u64,
-                Some(source_hash),
-                None,
-                &fingerprint,
-                body_ok,
-            )
-            .map(|()| map)
+    let version = options.target.unwrap_or(chain.latest());
+    let cache_file = cache_path(path);
+    if options.trust_mtime {
+        let expected = Expected {
+            source_len: metadata.len(),
+            source: SourceCheck::Mtime(mtime),
+            chain: &fingerprint,
+            version,
+        };
+        let verdict = check::map_file(&cache_file).and_then(|map| {
+            let body_ok = check::body_hash_matches(&map);
+            check::check(&map, &expected, body_ok).map(|()| map)
         });
-        json = Some(bytes);
-        match checked {
-            Ok(map) => return Ok(Loaded::mapped(map)),
-            Err(reason) => reason,
-        }
+        return Ok(Looked {
+            verdict,
+            json: None,
+            mtime,
+        });
+    }
+    // One after the other: run side by side, reading the JSON (faulting in a fresh
+    // buffer) and populating the cache's mapping contend for the same memory-map lock and
+    // were measured slower.
+    let json = read(path)?;
+    let expected = Expected {
+        source_len: json.len() as u64,
+        source: SourceCheck::Hash(format::hash(&json)),
+        chain: &fingerprint,
+        version,
     };
+    let verdict = check::map_file(&cache_file).and_then(|map| {
+        let body_ok = check::body_hash_matches(&map);
+        check::check(&map, &expected, body_ok).map(|()| map)
+    });
+    Ok(Looked {
+        verdict,
+        json: Some(json),
+        mtime,
+    })
+}
+
+/// Loads and upgrades the JSON (read now unless given), and writes its cache.
+fn from_json(
+    path: &Path,
+    json: Option<Vec<u8>>,
+    mtime: u64,
+    chain: &Chain,
+    options: &Options,
+    refusal: Refusal,
+) -> Result<Loaded> {
     let json = match json {
         Some(json) => json,
         None => read(path)?,
@@ -223,73 +264,32 @@ pub fn load(path: &Path, chain: &Chain, options: &CacheOptions) -> Result<Loaded
     let save = Save::from_slice(&json).map_err(|e| e.with_file(path))?;
     let save = chain
         .upgrader()
-        .upgrade(save, &Options::default())
+        .upgrade(save, options)
         .map_err(|e| e.with_file(path))?
         .save;
-    let built = build::build(
-        &save,
-        &Provenance {
-            source_len: json.len() as u64,
-            source_hash: format::hash(&json),
-            source_mtime_ns: mtime,
-            chain: fingerprint,
-        },
-    )?;
-    let reason = match fsio::write_atomic(&cache_file, built.bytes()) {
-        Ok(()) => reason,
-        Err(e) => format!("{reason} (and the cache could not be written: {e})"),
-    };
+    let built = build::build(&save, &provenance(&json, mtime, chain))?;
+    let cache_file = cache_path(path);
+    let write_error = fsio::write_atomic(&cache_file, built.bytes())
+        .err()
+        .map(|e| Error::io(e, "cannot write the cache").with_file(&cache_file));
     Ok(Loaded {
         backing: Backing::Built(built),
-        source: Source::Json { reason },
+        source: Source::Json(refusal),
+        write_error,
     })
 }
 
-/// Writes `save` as JSON to `path` and its cache beside it, each atomically. The save
-/// should be at `chain`'s latest version (a cache holds the upgraded document).
-pub fn store(save: &Save, path: &Path, chain: &Chain) -> Result<()> {
-    let json = save.to_vec()?;
-    fsio::write_atomic(path, &json)
-        .map_err(|e| Error::io(e, "cannot write the save").with_file(path))?;
-    let mtime = std::fs::metadata(path).map(|m| mtime_ns(&m)).unwrap_or(0);
-    let built = build::build(
-        save,
-        &Provenance {
-            source_len: json.len() as u64,
-            source_hash: format::hash(&json),
-            source_mtime_ns: mtime,
-            chain: chain.fingerprint(),
-        },
-    )?;
-    let cache_file = cache_path(path);
-    fsio::write_atomic(&cache_file, built.bytes())
-        .map_err(|e| Error::io(e, "cannot write the cache").with_file(&cache_file))
-}
-
-/// Whether the cache of `path` would be used, and if not, why.
-pub fn verify(path: &Path, chain: &Chain) -> Result<std::result::Result<(), String>> {
-    let json = read(path)?;
-    Ok(map_file(&cache_path(path)).and_then(|map| {
-        let body_ok = body_hash_matches(&map);
-        check(
-            &map,
-            json.len() as u64,
-            Some(format::hash(&json)),
-            None,
-            &chain.fingerprint(),
-            body_ok,
-        )
-    }))
-}
-
-/// Deletes the cache of `path`, if there is one; returns whether there was.
-pub fn clear(path: &Path) -> Result<bool> {
-    let cache_file = cache_path(path);
-    match std::fs::remove_file(&cache_file) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::io(e, "cannot delete the cache").with_file(&cache_file)),
+fn provenance(json: &[u8], mtime: u64, chain: &Chain) -> Provenance {
+    Provenance {
+        source_len: json.len() as u64,
+        source_hash: format::hash(json),
+        source_mtime_ns: mtime,
+        chain: chain.fingerprint(),
     }
+}
+
+fn metadata(path: &Path) -> Result<std::fs::Metadata> {
+    std::fs::metadata(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -302,55 +302,4 @@ fn mtime_ns(metadata: &std::fs::Metadata) -> u64 {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64)
-}
-
-fn map_file(path: &Path) -> std::result::Result<memmap2::Mmap, String> {
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => "there is no cache".to_string(),
-        _ => format!("the cache cannot be opened: {e}"),
-    })?;
-    // SAFETY: the mapping is read only, and savechain never changes a cache file in place:
-    // it writes a new file and renames it over the old one, which leaves this mapping on
-    // the old file. Another program truncating or rewriting the file in place while it is
-    // mapped would break that; caches are ours, beside saves, and not meant to be edited.
-    unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-        .map_err(|e| format!("the cache cannot be mapped: {e}"))
-}
-
-/// Whether the cache's body matches the hash in its header (false for anything too short
-/// to have one).
-fn body_hash_matches(bytes: &[u8]) -> bool {
-    bytes.len() >= format::HEADER_LEN
-        && bytemuck::pod_read_unaligned::<format::Header>(&bytes[..format::HEADER_LEN]).body_hash
-            == format::hash(&bytes[format::HEADER_LEN..])
-}
-
-/// Checks a cache against its source (length, and hash or modification time) and chain;
-/// `Err` says why it cannot be used. `body_ok` is [`body_hash_matches`] of it.
-fn check(
-    bytes: &[u8],
-    source_len: u64,
-    source_hash: Option<[u8; 16]>,
-    source_mtime_ns: Option<u64>,
-    chain: &[u8; 16],
-    body_ok: bool,
-) -> std::result::Result<(), String> {
-    let view = view::parse(bytes)?;
-    let header = view::header(&view);
-    if header.source_len != source_len {
-        return Err("the save changed since the cache was made (its length differs)".into());
-    }
-    if source_hash.is_some_and(|hash| hash != header.source_hash) {
-        return Err("the save changed since the cache was made".into());
-    }
-    if source_mtime_ns.is_some_and(|mtime| mtime != header.source_mtime_ns) {
-        return Err("the save's modification time differs from the cache's record".into());
-    }
-    if &header.chain != chain {
-        return Err("the cache was made by another upgrade chain".into());
-    }
-    if !body_ok {
-        return Err("the cache is damaged (its contents do not match their hash)".into());
-    }
-    Ok(())
 }

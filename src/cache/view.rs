@@ -89,6 +89,7 @@ impl<'a> CacheView<'a> {
         self.header.version
     }
 
+    /// How many nodes the cache holds.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
@@ -97,14 +98,23 @@ impl<'a> CacheView<'a> {
 /// What a node is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// `null`.
     Null,
+    /// A boolean.
     Bool,
+    /// An integer that fits in an `i64`.
     Int,
+    /// An integer above `i64::MAX`.
     UInt,
+    /// A double.
     Double,
+    /// UTF-8 text.
     String,
+    /// A byte string.
     Bytes,
+    /// An array.
     Array,
+    /// An object.
     Object,
     /// A keyed table, shared table, reference or class instance: read it with
     /// [`NodeRef::to_value`].
@@ -140,15 +150,18 @@ impl<'a> NodeRef<'a> {
         })
     }
 
+    /// Whether the node is `null`.
     pub fn is_null(&self) -> bool {
         self.node().kind == NULL
     }
 
+    /// The boolean, if the node is one.
     pub fn as_bool(&self) -> Option<bool> {
         let n = self.node();
         (n.kind == BOOL).then_some(n.payload != 0)
     }
 
+    /// The integer, if the node is one that fits in an `i64`.
     pub fn as_i64(&self) -> Option<i64> {
         let n = self.node();
         match n.kind {
@@ -158,6 +171,7 @@ impl<'a> NodeRef<'a> {
         }
     }
 
+    /// The integer, if the node is a non-negative one.
     pub fn as_u64(&self) -> Option<u64> {
         let n = self.node();
         match n.kind {
@@ -167,6 +181,7 @@ impl<'a> NodeRef<'a> {
         }
     }
 
+    /// The double, if the node is one (integers are not converted).
     pub fn as_f64(&self) -> Option<f64> {
         let n = self.node();
         (n.kind == DOUBLE).then(|| f64::from_bits(n.payload))
@@ -187,6 +202,7 @@ impl<'a> NodeRef<'a> {
         std::str::from_utf8(self.raw_bytes(STRING)?).ok()
     }
 
+    /// The bytes of a byte string, borrowed from the cache.
     pub fn as_bytes(&self) -> Option<&'a [u8]> {
         self.raw_bytes(BYTES)
     }
@@ -214,6 +230,7 @@ impl<'a> NodeRef<'a> {
         }
     }
 
+    /// Whether the node has no elements, members or entries.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

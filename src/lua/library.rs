@@ -43,6 +43,27 @@ pub(crate) struct Installed {
 #[derive(Clone, Default)]
 struct ModuleDirs(Vec<PathBuf>);
 
+/// Modules given as source: name to (chunk name, source).
+#[derive(Clone, Default)]
+struct ModuleSources(Vec<(String, String, String)>);
+
+/// The compiled-in Lua library's modules: name and source.
+pub(crate) fn library_sources() -> impl Iterator<Item = (&'static str, &'static str)> {
+    MODULES.iter().map(|(name, _, source)| (*name, *source))
+}
+
+/// Lets sandboxed scripts `require(name)` this source.
+pub(crate) fn add_module(lua: &Lua, name: &str, chunk_name: &str, source: &str) {
+    let mut sources = lua
+        .app_data_ref::<ModuleSources>()
+        .map(|d| d.clone())
+        .unwrap_or_default();
+    sources
+        .0
+        .push((name.to_string(), chunk_name.to_string(), source.to_string()));
+    lua.set_app_data(sources);
+}
+
 /// Sets up the `savechain` library in `lua` (once; later calls return the same module)
 /// and returns it.
 ///
@@ -177,6 +198,11 @@ fn find_module(lua: &Lua, name: &str) -> mlua::Result<(String, String)> {
         return Err(mlua::Error::runtime(format!(
             "module name {name:?} is not of the form name or name.sub (letters, digits, _)"
         )));
+    }
+    if let Some(sources) = lua.app_data_ref::<ModuleSources>() {
+        if let Some((_, chunk, source)) = sources.0.iter().find(|(n, _, _)| n == name) {
+            return Ok((chunk.clone(), source.clone()));
+        }
     }
     let relative = format!("{}.lua", name.replace('.', "/"));
     let dirs = lua

@@ -32,4 +32,18 @@ mod sandbox;
 pub use decode::to_lua;
 pub use encode::from_lua;
 pub use library::install;
+pub(crate) use library::library_sources;
+pub use mlua;
 pub use sandbox::{Limits, Sandbox, SandboxError};
+
+impl From<mlua::Error> for crate::Error {
+    fn from(e: mlua::Error) -> crate::Error {
+        crate::Error::new(crate::ErrorKind::Lua, e.to_string())
+    }
+}
+
+impl From<SandboxError> for crate::Error {
+    fn from(e: SandboxError) -> crate::Error {
+        crate::Error::new(crate::ErrorKind::Lua, e.to_string())
+    }
+}

@@ -34,9 +34,15 @@ impl Default for Limits {
 #[derive(Debug)]
 pub enum SandboxError {
     /// The script ran more instructions than [`Limits::instructions`] allows.
-    InstructionBudget { limit: u64 },
+    InstructionBudget {
+        /// The budget.
+        limit: u64,
+    },
     /// The script needed more memory than [`Limits::memory`] allows.
-    MemoryLimit { limit: usize },
+    MemoryLimit {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The script itself failed: a syntax error, a runtime error, a refused operation.
     Script(mlua::Error),
 }
@@ -121,6 +127,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
+    /// A new sandbox with these limits.
     pub fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
         let libs = StdLib::TABLE
             | StdLib::STRING
@@ -185,6 +192,17 @@ impl Sandbox {
     /// `dir/util/math.lua`), besides the savechain library itself.
     pub fn allow_modules_from(&self, dir: &std::path::Path) {
         super::library::allow_modules_from(&self.lua, dir);
+    }
+
+    /// Lets scripts `require(name)` this source.
+    pub fn add_module(
+        &self,
+        name: &str,
+        chunk_name: &str,
+        source: &str,
+    ) -> Result<(), SandboxError> {
+        super::library::add_module(&self.lua, name, chunk_name, source);
+        Ok(())
     }
 
     /// The Lua state, for building values and calling functions through [`Sandbox::guard`].

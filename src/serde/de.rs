@@ -15,6 +15,7 @@ pub struct ValueDeserializer {
 }
 
 impl ValueDeserializer {
+    /// A deserializer that moves values out of `value`.
     pub fn new(value: Value) -> ValueDeserializer {
         ValueDeserializer { value }
     }
@@ -30,6 +31,7 @@ pub struct ValueRefDeserializer<'de> {
 }
 
 impl<'de> ValueRefDeserializer<'de> {
+    /// A deserializer that borrows from `value`.
     pub fn new(value: &'de Value) -> ValueRefDeserializer<'de> {
         ValueRefDeserializer { value }
     }

@@ -16,6 +16,7 @@ pub struct Changes {
 }
 
 impl Changes {
+    /// Whether nothing was added, removed or changed.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }

@@ -1,56 +1,29 @@
-//! Running a chain on saves: each step in order, in memory, consecutive Lua steps sharing
+//! Running a chain on saves in memory: each step in order, consecutive Lua steps sharing
 //! one conversion to Lua and back.
 
 use mlua::{ChunkMode, Function};
 
+use super::chain::Chain;
 use super::diff::{covered_by, diff, Changes};
-use super::{Chain, Step, StepContext, StepKind};
+use super::step::{Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lua::{from_lua, to_lua, Limits, Sandbox, SandboxError};
+use crate::lua::{from_lua, to_lua, Limits, Sandbox};
+use crate::options::Options;
 use crate::save::{Meta, Save};
 use crate::value::{Map, Value};
-
-/// How to upgrade.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Stop at this version instead of the latest.
-    pub target: Option<u64>,
-    /// Fail a step that removes a path it did not declare dropped.
-    pub strict: bool,
-    /// Report, for each step, the paths it added, removed and changed (costs a copy of the
-    /// data per step).
-    pub diff: bool,
-    /// Recorded as the save's `meta.writer`.
-    pub writer: semver::Version,
-    /// What each Lua step may use.
-    pub limits: Limits,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            target: None,
-            strict: false,
-            diff: false,
-            writer: semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("a semver version"),
-            // Lua steps hold the whole save, so memory is generous; 300 million
-            // instructions is far more than a step over a 50 MiB save runs (a few million)
-            // and stops an endless loop in a few seconds.
-            limits: Limits {
-                instructions: 300_000_000,
-                memory: 4 << 30,
-            },
-        }
-    }
-}
 
 /// What one step did.
 #[derive(Clone, Debug)]
 pub struct StepReport {
+    /// The version the step upgraded from.
     pub from: u64,
+    /// The version it made.
     pub to: u64,
+    /// The step's name ([`Step::name`]).
     pub name: String,
+    /// `"rust"` or `"lua"`.
     pub kind: &'static str,
+    /// What the step does ([`Step::description`]).
     pub description: String,
     /// Paths the step declared dropped.
     pub dropped: Vec<String>,
@@ -58,12 +31,31 @@ pub struct StepReport {
     pub changes: Option<Changes>,
 }
 
+impl StepReport {
+    /// The report of a step that has not run: what it is, nothing it did.
+    pub(super) fn pending(step: &Step) -> StepReport {
+        StepReport {
+            from: step.from(),
+            to: step.to(),
+            name: step.name().to_string(),
+            kind: step.kind_name(),
+            description: step.description().to_string(),
+            dropped: Vec::new(),
+            changes: None,
+        }
+    }
+}
+
 /// An upgraded save and how it got there.
 #[derive(Debug)]
 pub struct Upgraded {
+    /// The save at its new version, with `meta.writer` and `meta.history` updated.
     pub save: Save,
+    /// The version it had.
     pub from: u64,
+    /// The version it has now (`from` when no step ran).
     pub to: u64,
+    /// What each step did, in order.
     pub steps: Vec<StepReport>,
 }
 
@@ -82,9 +74,21 @@ struct LuaSteps {
     take_dropped: Function,
 }
 
+/// Where the data is between steps: a tree for Rust steps, Lua values while Lua steps
+/// follow one another (converted once for the whole run).
+enum Data {
+    Tree(Value),
+    Lua(mlua::Value),
+}
+
 impl<'c> Upgrader<'c> {
     pub(super) fn new(chain: &'c Chain) -> Upgrader<'c> {
         Upgrader { chain, lua: None }
+    }
+
+    /// The chain it runs.
+    pub fn chain(&self) -> &'c Chain {
+        self.chain
     }
 
     /// Upgrades `save` to the target version. On an error the save is gone with it: callers
@@ -94,110 +98,115 @@ impl<'c> Upgrader<'c> {
         let plan = self
             .chain
             .plan(from, save.meta.writer.as_ref(), options.target)?;
-        if plan.is_empty() {
+        let Some(last) = plan.last() else {
             return Ok(Upgraded {
                 save,
                 from,
                 to: from,
                 steps: Vec::new(),
             });
-        }
-        let per_step = options.strict || options.diff;
-        let mut data = std::mem::take(&mut save.data);
-        // The data as Lua values while Lua steps follow one another.
-        let mut in_lua: Option<mlua::Value> = None;
+        };
+        let mut data = Data::Tree(std::mem::take(&mut save.data));
         let mut reports = Vec::with_capacity(plan.len());
         for step in plan {
-            let before = per_step.then(|| data.clone());
-            let mut ctx = StepContext {
-                from: step.from,
-                to: step.to(),
-                meta: save.meta.clone(),
-                dropped: Vec::new(),
-            };
-            match &step.kind {
-                StepKind::Rust(run) => {
-                    if let Some(value) = in_lua.take() {
-                        data = self.back_from_lua(value)?;
-                    }
-                    run(&mut data, &mut ctx).map_err(|message| step_error(step, message))?;
-                }
-                StepKind::Lua { .. } => {
-                    let value = match in_lua.take() {
-                        Some(value) => value,
-                        None => {
-                            let lua = self.lua(options)?;
-                            to_lua(lua.sandbox.lua(), &data)
-                                .map_err(|e| step_error(step, e.to_string()))?
-                        }
-                    };
-                    let (value, dropped) = self.run_lua(step, value, &ctx, options)?;
-                    ctx.dropped = dropped;
-                    if per_step {
-                        data = self
-                            .back_from_lua(value)
-                            .map_err(|e| step_error(step, e.to_string()))?;
-                    } else {
-                        in_lua = Some(value);
-                    }
-                }
-            }
-            let changes = before.map(|before| diff(&before, &data));
-            if options.strict {
-                let changes = changes.as_ref().expect("computed in strict mode");
-                if let Some(path) = changes
-                    .removed
-                    .iter()
-                    .find(|p| !ctx.dropped.iter().any(|d| covered_by(p, d)))
-                {
-                    return Err(step_error(
-                        step,
-                        format!(
-                            "strict: it removed {path} without declaring it dropped \
-                             (up.drop(data, \"{path}\") in Lua, ctx.drop_path in Rust)"
-                        ),
-                    ));
-                }
-            }
-            reports.push(StepReport {
-                from: step.from,
-                to: step.to(),
-                name: step.name.clone(),
-                kind: step.kind_name(),
-                description: step.description.clone(),
-                dropped: ctx.dropped,
-                changes,
-            });
+            let report;
+            (data, report) = self.step(step, data, &save.meta, options)?;
+            reports.push(report);
         }
-        if let Some(value) = in_lua.take() {
-            data = self.back_from_lua(value)?;
-        }
-        let to = plan.last().map_or(from, Step::to);
-        save.data = data;
-        record(&mut save.meta, from, to, &options.writer)?;
+        save.data = self.tree_of(data)?;
+        record(&mut save.meta, from, last.to(), self.chain.writer())?;
         Ok(Upgraded {
             save,
             from,
-            to,
+            to: last.to(),
             steps: reports,
         })
     }
 
-    /// Converts the data back from Lua, then frees the Lua copy at once: the next
-    /// conversion into Lua then starts from a small heap (it pauses the collector, which
-    /// would otherwise be left with the whole old copy as garbage).
-    fn back_from_lua(&mut self, value: mlua::Value) -> Result<Value> {
+    /// Runs one step, checking it in strict mode and recording what it did.
+    fn step(
+        &mut self,
+        step: &Step,
+        data: Data,
+        meta: &Meta,
+        options: &Options,
+    ) -> Result<(Data, StepReport)> {
+        let per_step = options.strict || options.diff;
+        let mut ctx = StepContext::new(step, meta);
+        let mut before = None;
+        let data = match &step.kind {
+            StepKind::Rust { run, .. } => {
+                let mut tree = self.tree_of(data)?;
+                before = per_step.then(|| tree.clone());
+                run(&mut tree, &mut ctx).map_err(|message| step_error(step, message))?;
+                Data::Tree(tree)
+            }
+            StepKind::Lua { .. } => {
+                let value = match data {
+                    Data::Lua(value) => value,
+                    Data::Tree(tree) => {
+                        let value = self.lua_of(&tree, step, options)?;
+                        if per_step {
+                            before = Some(tree);
+                        }
+                        value
+                    }
+                };
+                let (value, dropped) = self.run_lua(step, value, &ctx, options)?;
+                ctx.dropped = dropped;
+                let value = Data::Lua(value);
+                // Diffs and strict checks compare trees after every step.
+                if per_step {
+                    let tree = self
+                        .tree_of(value)
+                        .map_err(|e| step_error(step, e.to_string()))?;
+                    Data::Tree(tree)
+                } else {
+                    value
+                }
+            }
+        };
+        let changes = match (&before, &data) {
+            (Some(before), Data::Tree(after)) => Some(diff(before, after)),
+            _ => None,
+        };
+        if options.strict {
+            check_strict(step, changes.as_ref(), &ctx.dropped)?;
+        }
+        let report = StepReport {
+            dropped: ctx.dropped,
+            changes,
+            ..StepReport::pending(step)
+        };
+        Ok((data, report))
+    }
+
+    /// The data as a tree: as it is, or converted back from Lua. The Lua copy is freed at
+    /// once, so the next conversion into Lua starts from a small heap (it pauses the
+    /// collector, which would otherwise be left with the whole old copy as garbage).
+    fn tree_of(&mut self, data: Data) -> Result<Value> {
+        let value = match data {
+            Data::Tree(tree) => return Ok(tree),
+            Data::Lua(value) => value,
+        };
         let lua = self
             .lua
             .as_ref()
             .expect("a Lua value exists only with the sandbox");
-        let data = from_lua(lua.sandbox.lua(), &value);
+        let tree = from_lua(lua.sandbox.lua(), &value);
         drop(value);
         let _ = lua.sandbox.lua().gc_collect();
-        data
+        tree
     }
 
-    /// The sandbox, made on first use.
+    /// The data as Lua values, in the sandbox, for a run of Lua steps starting at `step`.
+    fn lua_of(&mut self, tree: &Value, step: &Step, options: &Options) -> Result<mlua::Value> {
+        let lua = self.lua(options)?;
+        to_lua(lua.sandbox.lua(), tree).map_err(|e| step_error(step, e.to_string()))
+    }
+
+    /// The sandbox, made on first use (and again when the limits change), with the
+    /// chain's helper modules.
     fn lua(&mut self, options: &Options) -> Result<&mut LuaSteps> {
         if self
             .lua
@@ -207,18 +216,14 @@ impl<'c> Upgrader<'c> {
             self.lua = None;
         }
         if self.lua.is_none() {
-            let sandbox = Sandbox::new(options.limits).map_err(sandbox_error)?;
-            for step in self.chain.steps() {
-                if let StepKind::Lua { dir: Some(dir), .. } = &step.kind {
-                    sandbox.allow_modules_from(dir);
-                }
+            let sandbox = Sandbox::new(options.limits)?;
+            for (name, module) in &self.chain.modules().by_name {
+                sandbox.add_module(name, &module.file.display().to_string(), &module.source)?;
             }
-            let take_dropped = sandbox
-                .run::<Function>(
-                    "return require('savechain.upgrade').take_dropped",
-                    "savechain",
-                )
-                .map_err(sandbox_error)?;
+            let take_dropped = sandbox.run::<Function>(
+                "return require('savechain.upgrade').take_dropped",
+                "savechain",
+            )?;
             self.lua = Some(LuaSteps {
                 sandbox,
                 limits: options.limits,
@@ -237,7 +242,7 @@ impl<'c> Upgrader<'c> {
         ctx: &StepContext,
         options: &Options,
     ) -> Result<(mlua::Value, Vec<String>)> {
-        let index = (step.from - self.chain.oldest()) as usize;
+        let index = (step.from() - self.chain.oldest()) as usize;
         let lua = self.lua(options)?;
         let function = match &lua.functions[index] {
             Some(f) => f.clone(),
@@ -262,44 +267,61 @@ impl<'c> Upgrader<'c> {
     }
 }
 
+/// Compiles a Lua step's file and returns the function it returns.
 fn compile(sandbox: &Sandbox, step: &Step) -> Result<Function> {
-    let StepKind::Lua { source, dir } = &step.kind else {
+    let StepKind::Lua {
+        source, chunk_name, ..
+    } = &step.kind
+    else {
         unreachable!("only Lua steps are compiled")
     };
-    let chunk_name = match dir {
-        Some(dir) => dir.join(&step.name).display().to_string(),
-        None => step.name.clone(),
-    };
-    sandbox
+    let value = sandbox
         .guard(|lua| {
             lua.load(source.as_str())
                 .set_name(format!("@{chunk_name}"))
                 .set_mode(ChunkMode::Text)
                 .call::<mlua::Value>(())
         })
-        .map_err(|e| step_error(step, e.to_string()))
-        .and_then(|value| match value {
-            mlua::Value::Function(f) => Ok(f),
-            other => Err(step_error(
-                step,
-                format!(
-                    "the file must return a function(data, ctx); it returned a {}",
-                    other.type_name()
-                ),
-            )),
-        })
+        .map_err(|e| step_error(step, e.to_string()))?;
+    match value {
+        mlua::Value::Function(f) => Ok(f),
+        other => Err(step_error(
+            step,
+            format!(
+                "the file must return a function(data, ctx); it returned a {}",
+                other.type_name()
+            ),
+        )),
+    }
 }
 
 /// `ctx` of a Lua step: `from`, `to` and a copy of `meta`.
 fn step_context(sandbox: &Sandbox, ctx: &StepContext) -> Result<mlua::Table> {
     let lua = sandbox.lua();
-    let table = lua.create_table().map_err(lua_error)?;
-    table.set("from", ctx.from).map_err(lua_error)?;
-    table.set("to", ctx.to).map_err(lua_error)?;
-    table
-        .set("meta", to_lua(lua, &ctx.meta.to_value())?)
-        .map_err(lua_error)?;
+    let table = lua.create_table()?;
+    table.set("from", ctx.from)?;
+    table.set("to", ctx.to)?;
+    table.set("meta", to_lua(lua, &ctx.meta.to_value())?)?;
     Ok(table)
+}
+
+/// In strict mode, fails a step that removed a path it did not declare dropped.
+fn check_strict(step: &Step, changes: Option<&Changes>, dropped: &[String]) -> Result<()> {
+    let changes = changes.expect("computed in strict mode");
+    match changes
+        .removed
+        .iter()
+        .find(|p| !dropped.iter().any(|d| covered_by(p, d)))
+    {
+        Some(path) => Err(step_error(
+            step,
+            format!(
+                "strict: it removed {path} without declaring it dropped \
+                 (up.drop(data, \"{path}\") in Lua, ctx.drop_path in Rust)"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Sets the new version and writer, and appends to `meta.history`.
@@ -337,18 +359,10 @@ fn step_error(step: &Step, message: String) -> Error {
         ErrorKind::Upgrade,
         format!(
             "step {} ({}, version {} to {}) failed: {message}",
-            step.name,
+            step.name(),
             step.kind_name(),
-            step.from,
+            step.from(),
             step.to()
         ),
     )
-}
-
-fn sandbox_error(e: SandboxError) -> Error {
-    Error::new(ErrorKind::Lua, e.to_string())
-}
-
-fn lua_error(e: mlua::Error) -> Error {
-    Error::new(ErrorKind::Lua, e.to_string())
 }

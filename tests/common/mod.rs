@@ -3,6 +3,10 @@
 // Each test crate uses a part of these helpers.
 #![allow(dead_code)]
 
+/// The example game's chain, as the `save-upgrade` binary carries it.
+#[path = "../../src/bin/save-upgrade/starlane.rs"]
+pub mod starlane;
+
 use proptest::prelude::*;
 use savechain::value::Table;
 use savechain::{Map, Value};

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use savechain::{fsio, Save};
+use savechain::Save;
 
 use super::report::print_error;
 use super::{files, EXIT_FAILED, EXIT_OK};
@@ -89,7 +89,7 @@ fn format_file(path: &PathBuf, check: bool) -> Outcome {
         eprintln!("not canonical: {}", path.display());
         return Outcome::Changed;
     }
-    match fsio::write_atomic(path, &canonical) {
+    match savechain::write_atomic(path, &canonical) {
         Ok(()) => Outcome::Changed,
         Err(e) => {
             eprintln!("error: {}: cannot write the file: {e}", path.display());

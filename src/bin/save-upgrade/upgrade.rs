@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use savechain::upgrade::{Chain, Options, Upgraded, Upgrader};
-use savechain::{fsio, Map, Save, Value};
+use savechain::upgrade::{upgrade_file, FileReport, Target, Upgrader};
+use savechain::{Map, Options, Value};
 
 use super::chain::ChainArg;
 use super::files::{self, Found};
@@ -98,20 +98,9 @@ struct Outcome {
 }
 
 pub fn run(args: Args) -> i32 {
-    let mut roots = args.paths.clone();
-    if let Some(list) = &args.files_from {
-        match files::read_list(list) {
-            Ok(more) => roots.extend(more),
-            Err(e) => {
-                eprintln!("error: cannot read the list {}: {e}", list.display());
-                return EXIT_USAGE;
-            }
-        }
-    }
-    if roots.is_empty() {
-        eprintln!("error: no saves given: name files or folders, or use --files-from (see --help)");
+    let Some(roots) = roots(&args) else {
         return EXIT_USAGE;
-    }
+    };
     let Some(chain) = args.chain.load() else {
         return EXIT_FAILED;
     };
@@ -128,44 +117,74 @@ pub fn run(args: Args) -> i32 {
             .map(|(_, f)| f)
             .collect();
     }
-
     let options = Options {
         target: args.to,
         strict: args.strict,
         diff: args.diff,
         ..Options::default()
     };
+    let Some(outcomes) = upgrade_all(&args, &chain, &options, &found) else {
+        return EXIT_FAILED;
+    };
+    summarize(&args, &outcomes, walk_errors.len())
+}
+
+/// The paths named on the command line and in `--files-from`; `None` after a usage error.
+fn roots(args: &Args) -> Option<Vec<PathBuf>> {
+    let mut roots = args.paths.clone();
+    if let Some(list) = &args.files_from {
+        match files::read_list(list) {
+            Ok(more) => roots.extend(more),
+            Err(e) => {
+                eprintln!("error: cannot read the list {}: {e}", list.display());
+                return None;
+            }
+        }
+    }
+    if roots.is_empty() {
+        eprintln!("error: no saves given: name files or folders, or use --files-from (see --help)");
+        return None;
+    }
+    Some(roots)
+}
+
+/// Upgrades every save on `--jobs` threads; `None` when the threads cannot start.
+fn upgrade_all(
+    args: &Args,
+    chain: &savechain::upgrade::Chain,
+    options: &Options,
+    found: &[Found],
+) -> Option<Vec<Outcome>> {
     let progress = progress_bar(found.len() as u64);
     // Text for standard output (dry runs, diffs), printed a save at a time.
     let stdout = Mutex::new(std::io::stdout());
     let work = |upgrader: &mut Upgrader<'_>, found: &Found| {
-        let outcome = upgrade_one(&args, &chain, upgrader, &options, found, &stdout);
+        let outcome = upgrade_one(args, upgrader, options, found, &stdout);
         progress.inc(1);
         outcome
     };
-    let pool = match rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
-        .build()
-    {
+    let jobs = args.jobs.unwrap_or(0);
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
         Ok(pool) => pool,
         Err(e) => {
-            eprintln!(
-                "error: cannot start {} threads: {e}",
-                args.jobs.unwrap_or(0)
-            );
-            return EXIT_FAILED;
+            eprintln!("error: cannot start {jobs} threads: {e}");
+            return None;
         }
     };
-    let outcomes: Vec<Outcome> = pool.install(|| {
+    let outcomes = pool.install(|| {
         found
             .par_iter()
             .map_init(|| chain.upgrader(), work)
             .collect()
     });
     progress.finish_and_clear();
+    Some(outcomes)
+}
 
+/// Prints the summary line and the report; returns the exit status.
+fn summarize(args: &Args, outcomes: &[Outcome], walk_errors: usize) -> i32 {
     let count = |s: Status| outcomes.iter().filter(|o| o.status == s).count();
-    let failed = count(Status::Failed) + walk_errors.len();
+    let failed = count(Status::Failed) + walk_errors;
     let outdated = count(Status::Outdated);
     let would = if args.check || args.dry_run {
         "would upgrade"
@@ -178,7 +197,7 @@ pub fn run(args: Args) -> i32 {
         count(Status::Current)
     );
     if let Some(target) = &args.report {
-        if let Err(e) = write_report(target, &outcomes) {
+        if let Err(e) = write_report(target, outcomes) {
             eprintln!("error: cannot write the report {}: {e}", target.display());
             return EXIT_FAILED;
         }
@@ -203,105 +222,63 @@ fn progress_bar(len: u64) -> ProgressBar {
     bar
 }
 
+/// Upgrades one save through the library, and prints what the options ask for.
 fn upgrade_one(
     args: &Args,
-    chain: &Chain,
     upgrader: &mut Upgrader<'_>,
     options: &Options,
     found: &Found,
     stdout: &Mutex<std::io::Stdout>,
 ) -> Outcome {
     let path = &found.path;
-    let mut outcome = Outcome {
+    let out;
+    let target = match &args.out_dir {
+        _ if args.check || args.dry_run => Target::Nowhere,
+        Some(out_dir) => {
+            out = out_dir.join(&found.relative);
+            Target::To(&out)
+        }
+        None => Target::InPlace {
+            backup: !args.no_backup,
+        },
+    };
+    let report = match upgrade_file(upgrader, path, target, options) {
+        Ok(report) => report,
+        Err(error) => {
+            print_error(&error, None);
+            return Outcome::failed(path, &error);
+        }
+    };
+    let status = match target {
+        _ if report.was_current() => Status::Current,
+        Target::Nowhere => Status::Outdated,
+        _ => Status::Upgraded,
+    };
+    if status == Status::Outdated && args.dry_run {
+        print_locked(stdout, &plan_text(path, &report));
+    } else if status == Status::Outdated {
+        eprintln!("not at version {}: {}", report.to, path.display());
+    } else if status == Status::Upgraded && args.diff {
+        print_locked(stdout, &diff_text(path, &report));
+    }
+    Outcome {
         path: path.clone(),
-        from: None,
-        to: None,
-        status: Status::Failed,
+        from: Some(report.from),
+        to: Some(report.to),
+        status,
         error: None,
-    };
-    let fail = |mut outcome: Outcome, error: savechain::Error, source: Option<&[u8]>| {
-        let error = error.with_file(path);
-        print_error(&error, source);
-        outcome.error = Some(error.to_string());
-        outcome
-    };
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            eprintln!("error: {}: cannot read the file: {e}", path.display());
-            outcome.error = Some(format!("cannot read the file: {e}"));
-            return outcome;
-        }
-    };
-    let save = match Save::from_slice(&bytes) {
-        Ok(save) => save,
-        Err(e) => return fail(outcome, e, Some(&bytes)),
-    };
-    outcome.from = Some(save.meta.version);
-    let plan = match chain.plan(save.meta.version, save.meta.writer.as_ref(), options.target) {
-        Ok(plan) => plan,
-        Err(e) => return fail(outcome, e, None),
-    };
-    outcome.to = Some(plan.last().map_or(save.meta.version, |s| s.to()));
-    if plan.is_empty() {
-        outcome.status = Status::Current;
-        if let Some(out_dir) = &args.out_dir {
-            // The output tree is complete: current saves are copied as they are.
-            if let Err(e) = write_out(out_dir, found, &bytes) {
-                return fail(outcome, e, None);
-            }
-        }
-        return outcome;
     }
-    if args.check || args.dry_run {
-        outcome.status = Status::Outdated;
-        if args.dry_run {
-            let mut text = format!(
-                "{}: version {} to {}\n",
-                path.display(),
-                save.meta.version,
-                outcome.to.unwrap_or(0)
-            );
-            for step in plan {
-                text.push_str(&format!(
-                    "  {} -> {}  {:<4}  {}\n",
-                    step.from,
-                    step.to(),
-                    step.kind_name(),
-                    step.description
-                ));
-            }
-            print_locked(stdout, &text);
-        } else {
-            eprintln!(
-                "not at version {}: {}",
-                outcome.to.unwrap_or(0),
-                path.display()
-            );
+}
+
+impl Outcome {
+    fn failed(path: &Path, error: &savechain::Error) -> Outcome {
+        Outcome {
+            path: path.to_path_buf(),
+            from: None,
+            to: None,
+            status: Status::Failed,
+            error: Some(error.to_string()),
         }
-        return outcome;
-    }
-    let upgraded = match upgrader.upgrade(save, options) {
-        Ok(upgraded) => upgraded,
-        Err(e) => return fail(outcome, e, None),
-    };
-    if args.diff {
-        print_locked(stdout, &diff_text(path, &upgraded));
-    }
-    let text = match upgraded.save.to_vec() {
-        Ok(text) => text,
-        Err(e) => return fail(outcome, e, None),
-    };
-    let written = match &args.out_dir {
-        Some(out_dir) => write_out(out_dir, found, &text),
-        None => write_in_place(path, &bytes, &text, upgraded.from, !args.no_backup),
-    };
-    match written {
-        Ok(()) => {
-            outcome.status = Status::Upgraded;
-            outcome
-        }
-        Err(e) => fail(outcome, e, None),
     }
 }
 
@@ -311,9 +288,27 @@ fn print_locked(stdout: &Mutex<std::io::Stdout>, text: &str) {
     let _ = out.write_all(text.as_bytes());
 }
 
-fn diff_text(path: &Path, upgraded: &Upgraded) -> String {
+/// The steps a dry run would run on one save.
+fn plan_text(path: &Path, report: &FileReport) -> String {
+    let mut text = format!(
+        "{}: version {} to {}\n",
+        path.display(),
+        report.from,
+        report.to
+    );
+    for step in &report.steps {
+        text.push_str(&format!(
+            "  {} -> {}  {:<4}  {}\n",
+            step.from, step.to, step.kind, step.description
+        ));
+    }
+    text
+}
+
+/// What each step changed in one save.
+fn diff_text(path: &Path, report: &FileReport) -> String {
     let mut text = format!("{}:\n", path.display());
-    for step in &upgraded.steps {
+    for step in &report.steps {
         text.push_str(&format!(
             "  {} -> {} {} ({})\n",
             step.from, step.to, step.name, step.description
@@ -331,54 +326,6 @@ fn diff_text(path: &Path, upgraded: &Upgraded) -> String {
         }
     }
     text
-}
-
-/// Keeps the original as `<name>.v<N>.bak` (atomically), then replaces the save
-/// (atomically): a crash at any moment leaves the old save or the new one.
-fn write_in_place(
-    path: &Path,
-    original: &[u8],
-    text: &[u8],
-    from: u64,
-    backup: bool,
-) -> savechain::Result<()> {
-    if backup {
-        let backup = backup_path(path, from, original);
-        fsio::write_atomic(&backup, original).map_err(|e| {
-            savechain::Error::from_io(e, format!("cannot write the backup {}", backup.display()))
-        })?;
-    }
-    fsio::write_atomic(path, text)
-        .map_err(|e| savechain::Error::from_io(e, "cannot write the upgraded save"))
-}
-
-/// `<name>.v<N>.bak`, or `<name>.v<N>.<k>.bak` when that exists with other content, so an
-/// older backup is never overwritten by a different one.
-fn backup_path(path: &Path, from: u64, original: &[u8]) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let candidate = |k: u32| {
-        let suffix = if k == 0 {
-            format!("{name}.v{from}.bak")
-        } else {
-            format!("{name}.v{from}.{k}.bak")
-        };
-        path.with_file_name(suffix)
-    };
-    (0..)
-        .map(candidate)
-        .find(|p| std::fs::read(p).map_or(true, |existing| existing == original))
-        .expect("an unbounded search")
-}
-
-fn write_out(out_dir: &Path, found: &Found, text: &[u8]) -> savechain::Result<()> {
-    let target = out_dir.join(&found.relative);
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            savechain::Error::from_io(e, format!("cannot make the folder {}", parent.display()))
-        })?;
-    }
-    fsio::write_atomic(&target, text)
-        .map_err(|e| savechain::Error::from_io(e, format!("cannot write {}", target.display())))
 }
 
 fn write_report(target: &Path, outcomes: &[Outcome]) -> std::io::Result<()> {
@@ -402,6 +349,6 @@ fn write_report(target: &Path, outcomes: &[Outcome]) -> std::io::Result<()> {
     if target.as_os_str() == "-" {
         std::io::stdout().lock().write_all(&text)
     } else {
-        fsio::write_atomic(target, &text)
+        savechain::write_atomic(target, &text)
     }
 }

@@ -2,11 +2,24 @@
 
 use savechain::Error;
 
-/// Prints `error` to standard error, with the line of `source` it points at when known.
+/// Prints `error` to standard error, with the line it points at when known: from `source`,
+/// or else read again from the file the error names.
 pub fn print_error(error: &Error, source: Option<&[u8]>) {
     eprintln!("error: {error}");
-    let (Some(source), Some(location)) = (source, error.location()) else {
+    let Some(location) = error.location() else {
         return;
+    };
+    let read;
+    let source = match (source, error.file()) {
+        (Some(source), _) => source,
+        (None, Some(file)) => match std::fs::read(file) {
+            Ok(bytes) => {
+                read = bytes;
+                &read
+            }
+            Err(_) => return,
+        },
+        (None, None) => return,
     };
     let text = String::from_utf8_lossy(source);
     let Some(line) = text.lines().nth(location.line - 1) else {

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use savechain::cache::{self, CacheOptions, Source};
+use savechain::cache::{self, Source};
+use savechain::Options;
 
 use super::chain::ChainArg;
 use super::files;
@@ -43,43 +44,38 @@ struct Paths {
 }
 
 pub fn run(args: Args) -> i32 {
-    let (action, paths) = match &args.action {
-        Action::Build(p) => ("build", p),
-        Action::Verify(p) => ("verify", p),
-        Action::Clear(p) => ("clear", p),
+    let paths = match &args.action {
+        Action::Build(p) | Action::Verify(p) | Action::Clear(p) => p,
     };
-    let chain = if action == "clear" {
-        None
-    } else {
-        match paths.chain.load() {
+    let chain = match &args.action {
+        Action::Clear(_) => None,
+        _ => match paths.chain.load() {
             Some(chain) => Some(chain),
             None => return EXIT_FAILED,
-        }
+        },
     };
     let (saves, walk_errors) = files::expand(&paths.paths);
     let mut failed = walk_errors.len();
     for (path, error) in &walk_errors {
         eprintln!("error: {}: {error}", path.display());
     }
+    let options = Options::default();
     for save in &saves {
-        let outcome = match (action, &chain) {
-            ("build", Some(chain)) => {
-                let options = CacheOptions {
-                    ignore_cache: true,
-                    ..CacheOptions::default()
-                };
-                cache::load(save, chain, &options).map(|loaded| match loaded.source {
-                    Source::Json { reason } if reason.contains("could not be written") => {
-                        Err(reason)
-                    }
-                    _ => Ok("built".to_string()),
+        // Ok(Ok(what was done)), Ok(Err(why the cache is not usable)), or Err(failure).
+        let outcome = match (&args.action, &chain) {
+            (Action::Build(_), Some(chain)) => {
+                cache::rebuild(save, chain, &options).map(|loaded| match loaded.write_error() {
+                    Some(e) => Err(e.to_string()),
+                    None => Ok("built"),
                 })
             }
-            ("verify", Some(chain)) => {
-                cache::verify(save, chain).map(|r| r.map(|()| "ok".to_string()))
+            (Action::Verify(_), Some(chain)) => {
+                cache::verify(save, chain, &options).map(|source| match source {
+                    Source::Cache => Ok("ok"),
+                    Source::Json(why) => Err(why.to_string()),
+                })
             }
-            _ => cache::clear(save)
-                .map(|had| Ok(if had { "deleted" } else { "no cache" }.to_string())),
+            _ => cache::clear(save).map(|had| Ok(if had { "deleted" } else { "no cache" })),
         };
         match outcome {
             Ok(Ok(done)) => println!("{}: {done}", save.display()),

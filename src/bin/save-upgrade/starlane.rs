@@ -1,9 +1,10 @@
 //! The upgrade chain of an example game, Starlane Traders: a space-trading game whose save
 //! holds a player, a ship with cargo and position, star systems and Lua module state, at
 //! versions 1 to 9. `save-upgrade` uses it unless given `--upgrades DIR`; `fixtures/` holds
-//! saves at every version.
+//! saves at every version, and the tests and benchmarks include this file too.
 //!
-//! The Lua steps are the files of `upgrades/`, compiled in; the Rust steps are below.
+//! The Lua steps are the files of `upgrades/`, compiled in; the Rust steps are below. The
+//! chain's writer is save-upgrade's own version, the release of the tool that carries it.
 //!
 //! | step | kind | what a release changed |
 //! | --- | --- | --- |
@@ -16,51 +17,55 @@
 //! | 7 -> 8 | Lua | the missions module's state is reshaped into one log |
 //! | 8 -> 9 | Rust | every cargo record changes layout |
 
-use crate::error::Result;
-use crate::upgrade::{Chain, Step, StepContext};
-use crate::value::{Map, Value};
+use savechain::upgrade::{Chain, Step, StepContext};
+use savechain::{Map, Result, Value};
 
 /// The Lua steps of `upgrades/`, by file name.
 const LUA_STEPS: &[(&str, &str)] = &[
     (
         "0001-reputation-and-wallet.lua",
-        include_str!("../upgrades/0001-reputation-and-wallet.lua"),
+        include_str!("../../../upgrades/0001-reputation-and-wallet.lua"),
     ),
-    ("0003-units.lua", include_str!("../upgrades/0003-units.lua")),
+    (
+        "0003-units.lua",
+        include_str!("../../../upgrades/0003-units.lua"),
+    ),
     (
         "0004-systems-by-id.lua",
-        include_str!("../upgrades/0004-systems-by-id.lua"),
+        include_str!("../../../upgrades/0004-systems-by-id.lua"),
     ),
     (
         "0006-shields-and-tutorial.lua",
-        include_str!("../upgrades/0006-shields-and-tutorial.lua"),
+        include_str!("../../../upgrades/0006-shields-and-tutorial.lua"),
     ),
     (
         "0007-mission-log.lua",
-        include_str!("../upgrades/0007-mission-log.lua"),
+        include_str!("../../../upgrades/0007-mission-log.lua"),
     ),
 ];
 
 /// The example game's chain, versions 1 to 9.
 pub fn chain() -> Result<Chain> {
+    // Each Rust step's revision changes whenever its code (or UNIT_MASS) does.
     let mut steps = vec![
         Step::rust(
             2,
             "credits become a double; player.name splits in two",
+            "1",
             credits_and_names,
         ),
         Step::rust(
             5,
             "ship dock merges into one field; player.rank becomes a table",
+            "1",
             dock_and_rank,
         ),
-        Step::rust(8, "cargo records: good, count and mass", cargo_layout),
+        Step::rust(8, "cargo records: good, count and mass", "1", cargo_layout),
     ];
     for (file, source) in LUA_STEPS {
-        let from = crate::upgrade::parse_step_name(file).expect("well-formed step names");
-        steps.push(Step::lua(from, file, source));
+        steps.push(Step::lua(file, source)?);
     }
-    Chain::new(steps)
+    Chain::new(env!("CARGO_PKG_VERSION"), steps)
 }
 
 fn object<'v>(data: &'v mut Value, path: &[&str]) -> std::result::Result<&'v mut Map, String> {

@@ -13,9 +13,9 @@ use super::{EXIT_FAILED, EXIT_OK};
 #[command(after_help = "Examples:
   save-upgrade chain
   save-upgrade chain --json
-  save-upgrade chain --upgrades mygame/upgrades/")]
+  save-upgrade chain --upgrades mygame/upgrades/ --writer 2.3.0")]
 pub struct Args {
-    /// Print {"latest": N, "oldest": M, "steps": [...]} as JSON.
+    /// Print {"latest": N, "oldest": M, "writer": "x.y.z", "steps": [...]} as JSON.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -25,18 +25,23 @@ pub struct Args {
 /// Which chain to use.
 #[derive(clap::Args, Clone)]
 pub struct ChainArg {
-    /// Use the Lua steps of DIR (NNNN-short-description.lua files) instead of the built-in
-    /// chain of the example game.
-    #[arg(long, value_name = "DIR")]
+    /// Use the Lua steps of DIR (NNNN-short-description.lua files, helper modules in
+    /// subfolders) instead of the built-in chain of the example game.
+    #[arg(long, value_name = "DIR", requires = "writer")]
     pub upgrades: Option<PathBuf>,
+    /// The version of the game whose steps --upgrades gives, such as 2.3.0: recorded in
+    /// each upgraded save as meta.writer, and part of the chain's identity that caches are
+    /// checked against.
+    #[arg(long, value_name = "VERSION", requires = "upgrades")]
+    pub writer: Option<String>,
 }
 
 impl ChainArg {
     /// The chain, checked; errors are printed.
     pub fn load(&self) -> Option<Chain> {
-        let chain = match &self.upgrades {
-            Some(dir) => Chain::from_lua_dir(dir),
-            None => savechain::example::chain(),
+        let chain = match (&self.upgrades, &self.writer) {
+            (Some(dir), Some(writer)) => Chain::from_lua_dir(writer, dir),
+            _ => crate::starlane::chain(),
         };
         chain.map_err(|e| print_error(&e, None)).ok()
     }
@@ -53,19 +58,20 @@ pub fn run(args: Args) -> i32 {
         );
     } else {
         println!(
-            "versions {} to {}, {} steps",
+            "versions {} to {}, {} steps, writer {}",
             chain.oldest(),
             chain.latest(),
-            chain.steps().len()
+            chain.steps().len(),
+            chain.writer()
         );
         for step in chain.steps() {
             println!(
                 "  {} -> {}  {:<4}  {}  ({})",
-                step.from,
+                step.from(),
                 step.to(),
                 step.kind_name(),
-                step.description,
-                step.name
+                step.description(),
+                step.name()
             );
         }
     }
@@ -78,11 +84,11 @@ pub fn describe_steps(steps: &[Step]) -> Value {
         .iter()
         .map(|step| {
             let entry: Map = [
-                ("from", Value::from(step.from)),
+                ("from", Value::from(step.from())),
                 ("to", Value::from(step.to())),
                 ("kind", Value::from(step.kind_name())),
-                ("name", Value::from(step.name.as_str())),
-                ("description", Value::from(step.description.as_str())),
+                ("name", Value::from(step.name())),
+                ("description", Value::from(step.description())),
             ]
             .into_iter()
             .collect();
@@ -99,6 +105,7 @@ pub fn describe(chain: &Chain) -> Value {
         ("latest", Value::from(chain.latest())),
         ("oldest", Value::from(chain.oldest())),
         ("steps", steps),
+        ("writer", Value::String(chain.writer().to_string())),
     ]
     .into_iter()
     .collect();

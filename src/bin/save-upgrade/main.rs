@@ -1,4 +1,10 @@
-//! Argument parsing and dispatch; each subcommand lives in its own module.
+//! `save-upgrade`: the command-line tool over the savechain library. It parses arguments,
+//! calls the library and prints; each subcommand lives in its own module, and the example
+//! game whose chain it runs by default in `starlane.rs`.
+
+// The doc comments of the argument structs are the `--help` text, plain text for a
+// terminal rather than Markdown: `<name>.v<N>.bak` is what a user should read.
+#![allow(rustdoc::invalid_html_tags)]
 
 mod cache;
 mod chain;
@@ -6,6 +12,7 @@ mod files;
 mod fmt;
 mod inspect;
 mod report;
+mod starlane;
 mod upgrade;
 
 use clap::{Parser, Subcommand};
@@ -57,7 +64,11 @@ enum Command {
     Cache(cache::Args),
 }
 
-pub fn run() -> i32 {
+fn main() {
+    std::process::exit(run());
+}
+
+fn run() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

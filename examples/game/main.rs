@@ -1,0 +1,171 @@
+//! A small game that embeds savechain the way a real one does: the library alone
+//! (`default-features = false`, no command-line crates), its own upgrade chain (a Rust step
+//! with its revision, and a folder of Lua steps with a helper module), its own version as
+//! the writer, typed state through serde, Lua module state in its own Lua state, and loads
+//! through the binary cache.
+//!
+//! ```text
+//! cargo run --example game --no-default-features
+//! ```
+//!
+//! The game, Hollow Keep, is at release 1.4.0 and save version 4. A player's save from
+//! release 1.0.0 (version 1) is loaded, played a little, and saved again.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use savechain::cache::{self, Refusal, Source};
+use savechain::lua::mlua;
+use savechain::upgrade::{Chain, Step, StepContext};
+use savechain::{Options, Value};
+use serde::{Deserialize, Serialize};
+
+/// The game's version: in a game's own crate, `env!("CARGO_PKG_VERSION")`.
+const GAME_VERSION: &str = "1.4.0";
+
+/// The game's state at save version 4, as its code sees it.
+#[derive(Debug, Serialize, Deserialize)]
+struct State {
+    hero: Hero,
+    /// The state of the game's Lua modules, kept by the savechain Lua library.
+    lua: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Hero {
+    name: String,
+    /// From 0 to 1.
+    health: f64,
+    inventory: BTreeMap<String, u32>,
+    purse: Purse,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Purse {
+    gold: u64,
+}
+
+/// Release 1.1 measured health as a fraction instead of hit points out of 30.
+fn health_as_fraction(data: &mut Value, _: &mut StepContext) -> Result<(), String> {
+    let hero = data
+        .get_mut("hero")
+        .and_then(Value::as_object_mut)
+        .ok_or("the save has no hero")?;
+    let hp = hero
+        .remove("hp")
+        .and_then(|hp| hp.as_i64())
+        .ok_or("hero.hp is not an integer")?;
+    hero.insert("health", Value::Double(hp as f64 / 30.0));
+    Ok(())
+}
+
+/// The chain of every release so far, read from the folder the game ships its Lua steps in.
+fn hollow_keep_chain(steps_dir: &Path, rust_revision: &str) -> savechain::Result<Chain> {
+    let mut steps = Step::lua_dir(steps_dir)?;
+    // The revision changes whenever health_as_fraction's behaviour does.
+    steps.push(Step::rust(
+        1,
+        "health as a fraction",
+        rust_revision,
+        health_as_fraction,
+    ));
+    Chain::new(GAME_VERSION, steps)
+}
+
+/// The quest module of the game's scripts, which keeps its state in saves.
+const QUESTS: &str = r#"
+local savechain = require("savechain")
+local quests = { active = {}, done = 0 }
+savechain.register("quests", {
+  save = function() return quests end,
+  load = function(saved) quests = saved or { active = {}, done = 0 } end,
+})
+return {
+  finish = function(name)
+    for i, q in ipairs(quests.active) do
+      if q == name then table.remove(quests.active, i) quests.done = quests.done + 1 return true end
+    end
+    return false
+  end,
+}
+"#;
+
+/// Plays a little in Lua: hands the saved module states to the scripts, finishes a quest,
+/// and collects the states again.
+fn play_scripts(saved: &Value) -> savechain::Result<Value> {
+    let lua = mlua::Lua::new();
+    let savechain_lua = savechain::lua::install(&lua)?;
+    let quests: mlua::Table = lua.load(QUESTS).set_name("quests.lua").eval()?;
+    let restore: mlua::Function = savechain_lua.get("restore")?;
+    restore.call::<()>(savechain::lua::to_lua(&lua, saved)?)?;
+    let finished: bool = quests
+        .get::<mlua::Function>("finish")?
+        .call("find the lamp")?;
+    assert!(finished, "the saved quest came back");
+    let collect: mlua::Function = savechain_lua.get("collect")?;
+    savechain::lua::from_lua(&lua, &collect.call::<mlua::Value>(())?)
+}
+
+fn main() -> savechain::Result<()> {
+    let steps_dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/game/upgrades"
+    ));
+    let chain = hollow_keep_chain(&steps_dir, "1")?;
+    println!(
+        "Hollow Keep {GAME_VERSION}: save versions {} to {}, {} steps",
+        chain.oldest(),
+        chain.latest(),
+        chain.steps().len()
+    );
+
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("slot1.json");
+    // A player's save from release 1.0.0, at version 1.
+    std::fs::write(
+        &path,
+        r#"{"meta": {"version": 1, "writer": "1.0.0"},
+            "data": {"hero": {"name": "Wren", "hp": 24, "gold": 12, "items": ["rope", "lamp", "rope"]},
+                     "lua": {"quests": {"active": ["find the lamp"], "done": 2}}}}"#,
+    )?;
+
+    // First load: no cache yet, so the JSON is upgraded (in memory; the file is left as
+    // it is) and the cache written beside it.
+    let options = Options::default();
+    let loaded = cache::load(&path, &chain, &options)?;
+    assert_eq!(loaded.source, Source::Json(Refusal::Missing));
+    assert!(loaded.write_error().is_none(), "{:?}", loaded.write_error());
+    let data = loaded.view().data().expect("a save has data");
+    let mut state: State = cache::from_view(data)?;
+    println!("loaded from the JSON ({}), cache written", Refusal::Missing);
+    println!("  {:?}", state.hero);
+
+    // Play: the hero finds gold, the scripts finish a quest.
+    state.hero.purse.gold += 5;
+    state.lua = play_scripts(&state.lua)?;
+
+    // Save: the JSON and its cache, at the latest version, written by this release.
+    let save = chain.new_save(savechain::to_value(&state)?);
+    cache::store(&save, &path, &chain)?;
+    let text = std::fs::read_to_string(&path)?;
+    assert!(text.contains(&format!("\"writer\": \"{GAME_VERSION}\"")));
+    println!(
+        "saved at version {}, writer {GAME_VERSION}",
+        save.meta.version
+    );
+
+    // Next start: the cache is used in place, nothing parsed or upgraded.
+    let loaded = cache::load(&path, &chain, &options)?;
+    assert_eq!(loaded.source, Source::Cache);
+    let state: State = cache::from_view(loaded.view().data().expect("data"))?;
+    assert_eq!(state.hero.purse.gold, 17);
+    println!("loaded from the cache: {} gold", state.hero.purse.gold);
+
+    // A fixed Rust step ships with a new revision: caches made by the old code are refused
+    // and rebuilt from the JSON, which is always the truth.
+    let fixed = hollow_keep_chain(&steps_dir, "2")?;
+    let loaded = cache::load(&path, &fixed, &options)?;
+    assert_eq!(loaded.source, Source::Json(Refusal::ChainChanged));
+    println!("after a fixed step: {}", Refusal::ChainChanged);
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! `save-upgrade inspect`: what a save is and what upgrading it would do.
+
+use std::path::PathBuf;
+
+use savechain::cache::{self, Source};
+use savechain::upgrade::{Chain, Step};
+use savechain::value::Table;
+use savechain::{Map, Options, Save, Value};
+
+use super::chain::ChainArg;
+use super::report::print_error;
+use super::{EXIT_FAILED, EXIT_OK};
+
+/// Show a save's version, writer and history, the steps an upgrade would run, and counts
+/// of what the document holds.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  save-upgrade inspect world.json
+  save-upgrade inspect --json world.json")]
+pub struct Args {
+    /// The save.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// Print the facts as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Do not look at the binary cache.
+    #[arg(long)]
+    no_cache: bool,
+    #[command(flatten)]
+    chain: ChainArg,
+}
+
+pub fn run(args: Args) -> i32 {
+    let Some(chain) = args.chain.load() else {
+        return EXIT_FAILED;
+    };
+    let Some(facts) = gather(&args, &chain) else {
+        return EXIT_FAILED;
+    };
+    if args.json {
+        print!(
+            "{}",
+            savechain::text::to_string(&facts.to_value(&args, &chain)).expect("shallow")
+        );
+    } else {
+        facts.print(&args, &chain);
+    }
+    EXIT_OK
+}
+
+/// What inspect finds out about a save.
+struct Facts {
+    bytes: u64,
+    save: Save,
+    /// The steps an upgrade would run, or why it cannot be upgraded.
+    plan: Result<Vec<Step>, String>,
+    /// Why a load would not use the cache; `None` when it would.
+    not_from_cache: Option<String>,
+    stats: Stats,
+}
+
+/// Reads the save and finds out what it is, writing nothing; errors are printed.
+fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
+    let bytes = match std::fs::read(&args.path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {}: cannot read the file: {e}", args.path.display());
+            return None;
+        }
+    };
+    let save = match Save::from_slice(&bytes) {
+        Ok(save) => save,
+        Err(e) => {
+            print_error(&e.with_file(&args.path), Some(&bytes));
+            return None;
+        }
+    };
+    let plan = chain
+        .plan(save.meta.version, save.meta.writer.as_ref(), None)
+        .map(<[Step]>::to_vec)
+        .map_err(|e| e.to_string());
+    // Where a game would get the document from: the cache, or the JSON (and why).
+    let not_from_cache = if args.no_cache {
+        Some("--no-cache".to_string())
+    } else {
+        match cache::verify(&args.path, chain, &Options::default()) {
+            Ok(Source::Cache) => None,
+            Ok(Source::Json(why)) => Some(why.to_string()),
+            Err(e) => Some(e.to_string()),
+        }
+    };
+    let mut stats = Stats::default();
+    stats.count(&save.data);
+    Some(Facts {
+        bytes: bytes.len() as u64,
+        save,
+        plan,
+        not_from_cache,
+        stats,
+    })
+}
+
+impl Facts {
+    fn writer(&self) -> Option<String> {
+        self.save.meta.writer.as_ref().map(|w| w.to_string())
+    }
+
+    fn history(&self) -> Value {
+        self.save
+            .meta
+            .extra
+            .get("history")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new()))
+    }
+
+    fn to_value(&self, args: &Args, chain: &Chain) -> Value {
+        let string = |s: Option<String>| s.map_or(Value::Null, Value::String);
+        let steps = self.plan.as_deref().unwrap_or_default();
+        let facts: Map = [
+            ("path", Value::String(args.path.display().to_string())),
+            ("bytes", Value::from(self.bytes)),
+            ("version", Value::from(self.save.meta.version)),
+            ("writer", string(self.writer())),
+            ("history", self.history()),
+            ("latest", Value::from(chain.latest())),
+            ("steps", super::chain::describe_steps(steps)),
+            ("refused", string(self.plan.clone().err())),
+            ("stats", self.stats.value()),
+            (
+                "source",
+                Value::from(if self.not_from_cache.is_some() {
+                    "json"
+                } else {
+                    "cache"
+                }),
+            ),
+            ("source_reason", string(self.not_from_cache.clone())),
+        ]
+        .into_iter()
+        .collect();
+        Value::Object(facts)
+    }
+
+    fn print(&self, args: &Args, chain: &Chain) {
+        println!("{}", args.path.display());
+        println!(
+            "  version {} (latest {}), written by {}",
+            self.save.meta.version,
+            chain.latest(),
+            self.writer()
+                .unwrap_or_else(|| "an unknown program".to_string())
+        );
+        if let Value::Array(history) = self.history() {
+            for entry in history {
+                println!("  history: {entry}");
+            }
+        }
+        match &self.plan {
+            Err(e) => println!("  cannot upgrade: {e}"),
+            Ok(steps) if steps.is_empty() => println!("  up to date"),
+            Ok(steps) => {
+                for s in steps {
+                    println!(
+                        "  would run {} -> {} {:<4} {}",
+                        s.from(),
+                        s.to(),
+                        s.kind_name(),
+                        s.description()
+                    );
+                }
+            }
+        }
+        match &self.not_from_cache {
+            Some(why) => println!("  loads from the JSON: {why}"),
+            None => println!("  loads from its cache"),
+        }
+        let st = &self.stats;
+        println!(
+            "  {} values: {} objects, {} arrays, {} tables, {} integers, {} doubles, {} strings, {} byte strings, {} other",
+            st.nodes, st.objects, st.arrays, st.tables, st.integers, st.doubles, st.strings, st.bytes, st.other
+        );
+    }
+}
+
+/// Counts of the values in a document.
+#[derive(Default)]
+struct Stats {
+    nodes: u64,
+    objects: u64,
+    arrays: u64,
+    tables: u64,
+    integers: u64,
+    doubles: u64,
+    strings: u64,
+    bytes: u64,
+    other: u64,
+}
+
+impl Stats {
+    fn count(&mut self, value: &Value) {
+        self.nodes += 1;
+        match value {
+            Value::Int(_) | Value::UInt(_) => self.integers += 1,
+            Value::Double(_) => self.doubles += 1,
+            Value::String(_) => self.strings += 1,
+            Value::Bytes(_) => self.bytes += 1,
+            Value::Array(items) => {
+                self.arrays += 1;
+                items.iter().for_each(|v| self.count(v));
+            }
+            Value::Object(map) => {
+                self.objects += 1;
+                map.values().for_each(|v| self.count(v));
+            }
+            Value::Table(table) => {
+                self.tables += 1;
+                match &**table {
+                    Table::Keyed(entries) => entries.iter().for_each(|(k, v)| {
+                        self.count(k);
+                        self.count(v);
+                    }),
+                    Table::Shared { value, .. } | Table::Class { value, .. } => self.count(value),
+                    Table::Ref(_) => {}
+                }
+            }
+            Value::Null | Value::Bool(_) => self.other += 1,
+        }
+    }
+
+    fn value(&self) -> Value {
+        let m: Map = [
+            ("nodes", self.nodes),
+            ("objects", self.objects),
+            ("arrays", self.arrays),
+            ("tables", self.tables),
+            ("integers", self.integers),
+            ("doubles", self.doubles),
+            ("strings", self.strings),
+            ("bytes", self.bytes),
+            ("other", self.other),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, Value::from(v)))
+        .collect();
+        Value::Object(m)
+    }
+}

@@ -1,0 +1,36 @@
+//! How to load and upgrade: one set of options for upgrading in memory, upgrading files
+//! and loading through the cache.
+
+use crate::lua::Limits;
+
+/// How to upgrade a save, and how far to trust its cache.
+///
+/// [`Options::default()`] upgrades to the chain's latest version with the default Lua
+/// budget and checks caches by the content hash of the JSON.
+///
+/// ```
+/// let options = savechain::Options {
+///     strict: true,
+///     ..savechain::Options::default()
+/// };
+/// assert_eq!(options.target, None);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Stop at this version instead of the chain's latest.
+    pub target: Option<u64>,
+    /// Fail a step that removes a path it did not declare dropped.
+    pub strict: bool,
+    /// Report, for each step, the paths it added, removed and changed (costs a copy of the
+    /// data per step).
+    pub diff: bool,
+    /// What each Lua step may use.
+    pub limits: Limits,
+    /// Trust a cache when the JSON file's size and modification time match the ones it
+    /// recorded, without reading and hashing the JSON: loads cost O(size of the cache).
+    ///
+    /// The cost in safety: an edit that keeps the size and restores the modification time
+    /// (a tool that preserves times, a clock set back, a file system with coarse times and
+    /// an edit within the same tick) goes unseen until the JSON changes again.
+    pub trust_mtime: bool,
+}

@@ -1,0 +1,171 @@
+//! Upgrading save files on disk: read, upgrade in memory, then write back in place after
+//! keeping the original as a backup, or write to another path and leave the source alone.
+
+use std::path::{Path, PathBuf};
+
+use super::run::{StepReport, Upgrader};
+use crate::error::{Error, Result};
+use crate::fsio;
+use crate::options::Options;
+use crate::save::Save;
+
+/// Where [`upgrade_file`] writes the upgraded save.
+#[derive(Clone, Copy, Debug)]
+pub enum Target<'a> {
+    /// Replace the save. With `backup`, the original is first kept beside it as
+    /// `<name>.v<N>.bak` (N its version; `<name>.v<N>.<k>.bak` when a different file holds
+    /// that name already, so an older backup is never overwritten).
+    InPlace {
+        /// Keep the original as a backup before replacing it.
+        backup: bool,
+    },
+    /// Write the upgraded save to this path (making its folder), leaving the source as it
+    /// is. A save already at the target version is copied byte for byte, so a folder of
+    /// outputs is complete.
+    To(&'a Path),
+    /// Write nothing: only say which steps would run.
+    Nowhere,
+}
+
+/// What [`upgrade_file`] did to one save.
+#[derive(Debug)]
+pub struct FileReport {
+    /// The save's version before.
+    pub from: u64,
+    /// Its version after (or, with [`Target::Nowhere`], the version it would have).
+    pub to: u64,
+    /// The steps that ran, or with [`Target::Nowhere`] the steps that would run (their
+    /// `changes` and `dropped` empty, since nothing ran).
+    pub steps: Vec<StepReport>,
+    /// The file written, if any.
+    pub written: Option<PathBuf>,
+    /// The backup of the original, when one was written.
+    pub backup: Option<PathBuf>,
+}
+
+impl FileReport {
+    /// Whether the save was already at the target version.
+    pub fn was_current(&self) -> bool {
+        self.from == self.to
+    }
+}
+
+/// Upgrades the save at `path` and writes it to `target`, each write atomic (temporary file,
+/// flush, rename): a crash leaves every file either as it was or whole.
+///
+/// A save that does not load, is outside the chain's versions, or fails a step is an error
+/// naming the file, and nothing is written. A save already at the target version is not
+/// rewritten in place.
+///
+/// ```
+/// use savechain::upgrade::{upgrade_file, Chain, Step, Target};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("world.json");
+/// std::fs::write(&path, r#"{"meta": {"version": 1}, "data": {"hp": 3}}"#)?;
+/// let chain = Chain::new("1.1.0", vec![Step::lua(
+///     "0001-health.lua",
+///     "return function(data) data.health = data.hp * 10; data.hp = nil end",
+/// )?])?;
+///
+/// let report = upgrade_file(&mut chain.upgrader(), &path, Target::InPlace { backup: true },
+///                           &savechain::Options::default())?;
+/// assert_eq!((report.from, report.to), (1, 2));
+/// assert_eq!(report.backup, Some(dir.path().join("world.json.v1.bak")));
+/// assert_eq!(savechain::Save::load(&path)?.data.to_string(), r#"{"health":30}"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn upgrade_file(
+    upgrader: &mut Upgrader<'_>,
+    path: impl AsRef<Path>,
+    target: Target<'_>,
+    options: &Options,
+) -> Result<FileReport> {
+    let path = path.as_ref();
+    upgrade_file_at(upgrader, path, target, options).map_err(|e| e.with_file(path))
+}
+
+fn upgrade_file_at(
+    upgrader: &mut Upgrader<'_>,
+    path: &Path,
+    target: Target<'_>,
+    options: &Options,
+) -> Result<FileReport> {
+    let original = std::fs::read(path).map_err(|e| Error::io(e, "cannot read the file"))?;
+    let save = Save::from_slice(&original)?;
+    let from = save.meta.version;
+    let plan = upgrader
+        .chain()
+        .plan(from, save.meta.writer.as_ref(), options.target)?;
+    let mut report = FileReport {
+        from,
+        to: plan.last().map_or(from, |s| s.to()),
+        steps: Vec::new(),
+        written: None,
+        backup: None,
+    };
+    match target {
+        Target::Nowhere => {
+            report.steps = plan.iter().map(StepReport::pending).collect();
+            return Ok(report);
+        }
+        Target::InPlace { .. } if plan.is_empty() => return Ok(report),
+        Target::To(out) if plan.is_empty() => {
+            write_new(out, &original)?;
+            report.written = Some(out.to_path_buf());
+            return Ok(report);
+        }
+        _ => {}
+    }
+    let upgraded = upgrader.upgrade(save, options)?;
+    let text = upgraded.save.to_vec()?;
+    report.steps = upgraded.steps;
+    match target {
+        Target::InPlace { backup } => {
+            if backup {
+                let backup = backup_path(path, from, &original);
+                fsio::write_atomic(&backup, &original).map_err(|e| {
+                    Error::io(e, format!("cannot write the backup {}", backup.display()))
+                })?;
+                report.backup = Some(backup);
+            }
+            fsio::write_atomic(path, &text)
+                .map_err(|e| Error::io(e, "cannot write the upgraded save"))?;
+            report.written = Some(path.to_path_buf());
+        }
+        Target::To(out) => {
+            write_new(out, &text)?;
+            report.written = Some(out.to_path_buf());
+        }
+        Target::Nowhere => unreachable!("returned above"),
+    }
+    Ok(report)
+}
+
+/// Writes `bytes` to `out`, making its folder first.
+fn write_new(out: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::io(e, format!("cannot make the folder {}", parent.display())))?;
+    }
+    fsio::write_atomic(out, bytes)
+        .map_err(|e| Error::io(e, format!("cannot write {}", out.display())))
+}
+
+/// `<name>.v<N>.bak`, or `<name>.v<N>.<k>.bak` when that exists with other content, so an
+/// older backup is never overwritten by a different one.
+fn backup_path(path: &Path, from: u64, original: &[u8]) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let candidate = |k: u32| {
+        let suffix = if k == 0 {
+            format!("{name}.v{from}.bak")
+        } else {
+            format!("{name}.v{from}.{k}.bak")
+        };
+        path.with_file_name(suffix)
+    };
+    (0..)
+        .map(candidate)
+        .find(|p| std::fs::read(p).map_or(true, |existing| existing == original))
+        .expect("an unbounded search")
+}

@@ -1,0 +1,229 @@
+//! Lua steps read from a folder: `NNNN-short-description.lua` files, each moving a save
+//! from version NNNN to NNNN + 1, and the helper modules in its subfolders, read into
+//! memory once so that what runs is what the chain's identity was made from.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::step::{Step, StepKind};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The helper modules of a steps folder, by the name `require` knows them by.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Modules {
+    /// Module name (`lib.util`) to the file it came from and its source.
+    pub(crate) by_name: BTreeMap<String, Module>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Module {
+    pub(crate) file: PathBuf,
+    pub(crate) source: String,
+}
+
+/// Folders below a steps folder are searched this deep for helper modules.
+const MAX_MODULE_DEPTH: usize = 16;
+/// More helper files than this means the folder is probably not a steps folder.
+const MAX_MODULES: usize = 10_000;
+
+/// The version a step file (`NNNN-short-description.lua`) starts from, if its name is well
+/// formed.
+pub(crate) fn parse_name(file_name: &str) -> Option<u64> {
+    let stem = file_name.strip_suffix(".lua")?;
+    let (digits, words) = stem.split_once('-')?;
+    let well_formed = digits.len() == 4
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !words.is_empty()
+        && words
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    well_formed.then(|| digits.parse().ok()).flatten()
+}
+
+/// The error for a step file whose name is not `NNNN-short-description.lua`.
+pub(crate) fn misnamed(file: impl AsRef<Path>) -> Error {
+    Error::new(
+        ErrorKind::Upgrade,
+        "not a step file name: expected NNNN-short-description.lua (four digits, the version it \
+         upgrades from, then lowercase words joined by '-'); helper modules go in a subfolder",
+    )
+    .with_file(file)
+}
+
+/// The first line's `--` comment, or the words of the file name.
+pub(crate) fn description(file_name: &str, source: &str) -> String {
+    if let Some(comment) = source.lines().next().and_then(|l| l.strip_prefix("--")) {
+        let comment = comment.trim();
+        if !comment.is_empty() {
+            return comment.to_string();
+        }
+    }
+    let stem = file_name.strip_suffix(".lua").unwrap_or(file_name);
+    let words = stem.split_once('-').map_or(stem, |(_, w)| w);
+    words.replace('-', " ")
+}
+
+/// The steps of `dir`, each with the folder's helper modules.
+pub(crate) fn read(dir: &Path) -> Result<Vec<Step>> {
+    let entries = list(dir)?;
+    let modules = Arc::new(read_modules(dir)?);
+    let mut steps = Vec::new();
+    for (path, file_name) in entries {
+        if !file_name.ends_with(".lua") || !path.is_file() {
+            continue;
+        }
+        let from = parse_name(&file_name).ok_or_else(|| misnamed(&path))?;
+        let source = read_source(&path)?;
+        steps.push(Step {
+            from,
+            name: file_name.clone(),
+            description: description(&file_name, &source),
+            kind: StepKind::Lua {
+                source,
+                modules: Some(modules.clone()),
+                chunk_name: path.display().to_string(),
+            },
+        });
+    }
+    Ok(steps)
+}
+
+/// The entries of a folder, sorted by name: paths and file names.
+fn list(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(e, "cannot read the upgrades folder").with_file(dir))?;
+    let mut listed = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(e, "cannot read the folder").with_file(dir))?;
+        listed.push((
+            entry.path(),
+            entry.file_name().to_string_lossy().into_owned(),
+        ));
+    }
+    listed.sort();
+    Ok(listed)
+}
+
+fn read_source(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))
+}
+
+/// Whether `part` can be one dot-separated part of a module name.
+pub(crate) fn is_module_part(part: &str) -> bool {
+    !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Every module a step of `dir` could `require`: `dir/a/b.lua` is `a.b`. Files whose path
+/// cannot be a module name are left out, since no `require` can reach them.
+fn read_modules(dir: &Path) -> Result<Modules> {
+    let mut modules = Modules::default();
+    let mut seen = Vec::new();
+    for (path, name) in list(dir)? {
+        if is_module_part(&name) && path.is_dir() {
+            read_module_dir(&path, &name, 1, &mut seen, &mut modules)?;
+        }
+    }
+    Ok(modules)
+}
+
+fn read_module_dir(
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    seen: &mut Vec<PathBuf>,
+    modules: &mut Modules,
+) -> Result<()> {
+    // Symbolic links are followed; a folder reached twice (a loop) is read once.
+    let canonical = dir
+        .canonicalize()
+        .map_err(|e| Error::io(e, "cannot read the folder").with_file(dir))?;
+    if depth > MAX_MODULE_DEPTH || seen.contains(&canonical) {
+        return Ok(());
+    }
+    seen.push(canonical);
+    for (path, name) in list(dir)? {
+        if path.is_dir() {
+            if is_module_part(&name) {
+                read_module_dir(&path, &format!("{prefix}.{name}"), depth + 1, seen, modules)?;
+            }
+            continue;
+        }
+        let Some(stem) = name.strip_suffix(".lua") else {
+            continue;
+        };
+        if !is_module_part(stem) || !path.is_file() {
+            continue;
+        }
+        if modules.by_name.len() == MAX_MODULES {
+            return Err(Error::new(
+                ErrorKind::Upgrade,
+                format!(
+                    "more than {MAX_MODULES} Lua files below the steps folder; is it the right folder?"
+                ),
+            )
+            .with_file(dir));
+        }
+        let source = read_source(&path)?;
+        modules
+            .by_name
+            .insert(format!("{prefix}.{stem}"), Module { file: path, source });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_file_names() {
+        assert_eq!(parse_name("0001-rename-hp.lua"), Some(1));
+        assert_eq!(parse_name("0012-x2.lua"), Some(12));
+        for bad in [
+            "1-rename.lua",
+            "0001.lua",
+            "0001-.lua",
+            "0001-Rename.lua",
+            "0001_rename.lua",
+            "0001-rename.txt",
+        ] {
+            assert_eq!(parse_name(bad), None, "{bad}");
+        }
+        assert_eq!(
+            description("0003-change-units.lua", "local x\n"),
+            "change units"
+        );
+        assert_eq!(
+            description("0003-change-units.lua", "-- Fuel in m3.\nreturn"),
+            "Fuel in m3."
+        );
+    }
+
+    #[test]
+    fn helper_modules_are_every_file_a_require_can_reach() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str| {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, format!("-- {name}")).unwrap();
+        };
+        for name in [
+            "0001-a.lua",
+            "lib/util.lua",
+            "lib/deep/more.lua",
+            "lib/not-a-module.lua",
+            "lib/notes.txt",
+            "bad-dir/x.lua",
+        ] {
+            write(name);
+        }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path().join("lib"), dir.path().join("lib/deep/loop"))
+            .unwrap();
+        let modules = read_modules(dir.path()).unwrap();
+        let names: Vec<&str> = modules.by_name.keys().map(String::as_str).collect();
+        assert_eq!(names, ["lib.deep.more", "lib.util"]);
+        assert_eq!(modules.by_name["lib.util"].source, "-- lib/util.lua");
+    }
+}
