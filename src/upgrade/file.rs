@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::run::{StepReport, Upgrader};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::options::Options;
 use crate::save::Save;
@@ -21,7 +21,8 @@ pub enum Target<'a> {
     },
     /// Write the upgraded save to this path (making its folder), leaving the source as it
     /// is. A save already at the target version is copied byte for byte, so a folder of
-    /// outputs is complete.
+    /// outputs is complete. A path that is the save itself (through a link, say) is an
+    /// error: that would replace the original without its backup.
     To(&'a Path),
     /// Write nothing: only say which steps would run.
     Nowhere,
@@ -91,6 +92,17 @@ fn upgrade_file_at(
     target: Target<'_>,
     options: &Options,
 ) -> Result<FileReport> {
+    if let Target::To(out) = target {
+        if same_file(path, out) {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "the output {} is the save itself; upgrading in place keeps a backup",
+                    out.display()
+                ),
+            ));
+        }
+    }
     let original = std::fs::read(path).map_err(|e| Error::io(e, "cannot read the file"))?;
     let save = Save::from_slice(&original)?;
     let from = save.meta.version;
@@ -168,4 +180,55 @@ fn backup_path(path: &Path, from: u64, original: &[u8]) -> PathBuf {
         .map(candidate)
         .find(|p| std::fs::read(p).map_or(true, |existing| existing == original))
         .expect("an unbounded search")
+}
+
+/// Whether `a` and `b` name the same existing file (through links, or another spelling).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (ma.dev(), ma.ino()) == (mb.dev(), mb.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        a.canonicalize().ok() == b.canonicalize().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upgrade::{Chain, Step};
+
+    #[test]
+    fn writing_over_the_save_itself_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let original = r#"{"meta": {"version": 1}, "data": {}}"#;
+        std::fs::write(&path, original).unwrap();
+        let step = Step::lua("0001-x.lua", "return function(d) d.x = 1 end").unwrap();
+        let chain = Chain::new("1.0.0", vec![step]).unwrap();
+        let mut outs = vec![path.clone(), dir.path().join(".").join("world.json")];
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.json");
+            std::os::unix::fs::symlink(&path, &link).unwrap();
+            outs.push(link);
+        }
+        for out in outs {
+            let err = upgrade_file(
+                &mut chain.upgrader(),
+                &path,
+                Target::To(&out),
+                &Options::default(),
+            )
+            .unwrap_err();
+            assert!(err.to_string().contains("is the save itself"), "{err}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        }
+    }
 }
