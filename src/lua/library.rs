@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use mlua::{ChunkMode, LightUserData, Lua, Table};
 
-use super::{decode::to_lua, encode::from_lua};
+use super::metatables::Metatables;
+use super::{from_lua, to_lua};
 use crate::text;
 
 /// The Lua modules of the `lua/` folder, by the name scripts `require`.
@@ -23,18 +24,11 @@ const MODULES: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The tables the converters need, kept with the Lua state.
+/// The library's part of a Lua state, kept with it.
 #[derive(Clone)]
-pub(crate) struct Installed {
-    /// Marks a table as an array, so that it is saved as `[]` even when empty.
-    pub array_mt: Table,
-    /// Boxes integers above `math.maxinteger`.
-    pub u64_mt: Table,
-    /// Boxes byte strings that happen to be valid UTF-8, so they stay byte strings.
-    pub bytes_mt: Table,
-    /// Registered classes: name to metatable, and metatable to name.
-    pub classes: Table,
-    pub class_names: Table,
+struct Installed {
+    /// The tables the conversions share with the library's Lua modules.
+    tables: Metatables,
     /// Modules loaded by `require`, by name.
     loaded: Table,
 }
@@ -56,20 +50,17 @@ pub fn install(lua: &Lua) -> mlua::Result<Table> {
         .ok_or_else(|| mlua::Error::runtime("lua/savechain.lua did not return a table"))
 }
 
-pub(crate) fn installed(lua: &Lua) -> mlua::Result<Installed> {
+/// The tables the conversions need in `lua`, installing the library first if it is not.
+pub(crate) fn installed(lua: &Lua) -> mlua::Result<Metatables> {
     if let Some(installed) = lua.app_data_ref::<Installed>() {
-        return Ok(installed.clone());
+        return Ok(installed.tables.clone());
     }
     let installed = Installed {
-        array_mt: lua.create_table_from([("__name", "savechain.array")])?,
-        u64_mt: lua.create_table_from([("__name", "savechain.u64")])?,
-        bytes_mt: lua.create_table_from([("__name", "savechain.bytes")])?,
-        classes: lua.create_table()?,
-        class_names: lua.create_table()?,
+        tables: Metatables::new(lua)?,
         loaded: lua.create_table()?,
     };
     lua.set_app_data(installed.clone());
-    let core = core(lua, &installed)?;
+    let core = core(lua, &installed.tables)?;
     installed.loaded.raw_set("savechain.core", core)?;
     if let Ok(Some(package)) = lua.globals().raw_get::<Option<Table>>("package") {
         if let Ok(Some(preload)) = package.raw_get::<Option<Table>>("preload") {
@@ -81,22 +72,24 @@ pub(crate) fn installed(lua: &Lua) -> mlua::Result<Installed> {
     }
     // Running the library sets the metamethods of the u64 box.
     require(lua, "savechain")?;
-    Ok(installed)
+    Ok(installed.tables)
 }
 
 /// The Rust half of the library, as `require("savechain.core")`.
-fn core(lua: &Lua, installed: &Installed) -> mlua::Result<Table> {
+fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
     let core = lua.create_table()?;
     core.raw_set("null", LightUserData(std::ptr::null_mut()))?;
-    core.raw_set("array_mt", installed.array_mt.clone())?;
-    core.raw_set("u64_mt", installed.u64_mt.clone())?;
-    core.raw_set("bytes_mt", installed.bytes_mt.clone())?;
-    core.raw_set("classes", installed.classes.clone())?;
-    core.raw_set("class_names", installed.class_names.clone())?;
+    core.raw_set("array_mt", tables.array.clone())?;
+    core.raw_set("u64_mt", tables.u64.clone())?;
+    core.raw_set("bytes_mt", tables.bytes.clone())?;
+    core.raw_set("classes", tables.classes.clone())?;
+    core.raw_set("class_names", tables.class_names.clone())?;
+    let encode_tables = tables.clone();
     core.raw_set(
         "encode",
-        lua.create_function(|lua, (value, compact): (mlua::Value, Option<bool>)| {
-            let value = from_lua(lua, &value).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+        lua.create_function(move |lua, (value, compact): (mlua::Value, Option<bool>)| {
+            let value = from_lua::convert(lua, &encode_tables, &value)
+                .map_err(|e| mlua::Error::runtime(e.to_string()))?;
             let text = if compact == Some(true) {
                 text::to_vec_compact(&value)
             } else {
@@ -105,12 +98,14 @@ fn core(lua: &Lua, installed: &Installed) -> mlua::Result<Table> {
             lua.create_string(text.map_err(|e| mlua::Error::runtime(e.to_string()))?)
         })?,
     )?;
+    let decode_tables = tables.clone();
     core.raw_set(
         "decode",
-        lua.create_function(|lua, source: mlua::String| {
+        lua.create_function(move |lua, source: mlua::String| {
             let value = text::from_slice(&source.as_bytes())
                 .map_err(|e| mlua::Error::runtime(e.to_string()))?;
-            to_lua(lua, &value).map_err(|e| mlua::Error::runtime(e.to_string()))
+            to_lua::convert(lua, &decode_tables, &value)
+                .map_err(|e| mlua::Error::runtime(e.to_string()))
         })?,
     )?;
     Ok(core)

@@ -23,13 +23,60 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod decode;
-mod encode;
+mod from_lua;
 mod library;
+mod metatables;
 mod patterns;
 mod sandbox;
+mod to_lua;
 
-pub use decode::to_lua;
-pub use encode::from_lua;
 pub use library::install;
 pub use sandbox::{Limits, Sandbox, SandboxError};
+
+use mlua::Lua;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::value::Value;
+
+/// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`.
+///
+/// Tables reached from more than one place become one shared table and references to it,
+/// numbered in the order they appear in the written text, so the same state always gives
+/// the same save. Functions, threads, userdata and tables with a metatable that is not a
+/// registered class are refused with the Lua path to them (`missions[3].on_complete`).
+///
+/// Installs the `savechain` library in `lua` first if it is not installed (its metatables
+/// and class registry say what a table is).
+pub fn from_lua(lua: &Lua, value: &mlua::Value) -> Result<Value> {
+    let tables = library::installed(lua)?;
+    from_lua::convert(lua, &tables, value)
+}
+
+/// Converts a document value to a Lua value, following the mapping of `docs/FORMAT.md`.
+///
+/// `null` becomes `savechain.null`, an empty array a table marked with `savechain.array`
+/// (so both come back out unchanged), an integer above `math.maxinteger` a `savechain.u64`
+/// box, a byte string that is valid UTF-8 a `savechain.bytes` box (other byte strings are
+/// plain Lua strings), a shared table one Lua table wherever it is referred to, and a class
+/// instance a table with the registered metatable.
+///
+/// Installs the `savechain` library in `lua` first if it is not installed.
+pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
+    let tables = library::installed(lua)?;
+    to_lua::convert(lua, &tables, value)
+}
+
+/// A Lua error becomes an error of kind [`ErrorKind::Lua`] with the same message.
+impl From<mlua::Error> for Error {
+    fn from(e: mlua::Error) -> Error {
+        Error::new(ErrorKind::Lua, e.to_string())
+    }
+}
+
+/// A failed or stopped sandboxed script becomes an error of kind [`ErrorKind::Lua`] with the
+/// same message.
+impl From<SandboxError> for Error {
+    fn from(e: SandboxError) -> Error {
+        Error::new(ErrorKind::Lua, e.to_string())
+    }
+}

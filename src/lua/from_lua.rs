@@ -11,33 +11,24 @@ use std::ptr;
 use mlua::{ffi, Lua};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::library::{installed, Installed};
+use super::metatables::Metatables;
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
 use crate::value::{Key, Map, Table, Value};
 
-/// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`.
-///
-/// Tables reached from more than one place become one shared table and references to it,
-/// numbered in the order they appear in the written text, so the same state always gives
-/// the same save. Functions, threads, userdata and tables with a metatable that is not a
-/// registered class are refused with the Lua path to them (`missions[3].on_complete`).
-pub fn from_lua(lua: &Lua, value: &mlua::Value) -> Result<Value> {
-    let installed = installed(lua).map_err(lua_error)?;
-    let mut encoder = Encoder::default();
-    let mut value = encoder.run(lua, value, &installed)?;
-    if !encoder.shared.is_empty() {
+/// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`,
+/// with the state's `tables` telling arrays, boxes and classes apart.
+pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &mlua::Value) -> Result<Value> {
+    let mut walker = Walker::default();
+    let mut value = walker.run(lua, value, tables)?;
+    if !walker.shared.is_empty() {
         number_shared_tables(&mut value);
     }
     Ok(value)
 }
 
-pub(crate) fn lua_error(e: mlua::Error) -> Error {
-    Error::new(ErrorKind::Lua, e.to_string())
-}
-
-/// Stack slots of the arguments the encoder runs with.
+/// Stack slots of the arguments the walker runs with.
 const VALUE: c_int = 1;
 const ARRAY_MT: c_int = 2;
 const U64_MT: c_int = 3;
@@ -55,7 +46,7 @@ enum RawKey {
 }
 
 #[derive(Default)]
-struct Encoder {
+struct Walker {
     /// Every table met so far (first pass) and those met more than once.
     visited: FxHashSet<*const c_void>,
     revisited: FxHashSet<*const c_void>,
@@ -67,30 +58,30 @@ struct Encoder {
     error: Option<(Path, String)>,
 }
 
-/// The error travels in the encoder; frames only say that one happened.
+/// The error travels in the walker; frames only say that one happened.
 type Step<T> = std::result::Result<T, ()>;
 
-impl Encoder {
-    fn run(&mut self, lua: &Lua, value: &mlua::Value, installed: &Installed) -> Result<Value> {
-        let mut result = self.pass(lua, value, installed)?;
+impl Walker {
+    fn run(&mut self, lua: &Lua, value: &mlua::Value, tables: &Metatables) -> Result<Value> {
+        let mut result = self.pass(lua, value, tables)?;
         if !self.revisited.is_empty() {
             // Some table is reached twice: walk again, now writing it once and referring
             // to it elsewhere.
             self.second_pass = true;
-            result = self.pass(lua, value, installed)?;
+            result = self.pass(lua, value, tables)?;
         }
         Ok(result)
     }
 
-    fn pass(&mut self, lua: &Lua, value: &mlua::Value, installed: &Installed) -> Result<Value> {
+    fn pass(&mut self, lua: &Lua, value: &mlua::Value, tables: &Metatables) -> Result<Value> {
         let mut out = Value::Null;
         let mut panicked = None;
         let args = (
             value.clone(),
-            installed.array_mt.clone(),
-            installed.u64_mt.clone(),
-            installed.bytes_mt.clone(),
-            installed.class_names.clone(),
+            tables.array.clone(),
+            tables.u64.clone(),
+            tables.bytes.clone(),
+            tables.class_names.clone(),
         );
         // SAFETY: the closure only reads from the Lua state with functions that do not
         // raise errors (type queries, `lua_next` over a table nobody modifies, raw gets,
@@ -110,7 +101,7 @@ impl Encoder {
         if let Some(payload) = panicked {
             panic::resume_unwind(payload);
         }
-        ran.map_err(lua_error)?;
+        ran?;
         match self.error.take() {
             Some((path, message)) => Err(Error::new(ErrorKind::Lua, message).in_path(path)),
             None => Ok(out),
@@ -409,7 +400,7 @@ unsafe fn describe_key(l: *mut ffi::lua_State, idx: c_int) -> String {
 
 /// The order of the entries of a keyed table: booleans, numbers by value, strings, byte
 /// strings, then tables (by their text, which is deterministic).
-pub(crate) fn key_order(a: &Value, b: &Value) -> Ordering {
+fn key_order(a: &Value, b: &Value) -> Ordering {
     fn rank(v: &Value) -> u8 {
         match v {
             Value::Null => 0,
