@@ -20,7 +20,8 @@ use super::library;
 use super::patterns::{self, Budget};
 use require::Modules;
 
-/// How much a script may do before it is stopped.
+/// How much a script may do before it is stopped; the default suits upgrade steps over
+/// large saves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Lua VM instructions per call into the sandbox.
@@ -29,11 +30,14 @@ pub struct Limits {
     pub memory: usize,
 }
 
+/// 300 million instructions and 1 GiB: an upgrade step over a 50 MiB save runs a few
+/// million instructions and holds a few hundred MiB, so real work fits with room to spare,
+/// while an endless loop is stopped within a few seconds.
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            instructions: 200_000_000,
-            memory: 512 << 20,
+            instructions: 300_000_000,
+            memory: 1 << 30,
         }
     }
 }
