@@ -37,6 +37,14 @@ pub(super) enum Cap {
     Position(usize),
 }
 
+/// What is left after matching one pattern item.
+enum Then {
+    /// Matching goes on at subject position `.0` with the item at `.1`.
+    Continue(usize, usize),
+    /// The item matched the rest of the pattern itself: the match ends there, or fails.
+    Done(Option<usize>),
+}
+
 /// A backtracking matcher over bytes, in the order Lua's matcher tries alternatives.
 pub(super) struct Matcher<'a> {
     /// The subject.
@@ -98,81 +106,87 @@ impl<'a> Matcher<'a> {
             if p == self.pat.len() {
                 return Ok(Some(s));
             }
-            match self.pat[p] {
-                b'(' => {
-                    return if self.pat_at(p + 1) == b')' {
-                        self.start_capture(s, p + 2, CapLen::Position)
-                    } else {
-                        self.start_capture(s, p + 1, CapLen::Open)
-                    };
+            let then = match self.pat[p] {
+                b'(' if self.pat_at(p + 1) == b')' => {
+                    Then::Done(self.start_capture(s, p + 2, CapLen::Position)?)
                 }
-                b')' => return self.end_capture(s, p + 1),
-                b'$' if p + 1 == self.pat.len() => {
-                    return Ok((s == self.src.len()).then_some(s));
-                }
-                b'%' if self.pat_at(p + 1) == b'b' => match self.match_balance(s, p + 2)? {
-                    Some(end) => {
-                        s = end;
-                        p += 4;
-                        continue;
-                    }
-                    None => return Ok(None),
+                b'(' => Then::Done(self.start_capture(s, p + 1, CapLen::Open)?),
+                b')' => Then::Done(self.end_capture(s, p + 1)?),
+                b'$' if p + 1 == self.pat.len() => Then::Done((s == self.src.len()).then_some(s)),
+                b'%' => match self.pat_at(p + 1) {
+                    b'b' => self.balance_item(s, p)?,
+                    b'f' => self.frontier_item(s, p)?,
+                    d if d.is_ascii_digit() => self.back_reference_item(s, p)?,
+                    _ => self.single_item(s, p)?,
                 },
-                b'%' if self.pat_at(p + 1) == b'f' => {
-                    p += 2;
-                    if self.pat_at(p) != b'[' {
-                        return Err(raise("missing '[' after '%f' in pattern"));
-                    }
-                    let ep = self.class_end(p)?;
-                    let previous = if s == 0 { 0 } else { self.src[s - 1] };
-                    // At the end of the subject Lua reads the terminating NUL.
-                    let current = self.src_at(s);
-                    self.meter.charge(1 + (ep - p) as u64 / 8)?;
-                    if !self.in_set(previous, p, ep - 1) && self.in_set(current, p, ep - 1) {
-                        p = ep;
-                        continue;
-                    }
-                    return Ok(None);
-                }
-                b'%' if self.pat_at(p + 1).is_ascii_digit() => {
-                    match self.match_capture(s, self.pat[p + 1])? {
-                        Some(end) => {
-                            s = end;
-                            p += 2;
-                            continue;
-                        }
-                        None => return Ok(None),
-                    }
-                }
-                _ => {}
-            }
-            // A single-character class, possibly with a quantifier.
-            let ep = self.class_end(p)?;
-            let quantifier = self.pat_at(ep);
-            if !self.single_match(s, p, ep)? {
-                if matches!(quantifier, b'*' | b'?' | b'-') {
-                    // Zero repetitions are fine.
-                    p = ep + 1;
-                    continue;
-                }
-                return Ok(None);
-            }
-            match quantifier {
-                b'?' => {
-                    if let Some(end) = self.do_match(s + 1, ep + 1)? {
-                        return Ok(Some(end));
-                    }
-                    p = ep + 1;
-                }
-                b'+' => return self.max_expand(s + 1, p, ep),
-                b'*' => return self.max_expand(s, p, ep),
-                b'-' => return self.min_expand(s, p, ep),
-                _ => {
-                    s += 1;
-                    p = ep;
-                }
+                _ => self.single_item(s, p)?,
+            };
+            match then {
+                Then::Continue(next_s, next_p) => (s, p) = (next_s, next_p),
+                Then::Done(end) => return Ok(end),
             }
         }
+    }
+
+    /// `%bxy` at `p`.
+    fn balance_item(&mut self, s: usize, p: usize) -> Result<Then, Fail> {
+        Ok(match self.match_balance(s, p + 2)? {
+            Some(end) => Then::Continue(end, p + 4),
+            None => Then::Done(None),
+        })
+    }
+
+    /// `%f[set]` at `p`: matches no text, only a border where the byte before is not in the
+    /// set and the byte at `s` is.
+    fn frontier_item(&mut self, s: usize, p: usize) -> Result<Then, Fail> {
+        let p = p + 2;
+        if self.pat_at(p) != b'[' {
+            return Err(raise("missing '[' after '%f' in pattern"));
+        }
+        let ep = self.class_end(p)?;
+        let previous = if s == 0 { 0 } else { self.src[s - 1] };
+        // At the end of the subject Lua reads the terminating NUL.
+        let current = self.src_at(s);
+        self.meter.charge(1 + (ep - p) as u64 / 8)?;
+        Ok(
+            if !self.in_set(previous, p, ep - 1) && self.in_set(current, p, ep - 1) {
+                Then::Continue(s, ep)
+            } else {
+                Then::Done(None)
+            },
+        )
+    }
+
+    /// A back-reference `%0`..`%9` at `p`.
+    fn back_reference_item(&mut self, s: usize, p: usize) -> Result<Then, Fail> {
+        Ok(match self.match_capture(s, self.pat[p + 1])? {
+            Some(end) => Then::Continue(end, p + 2),
+            None => Then::Done(None),
+        })
+    }
+
+    /// A single-character class at `p`, possibly with a quantifier.
+    fn single_item(&mut self, s: usize, p: usize) -> Result<Then, Fail> {
+        let ep = self.class_end(p)?;
+        let quantifier = self.pat_at(ep);
+        if !self.single_match(s, p, ep)? {
+            // Zero repetitions are fine for these.
+            return Ok(if matches!(quantifier, b'*' | b'?' | b'-') {
+                Then::Continue(s, ep + 1)
+            } else {
+                Then::Done(None)
+            });
+        }
+        Ok(match quantifier {
+            b'?' => match self.do_match(s + 1, ep + 1)? {
+                Some(end) => Then::Done(Some(end)),
+                None => Then::Continue(s, ep + 1),
+            },
+            b'+' => Then::Done(self.max_expand(s + 1, p, ep)?),
+            b'*' => Then::Done(self.max_expand(s, p, ep)?),
+            b'-' => Then::Done(self.min_expand(s, p, ep)?),
+            _ => Then::Continue(s + 1, ep),
+        })
     }
 
     fn start_capture(&mut self, s: usize, p: usize, len: CapLen) -> Result<Option<usize>, Fail> {

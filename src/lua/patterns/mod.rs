@@ -529,7 +529,7 @@ fn gsub(lua: &Lua, meter: &mut Meter, budget: &Budget, args: &Args) -> Result<Mu
         _ => return Err(args.type_error(3, "string/function/table")),
     };
     let anchor = pat.as_bytes().first() == Some(&b'^');
-    let mut state = GsubState {
+    let state = GsubState {
         src,
         pat,
         pat_start: usize::from(anchor),
@@ -544,37 +544,52 @@ fn gsub(lua: &Lua, meter: &mut Meter, budget: &Budget, args: &Args) -> Result<Mu
         pending: None,
         captures: Vec::new(),
     };
-    let table = match repl {
-        Repl::Text(repl) => {
-            let (s, p) = (state.src.clone(), state.pat.clone());
-            let (src, pat, repl) = (s.as_bytes(), p.as_bytes(), repl.as_bytes());
-            let pieces = parse_replacement(&repl);
-            let mut m = Matcher::new(&src, &pat[state.pat_start..], meter);
-            while let Some((start, end)) = state.next_match(&mut m)? {
-                for piece in &pieces {
-                    match *piece {
-                        Piece::Text(a, b) => state.out.extend_from_slice(&repl[a..b]),
-                        Piece::Whole => state.out.extend_from_slice(&src[start..end]),
-                        Piece::Capture(i) => match m.get_capture(i, start, end)? {
-                            Cap::Text(a, b) => state.out.extend_from_slice(&src[a..b]),
-                            Cap::Position(at) => {
-                                state.out.extend_from_slice(at.to_string().as_bytes())
-                            }
-                        },
-                        Piece::Invalid => {
-                            return Err(raise("invalid use of '%' in replacement string"))
-                        }
-                    }
-                }
-                state.check_memory(lua, budget)?;
+    match repl {
+        Repl::Text(repl) => gsub_with_text(lua, meter, budget, state, &repl),
+        Repl::Table => gsub_stepper(lua, budget, state, true),
+        Repl::Function => gsub_stepper(lua, budget, state, false),
+    }
+}
+
+/// gsub with a replacement string, done at once: false, the result and the count.
+fn gsub_with_text(
+    lua: &Lua,
+    meter: &mut Meter,
+    budget: &Budget,
+    mut state: GsubState,
+    repl: &mlua::String,
+) -> Result<MultiValue, Fail> {
+    let (s, p) = (state.src.clone(), state.pat.clone());
+    let (src, pat, repl) = (s.as_bytes(), p.as_bytes(), repl.as_bytes());
+    let pieces = parse_replacement(&repl);
+    let mut m = Matcher::new(&src, &pat[state.pat_start..], meter);
+    while let Some((start, end)) = state.next_match(&mut m)? {
+        for piece in &pieces {
+            match *piece {
+                Piece::Text(a, b) => state.out.extend_from_slice(&repl[a..b]),
+                Piece::Whole => state.out.extend_from_slice(&src[start..end]),
+                Piece::Capture(i) => match m.get_capture(i, start, end)? {
+                    Cap::Text(a, b) => state.out.extend_from_slice(&src[a..b]),
+                    Cap::Position(at) => state.out.extend_from_slice(at.to_string().as_bytes()),
+                },
+                Piece::Invalid => return Err(raise("invalid use of '%' in replacement string")),
             }
-            let mut results = state.finish(lua)?.into_vec();
-            results.insert(0, Value::Boolean(false));
-            return Ok(MultiValue::from_vec(results));
         }
-        Repl::Table => true,
-        Repl::Function => false,
-    };
+        state.check_memory(lua, budget)?;
+    }
+    let mut results = state.finish(lua)?.into_vec();
+    results.insert(0, Value::Boolean(false));
+    Ok(MultiValue::from_vec(results))
+}
+
+/// gsub with a replacement table or function, which the Lua wrapper calls: the functions
+/// `step` (see [`gsub_step`]) and `captures`, and whether it is a table.
+fn gsub_stepper(
+    lua: &Lua,
+    budget: &Budget,
+    state: GsubState,
+    table: bool,
+) -> Result<MultiValue, Fail> {
     let state = Rc::new(RefCell::new(state));
     let (b, st) = (budget.clone(), state.clone());
     // Called without a value the first time; a missing value is kept like nil anyway.
