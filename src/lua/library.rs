@@ -1,7 +1,7 @@
 //! The `savechain` Lua library in a Lua state: its Rust core (`savechain.core`: the null
-//! sentinel, the metatables, encode and decode, which call the conversions) and the Lua
-//! modules of the repository's `lua/` folder, compiled into the crate. Scripts reach it
-//! through `require`; it reaches documents through [`super::from_lua`] and [`super::to_lua`].
+//! sentinel, the metatables, encode and decode) and the Lua modules of the repository's
+//! `lua/` folder, compiled into the crate. Scripts reach it through `require`; it reaches
+//! documents through the conversions (`from_lua.rs`, `to_lua.rs`).
 
 use mlua::{ChunkMode, LightUserData, Lua, Table};
 

@@ -1,8 +1,14 @@
 //! Lua 5.4 (vendored, through mlua): Lua values in saves, the `savechain` Lua library, and
 //! the sandbox that scripts run on behalf of a save run in.
 //!
+//! [`from_lua`](from_lua()) turns a Lua value into a document [`Value`] (a script saving
+//! its state) and [`to_lua`](to_lua()) a document back into Lua values (a script loading
+//! it); [`install`] puts the `savechain` Lua library in a state, and [`Sandbox`] runs
+//! scripts under [`Limits`]. Lua states and values are mlua's: use the mlua savechain is
+//! built with, re-exported as [`savechain::lua::mlua`](mlua), so that the types match.
+//!
 //! ```
-//! use savechain::lua::{from_lua, install, to_lua};
+//! use savechain::lua::{from_lua, install, mlua, to_lua};
 //! use savechain::Value;
 //!
 //! let lua = mlua::Lua::new();
@@ -22,6 +28,10 @@
 //! assert!(same);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Inside, data flows one way: `from_lua.rs` and `to_lua.rs` convert with the tables of
+//! `metatables.rs`; `library.rs` (the `savechain` library) calls them; `sandbox/` installs
+//! the library and the budgeted string functions of `patterns/`.
 
 mod from_lua;
 mod library;
@@ -31,6 +41,10 @@ mod sandbox;
 mod to_lua;
 
 pub use library::install;
+/// The mlua savechain is built with (Lua 5.4, vendored). A game that passes Lua states and
+/// values to savechain uses this one, `savechain::lua::mlua`, so that the types match
+/// whatever mlua version it would otherwise depend on.
+pub use mlua;
 pub use sandbox::{Limits, Sandbox, SandboxError};
 
 use mlua::Lua;

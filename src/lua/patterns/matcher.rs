@@ -57,6 +57,7 @@ pub(super) struct Matcher<'a> {
 }
 
 impl<'a> Matcher<'a> {
+    /// A matcher of `pat` (without its `^` anchor) in `src`, charging `meter`.
     pub(super) fn new(src: &'a [u8], pat: &'a [u8], meter: &'a mut Meter) -> Matcher<'a> {
         Matcher {
             src,
@@ -393,6 +394,7 @@ impl<'a> Matcher<'a> {
         }
     }
 
+    /// The Lua value of capture `i` of a match of `start..end`: a string or a position.
     pub(super) fn capture_value(
         &self,
         lua: &Lua,

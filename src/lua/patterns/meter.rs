@@ -4,7 +4,9 @@
 
 /// Steps taken by one call of a primitive, and how many it may take.
 pub(super) struct Meter {
+    /// Steps charged so far.
     pub(super) steps: u64,
+    /// Steps the call may take: what is left of the sandbox's budget.
     pub(super) allowance: u64,
 }
 

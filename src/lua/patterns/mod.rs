@@ -396,6 +396,7 @@ struct GmatchState {
     last: Option<usize>,
 }
 
+/// `string.gmatch`: an iterator over the matches, each call charged to the budget.
 fn gmatch(lua: &Lua, budget: &Budget, args: &Args) -> Result<MultiValue, Fail> {
     let src = args.string(1)?;
     let pat = args.string(2)?;
@@ -414,6 +415,7 @@ fn gmatch(lua: &Lua, budget: &Budget, args: &Args) -> Result<MultiValue, Fail> {
     Ok(MultiValue::from_vec(vec![Value::Function(iterate)]))
 }
 
+/// The captures of the next match of a `string.gmatch` iteration, or nothing at the end.
 fn gmatch_next(
     lua: &Lua,
     meter: &mut Meter,
@@ -454,6 +456,7 @@ enum Piece {
     Invalid,
 }
 
+/// The pieces of a gsub replacement string, read once for all matches.
 fn parse_replacement(repl: &[u8]) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut start = 0;
@@ -513,6 +516,8 @@ enum Repl {
     Function,
 }
 
+/// `string.gsub`: with a replacement string, the result at once; with a table or function,
+/// the functions the Lua wrapper drives (see `WRAPPERS`).
 fn gsub(lua: &Lua, meter: &mut Meter, budget: &Budget, args: &Args) -> Result<MultiValue, Fail> {
     let src = args.string(1)?;
     let pat = args.string(2)?;
@@ -608,6 +613,9 @@ fn gsub_stepper(
     ]))
 }
 
+/// Puts in the replacement `value` of the pending match (nil or false keep the match), then
+/// finds the next match: true, its first capture and the number of captures; at the end,
+/// false, the result and the count.
 fn gsub_step(
     lua: &Lua,
     meter: &mut Meter,
