@@ -6,7 +6,6 @@
 use mlua::{ChunkMode, LightUserData, Lua, Table};
 
 use super::metatables::Metatables;
-use super::{from_lua, to_lua};
 use crate::text;
 
 /// The Lua modules of the `lua/` folder: the name scripts `require`, the file, the source.
@@ -111,7 +110,7 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
     core.raw_set(
         "encode",
         lua.create_function(move |lua, (value, compact): (mlua::Value, Option<bool>)| {
-            let value = from_lua::convert(lua, &encode_tables, &value).map_err(runtime)?;
+            let value = super::from_lua::convert(lua, &encode_tables, &value).map_err(runtime)?;
             let text = if compact == Some(true) {
                 text::to_vec_compact(&value)
             } else {
@@ -125,7 +124,7 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
         "decode",
         lua.create_function(move |lua, source: mlua::String| {
             let value = text::from_slice(&source.as_bytes()).map_err(runtime)?;
-            to_lua::convert(lua, &decode_tables, &value).map_err(runtime)
+            super::to_lua::convert(lua, &decode_tables, &value).map_err(runtime)
         })?,
     )?;
     Ok(core)
