@@ -1,15 +1,14 @@
-//! The `savechain` Lua library in a Lua state: its Rust core (encode, decode, the null
-//! sentinel, the array and u64 metatables, the class registry) and the Lua modules of the
-//! repository's `lua/` folder, compiled into the crate.
-
-use std::path::{Path, PathBuf};
+//! The `savechain` Lua library in a Lua state: its Rust core (`savechain.core`: the null
+//! sentinel, the metatables, encode and decode) and the Lua modules of the repository's
+//! `lua/` folder, compiled into the crate. Scripts reach it through `require`; it reaches
+//! documents through the conversions (`from_lua.rs`, `to_lua.rs`).
 
 use mlua::{ChunkMode, LightUserData, Lua, Table};
 
-use super::{decode::to_lua, encode::from_lua};
+use super::metatables::Metatables;
 use crate::text;
 
-/// The Lua modules of the `lua/` folder, by the name scripts `require`.
+/// The Lua modules of the `lua/` folder: the name scripts `require`, the file, the source.
 const MODULES: &[(&str, &str, &str)] = &[
     (
         "savechain",
@@ -23,45 +22,28 @@ const MODULES: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The tables the converters need, kept with the Lua state.
-#[derive(Clone)]
-pub(crate) struct Installed {
-    /// Marks a table as an array, so that it is saved as `[]` even when empty.
-    pub array_mt: Table,
-    /// Boxes integers above `math.maxinteger`.
-    pub u64_mt: Table,
-    /// Boxes byte strings that happen to be valid UTF-8, so they stay byte strings.
-    pub bytes_mt: Table,
-    /// Registered classes: name to metatable, and metatable to name.
-    pub classes: Table,
-    pub class_names: Table,
-    /// Modules loaded by `require`, by name.
-    loaded: Table,
-}
+/// The module name of the Rust half of the library.
+const CORE: &str = "savechain.core";
 
-/// Folders a sandboxed script may `require` its own modules from.
-#[derive(Clone, Default)]
-struct ModuleDirs(Vec<PathBuf>);
-
-/// Modules given as source: name to (chunk name, source).
-#[derive(Clone, Default)]
-struct ModuleSources(Vec<(String, String, String)>);
-
-/// The compiled-in Lua library's modules: name and source.
+/// The library's Lua modules compiled into the crate, as (module name, source); the Rust
+/// core is not among them.
 pub(crate) fn library_sources() -> impl Iterator<Item = (&'static str, &'static str)> {
-    MODULES.iter().map(|(name, _, source)| (*name, *source))
+    MODULES.iter().map(|&(name, _, source)| (name, source))
 }
 
-/// Lets sandboxed scripts `require(name)` this source.
-pub(crate) fn add_module(lua: &Lua, name: &str, chunk_name: &str, source: &str) {
-    let mut sources = lua
-        .app_data_ref::<ModuleSources>()
-        .map(|d| d.clone())
-        .unwrap_or_default();
-    sources
-        .0
-        .push((name.to_string(), chunk_name.to_string(), source.to_string()));
-    lua.set_app_data(sources);
+/// Whether `name` is one of the library's modules (its Rust core included), which no other
+/// module may stand in for.
+pub(crate) fn is_library_module(name: &str) -> bool {
+    name == CORE || MODULES.iter().any(|(n, _, _)| *n == name)
+}
+
+/// The library's part of a Lua state, kept with it.
+#[derive(Clone)]
+struct Installed {
+    /// The tables the conversions share with the library's Lua modules.
+    tables: Metatables,
+    /// The library's modules loaded so far, by name.
+    loaded: Table,
 }
 
 /// Sets up the `savechain` library in `lua` (once; later calls return the same module)
@@ -77,96 +59,102 @@ pub fn install(lua: &Lua) -> mlua::Result<Table> {
         .ok_or_else(|| mlua::Error::runtime("lua/savechain.lua did not return a table"))
 }
 
-pub(crate) fn installed(lua: &Lua) -> mlua::Result<Installed> {
+/// The tables the conversions need in `lua`, installing the library first if it is not.
+pub(crate) fn installed(lua: &Lua) -> mlua::Result<Metatables> {
+    Ok(state(lua)?.tables)
+}
+
+/// The library's part of `lua`, made on first use.
+fn state(lua: &Lua) -> mlua::Result<Installed> {
     if let Some(installed) = lua.app_data_ref::<Installed>() {
         return Ok(installed.clone());
     }
     let installed = Installed {
-        array_mt: lua.create_table_from([("__name", "savechain.array")])?,
-        u64_mt: lua.create_table_from([("__name", "savechain.u64")])?,
-        bytes_mt: lua.create_table_from([("__name", "savechain.bytes")])?,
-        classes: lua.create_table()?,
-        class_names: lua.create_table()?,
+        tables: Metatables::new(lua)?,
         loaded: lua.create_table()?,
     };
+    // Stored before the modules run, so that their `require`s find it.
     lua.set_app_data(installed.clone());
-    let core = core(lua, &installed)?;
-    installed.loaded.raw_set("savechain.core", core)?;
-    if let Ok(Some(package)) = lua.globals().raw_get::<Option<Table>>("package") {
-        if let Ok(Some(preload)) = package.raw_get::<Option<Table>>("preload") {
-            for (name, _, _) in MODULES {
-                let loader = lua.create_function(move |lua, ()| require(lua, name))?;
-                preload.raw_set(*name, loader)?;
-            }
-        }
-    }
+    installed
+        .loaded
+        .raw_set(CORE, core(lua, &installed.tables)?)?;
+    preload(lua)?;
     // Running the library sets the metamethods of the u64 box.
     require(lua, "savechain")?;
     Ok(installed)
 }
 
+/// Makes `require` of a state with a `package` library find the library's modules.
+fn preload(lua: &Lua) -> mlua::Result<()> {
+    if let Ok(Some(package)) = lua.globals().raw_get::<Option<Table>>("package") {
+        if let Ok(Some(preload)) = package.raw_get::<Option<Table>>("preload") {
+            for (name, _) in library_sources() {
+                let loader = lua.create_function(move |lua, ()| require(lua, name))?;
+                preload.raw_set(name, loader)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The Rust half of the library, as `require("savechain.core")`.
-fn core(lua: &Lua, installed: &Installed) -> mlua::Result<Table> {
+fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
     let core = lua.create_table()?;
     core.raw_set("null", LightUserData(std::ptr::null_mut()))?;
-    core.raw_set("array_mt", installed.array_mt.clone())?;
-    core.raw_set("u64_mt", installed.u64_mt.clone())?;
-    core.raw_set("bytes_mt", installed.bytes_mt.clone())?;
-    core.raw_set("classes", installed.classes.clone())?;
-    core.raw_set("class_names", installed.class_names.clone())?;
+    core.raw_set("array_mt", tables.array.clone())?;
+    core.raw_set("u64_mt", tables.u64.clone())?;
+    core.raw_set("bytes_mt", tables.bytes.clone())?;
+    core.raw_set("classes", tables.classes.clone())?;
+    core.raw_set("class_names", tables.class_names.clone())?;
+    let encode_tables = tables.clone();
     core.raw_set(
         "encode",
-        lua.create_function(|lua, (value, compact): (mlua::Value, Option<bool>)| {
-            let value = from_lua(lua, &value).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+        lua.create_function(move |lua, (value, compact): (mlua::Value, Option<bool>)| {
+            let value = super::from_lua::convert(lua, &encode_tables, &value).map_err(runtime)?;
             let text = if compact == Some(true) {
                 text::to_vec_compact(&value)
             } else {
                 text::to_vec(&value)
             };
-            lua.create_string(text.map_err(|e| mlua::Error::runtime(e.to_string()))?)
+            lua.create_string(text.map_err(runtime)?)
         })?,
     )?;
+    let decode_tables = tables.clone();
     core.raw_set(
         "decode",
-        lua.create_function(|lua, source: mlua::String| {
-            let value = text::from_slice(&source.as_bytes())
-                .map_err(|e| mlua::Error::runtime(e.to_string()))?;
-            to_lua(lua, &value).map_err(|e| mlua::Error::runtime(e.to_string()))
+        lua.create_function(move |lua, source: mlua::String| {
+            let value = text::from_slice(&source.as_bytes()).map_err(runtime)?;
+            super::to_lua::convert(lua, &decode_tables, &value).map_err(runtime)
         })?,
     )?;
     Ok(core)
 }
 
-/// Lets sandboxed scripts `require` modules from `dir` (after the library's own).
-pub(crate) fn allow_modules_from(lua: &Lua, dir: &Path) {
-    let mut dirs = lua
-        .app_data_ref::<ModuleDirs>()
-        .map(|d| d.clone())
-        .unwrap_or_default();
-    dirs.0.push(dir.to_path_buf());
-    lua.set_app_data(dirs);
+/// A savechain error raised in Lua as its message.
+fn runtime(e: crate::Error) -> mlua::Error {
+    mlua::Error::runtime(e.to_string())
 }
 
-/// Defines a global `require` that loads only the library's modules and modules from the
-/// allowed folders, for states without a `package` library.
-pub(crate) fn define_require(lua: &Lua) -> mlua::Result<()> {
-    let require = lua.create_function(|lua, name: String| require(lua, &name))?;
-    lua.globals().raw_set("require", require)
-}
-
-fn require(lua: &Lua, name: &str) -> mlua::Result<mlua::Value> {
-    let installed = installed_tables(lua)?;
+/// Library module `name`, loaded on first use.
+///
+/// Each module gets a loader of the library's modules as its second argument, so the
+/// library's modules load each other whatever `require` the state has (none, the sandbox's,
+/// or `package`'s).
+pub(crate) fn require(lua: &Lua, name: &str) -> mlua::Result<mlua::Value> {
+    let installed = state(lua)?;
     let loaded: mlua::Value = installed.loaded.raw_get(name)?;
     if !loaded.is_nil() {
         return Ok(loaded);
     }
-    let (chunk_name, source) = find_module(lua, name)?;
-    // Modules get this `require` as their second argument, so the library's own modules
-    // load each other whatever `require` the state has.
+    let Some((_, file, source)) = MODULES.iter().find(|(n, _, _)| *n == name) else {
+        return Err(mlua::Error::runtime(format!(
+            "module {name:?} is not part of the savechain library"
+        )));
+    };
     let loader = lua.create_function(|lua, name: String| require(lua, &name))?;
     let value: mlua::Value = lua
-        .load(source)
-        .set_name(format!("@{chunk_name}"))
+        .load(*source)
+        .set_name(format!("@{file}"))
         .set_mode(ChunkMode::Text)
         .call((name, loader))?;
     let value = if value.is_nil() {
@@ -176,57 +164,4 @@ fn require(lua: &Lua, name: &str) -> mlua::Result<mlua::Value> {
     };
     installed.loaded.raw_set(name, &value)?;
     Ok(value)
-}
-
-/// The installed tables, without installing (which itself requires the library).
-fn installed_tables(lua: &Lua) -> mlua::Result<Installed> {
-    lua.app_data_ref::<Installed>()
-        .map(|i| i.clone())
-        .ok_or_else(|| mlua::Error::runtime("the savechain library is not installed"))
-}
-
-/// The chunk name and source of module `name`.
-fn find_module(lua: &Lua, name: &str) -> mlua::Result<(String, String)> {
-    if let Some((_, file, source)) = MODULES.iter().find(|(n, _, _)| *n == name) {
-        return Ok((file.to_string(), source.to_string()));
-    }
-    let well_formed = !name.is_empty()
-        && name.split('.').all(|part| {
-            !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        });
-    if !well_formed {
-        return Err(mlua::Error::runtime(format!(
-            "module name {name:?} is not of the form name or name.sub (letters, digits, _)"
-        )));
-    }
-    if let Some(sources) = lua.app_data_ref::<ModuleSources>() {
-        if let Some((_, chunk, source)) = sources.0.iter().find(|(n, _, _)| n == name) {
-            return Ok((chunk.clone(), source.clone()));
-        }
-    }
-    let relative = format!("{}.lua", name.replace('.', "/"));
-    let dirs = lua
-        .app_data_ref::<ModuleDirs>()
-        .map(|d| d.0.clone())
-        .unwrap_or_default();
-    for dir in &dirs {
-        let path = dir.join(&relative);
-        if let Ok(source) = std::fs::read_to_string(&path) {
-            return Ok((path.display().to_string(), source));
-        }
-    }
-    Err(mlua::Error::runtime(format!(
-        "module {name:?} not found: scripts may require the savechain library and {relative} in their own folder{}",
-        if dirs.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({})",
-                dirs.iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
-    )))
 }

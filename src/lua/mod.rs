@@ -1,8 +1,14 @@
 //! Lua 5.4 (vendored, through mlua): Lua values in saves, the `savechain` Lua library, and
 //! the sandbox that scripts run on behalf of a save run in.
 //!
+//! [`from_lua`](from_lua()) turns a Lua value into a document [`Value`] (a script saving
+//! its state) and [`to_lua`](to_lua()) a document back into Lua values (a script loading
+//! it); [`install`] puts the `savechain` Lua library in a state, and [`Sandbox`] runs
+//! scripts under [`Limits`]. Lua states and values are mlua's: use the mlua savechain is
+//! built with, re-exported as [`savechain::lua::mlua`](mlua), so that the types match.
+//!
 //! ```
-//! use savechain::lua::{from_lua, install, to_lua};
+//! use savechain::lua::{from_lua, install, mlua, to_lua};
 //! use savechain::Value;
 //!
 //! let lua = mlua::Lua::new();
@@ -22,28 +28,70 @@
 //! assert!(same);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Inside, data flows one way: `from_lua.rs` and `to_lua.rs` convert with the tables of
+//! `metatables.rs`; `library.rs` (the `savechain` library) calls them; `sandbox/` installs
+//! the library and the budgeted string functions of `patterns/`.
 
-mod decode;
-mod encode;
+mod from_lua;
 mod library;
+mod metatables;
 mod patterns;
 mod sandbox;
+mod to_lua;
 
-pub use decode::to_lua;
-pub use encode::from_lua;
-pub use library::install;
 pub(crate) use library::library_sources;
+pub use library::install;
+/// The mlua savechain is built with (Lua 5.4, vendored). A game that passes Lua states and
+/// values to savechain uses this one, `savechain::lua::mlua`, so that the types match
+/// whatever mlua version it would otherwise depend on.
 pub use mlua;
 pub use sandbox::{Limits, Sandbox, SandboxError};
 
-impl From<mlua::Error> for crate::Error {
-    fn from(e: mlua::Error) -> crate::Error {
-        crate::Error::new(crate::ErrorKind::Lua, e.to_string())
+use mlua::Lua;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::value::Value;
+
+/// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`.
+///
+/// Tables reached from more than one place become one shared table and references to it,
+/// numbered in the order they appear in the written text, so the same state always gives
+/// the same save. Functions, threads, userdata and tables with a metatable that is not a
+/// registered class are refused with the Lua path to them (`missions[3].on_complete`).
+///
+/// Installs the `savechain` library in `lua` first if it is not installed (its metatables
+/// and class registry say what a table is).
+pub fn from_lua(lua: &Lua, value: &mlua::Value) -> Result<Value> {
+    let tables = library::installed(lua)?;
+    from_lua::convert(lua, &tables, value)
+}
+
+/// Converts a document value to a Lua value, following the mapping of `docs/FORMAT.md`.
+///
+/// `null` becomes `savechain.null`, an empty array a table marked with `savechain.array`
+/// (so both come back out unchanged), an integer above `math.maxinteger` a `savechain.u64`
+/// box, a byte string that is valid UTF-8 a `savechain.bytes` box (other byte strings are
+/// plain Lua strings), a shared table one Lua table wherever it is referred to, and a class
+/// instance a table with the registered metatable.
+///
+/// Installs the `savechain` library in `lua` first if it is not installed.
+pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
+    let tables = library::installed(lua)?;
+    to_lua::convert(lua, &tables, value)
+}
+
+/// A Lua error becomes an error of kind [`ErrorKind::Lua`] with the same message.
+impl From<mlua::Error> for Error {
+    fn from(e: mlua::Error) -> Error {
+        Error::new(ErrorKind::Lua, e.to_string())
     }
 }
 
-impl From<SandboxError> for crate::Error {
-    fn from(e: SandboxError) -> crate::Error {
-        crate::Error::new(crate::ErrorKind::Lua, e.to_string())
+/// A failed or stopped sandboxed script becomes an error of kind [`ErrorKind::Lua`] with the
+/// same message.
+impl From<SandboxError> for Error {
+    fn from(e: SandboxError) -> Error {
+        Error::new(ErrorKind::Lua, e.to_string())
     }
 }

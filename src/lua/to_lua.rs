@@ -9,41 +9,34 @@ use std::ptr;
 use mlua::{ffi, Lua};
 use rustc_hash::FxHashSet;
 
-use super::encode::lua_error;
-use super::library::installed;
+use super::metatables::Metatables;
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
 use crate::value::{Map, Table, Value};
 
-/// Converts a document value to a Lua value, following the mapping of `docs/FORMAT.md`.
-///
-/// `null` becomes `savechain.null`, an empty array a table marked with `savechain.array`
-/// (so both come back out unchanged), an integer above `math.maxinteger` a `savechain.u64`
-/// box, a byte string that is valid UTF-8 a `savechain.bytes` box (other byte strings are
-/// plain Lua strings), a shared table one Lua table wherever it is referred to, and a class instance a
-/// table with the registered metatable.
-pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
-    let installed = installed(lua).map_err(lua_error)?;
-    let mut decoder = Decoder::default();
+/// Converts a document value to a Lua value, following the mapping of `docs/FORMAT.md`,
+/// marking arrays, boxes and class instances with the state's `tables`.
+pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &Value) -> Result<mlua::Value> {
+    let mut builder = Builder::default();
     let mut panicked = None;
     let args = (
-        installed.array_mt.clone(),
-        installed.u64_mt.clone(),
-        installed.bytes_mt.clone(),
-        installed.classes.clone(),
+        tables.array.clone(),
+        tables.u64.clone(),
+        tables.bytes.clone(),
+        tables.classes.clone(),
     );
     // Everything built here stays reachable: collecting garbage meanwhile is wasted work.
     let collecting = lua.gc_is_running();
     lua.gc_stop();
     // SAFETY: Lua errors (running out of memory while building tables) unwind by longjmp
     // through the frames of the closure. Those frames hold only references and integers,
-    // nothing with a destructor: the decoder's state lives outside, in `decoder`. Panics are
+    // nothing with a destructor: the builder's state lives outside, in `builder`. Panics are
     // caught before they reach Lua's C frames.
     let result = unsafe {
         lua.exec_raw::<mlua::Value>(args, |state| {
             ffi::lua_createtable(state, 0, 0); // REFS
-            let pushed = panic::catch_unwind(AssertUnwindSafe(|| decoder.push(state, value, 0)));
+            let pushed = panic::catch_unwind(AssertUnwindSafe(|| builder.push(state, value, 0)));
             match pushed {
                 Ok(Ok(())) => {
                     ffi::lua_replace(state, 1);
@@ -63,11 +56,11 @@ pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
     if let Some(payload) = panicked {
         panic::resume_unwind(payload);
     }
-    let result = result.map_err(lua_error)?;
-    if let Some((path, message)) = decoder.error {
+    let result = result?;
+    if let Some((path, message)) = builder.error {
         return Err(Error::new(ErrorKind::Value, message).in_path(path));
     }
-    if let Some(id) = decoder.referenced.difference(&decoder.defined).min() {
+    if let Some(id) = builder.referenced.difference(&builder.defined).min() {
         return Err(Error::new(
             ErrorKind::Value,
             format!("reference [\"r\", [{id}]] to a shared table that is never defined (no [\"s\", [{id}, ...]])"),
@@ -84,16 +77,16 @@ const CLASSES: c_int = 4;
 const REFS: c_int = 5;
 
 #[derive(Default)]
-struct Decoder {
+struct Builder {
     defined: FxHashSet<u64>,
     referenced: FxHashSet<u64>,
     error: Option<(Path, String)>,
 }
 
-/// The error travels in the decoder; frames only say that one happened.
+/// The error travels in the builder; frames only say that one happened.
 type Step = std::result::Result<(), ()>;
 
-impl Decoder {
+impl Builder {
     fn fail(&mut self, message: String) -> Step {
         self.error = Some((Path::new(), message));
         Err(())

@@ -1,18 +1,27 @@
 //! A Lua 5.4 state for scripts run on behalf of a save: no files, no processes, no bytecode,
-//! and bounded instructions and memory.
+//! and bounded instructions and memory. The game puts values and modules in; the scripts'
+//! results, or why they failed, come out.
 //!
 //! `string.find`, `string.match`, `string.gmatch` and `string.gsub` are reimplemented (see
-//! `patterns.rs`) because Lua's C pattern matcher runs inside a single call where the
+//! `patterns/`) because Lua's C pattern matcher runs inside a single call where the
 //! instruction hook never fires, so a backtracking pattern could run for minutes; ours charges
-//! its steps to the same instruction budget.
+//! its steps to the same instruction budget. `require` is the sandbox's own (`require.rs`).
+
+mod require;
 
 use std::cell::Cell;
 use std::fmt;
+use std::path::Path;
 use std::rc::Rc;
 
 use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, VmState};
 
-/// How much a script may do before it is stopped.
+use super::library;
+use super::patterns::{self, Budget};
+use require::Modules;
+
+/// How much a script may do before it is stopped; the default suits upgrade steps over
+/// large saves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Lua VM instructions per call into the sandbox.
@@ -21,30 +30,36 @@ pub struct Limits {
     pub memory: usize,
 }
 
+/// 300 million instructions and 1 GiB: an upgrade step over a 50 MiB save runs a few
+/// million instructions and holds a few hundred MiB, so real work fits with room to spare,
+/// while an endless loop is stopped within a few seconds.
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            instructions: 200_000_000,
-            memory: 512 << 20,
+            instructions: 300_000_000,
+            memory: 1 << 30,
         }
     }
 }
 
-/// Why a script failed.
+/// Why a script failed, or a module could not be added.
 #[derive(Debug)]
 pub enum SandboxError {
     /// The script ran more instructions than [`Limits::instructions`] allows.
     InstructionBudget {
-        /// The budget.
+        /// The limit it ran into.
         limit: u64,
     },
     /// The script needed more memory than [`Limits::memory`] allows.
     MemoryLimit {
-        /// The limit in bytes.
+        /// The limit it ran into, in bytes.
         limit: usize,
     },
     /// The script itself failed: a syntax error, a runtime error, a refused operation.
     Script(mlua::Error),
+    /// [`Sandbox::add_module`] refused the module: its name is malformed or belongs to the
+    /// savechain library.
+    Module(String),
 }
 
 impl fmt::Display for SandboxError {
@@ -60,6 +75,7 @@ impl fmt::Display for SandboxError {
                 limit >> 20
             ),
             SandboxError::Script(e) => write!(f, "{e}"),
+            SandboxError::Module(message) => write!(f, "{message}"),
         }
     }
 }
@@ -124,85 +140,48 @@ pub struct Sandbox {
     limits: Limits,
     used: Rc<Cell<u64>>,
     stopped: Rc<Cell<bool>>,
+    modules: Rc<Modules>,
 }
 
 impl Sandbox {
-    /// A new sandbox with these limits.
+    /// A fresh sandbox whose scripts may do what `limits` allow, with the savechain library
+    /// installed and `require` limited to it until modules are added or allowed.
     pub fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
-        let libs = StdLib::TABLE
-            | StdLib::STRING
-            | StdLib::MATH
-            | StdLib::UTF8
-            | StdLib::COROUTINE
-            | StdLib::OS;
-        let lua = Lua::new_with(libs, LuaOptions::default()).map_err(SandboxError::Script)?;
-        lua.set_memory_limit(limits.memory)
-            .map_err(SandboxError::Script)?;
         let used = Rc::new(Cell::new(0u64));
         let stopped = Rc::new(Cell::new(false));
-        let (hook_used, hook_stopped) = (used.clone(), stopped.clone());
-        let budget = limits.instructions;
-        // A global hook also counts inside coroutines.
-        lua.set_global_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-            move |_, _| {
-                let total = hook_used.get() + u64::from(HOOK_EVERY);
-                hook_used.set(total);
-                if total > budget {
-                    hook_stopped.set(true);
-                    return Err(mlua::Error::runtime("instruction budget exceeded"));
-                }
-                Ok(VmState::Continue)
-            },
-        )
-        .map_err(SandboxError::Script)?;
-        let refused = lua
-            .create_table_from(REFUSED.iter().copied())
-            .map_err(SandboxError::Script)?;
-        let aborted_flag = stopped.clone();
-        let aborted = lua
-            .create_function(move |_, ()| Ok(aborted_flag.get()))
-            .map_err(SandboxError::Script)?;
-        lua.load(PRELUDE)
-            .set_name("=savechain sandbox")
-            .set_mode(ChunkMode::Text)
-            .call::<()>((refused, aborted))
-            .map_err(SandboxError::Script)?;
-        super::patterns::install(
-            &lua,
-            super::patterns::Budget {
-                used: used.clone(),
-                stopped: stopped.clone(),
-                instructions: limits.instructions,
-                memory: limits.memory,
-            },
-        )
-        .map_err(SandboxError::Script)?;
-        super::library::define_require(&lua).map_err(SandboxError::Script)?;
-        super::library::install(&lua).map_err(SandboxError::Script)?;
+        let (lua, modules) =
+            sandboxed_state(limits, &used, &stopped).map_err(SandboxError::Script)?;
         Ok(Sandbox {
             lua,
             limits,
             used,
             stopped,
+            modules,
         })
     }
 
     /// Lets scripts `require` modules from `dir` (`require("util.math")` loads
     /// `dir/util/math.lua`), besides the savechain library itself.
-    pub fn allow_modules_from(&self, dir: &std::path::Path) {
-        super::library::allow_modules_from(&self.lua, dir);
+    pub fn allow_modules_from(&self, dir: &Path) {
+        self.modules.allow_from(dir);
     }
 
-    /// Lets scripts `require(name)` this source.
+    /// Lets scripts `require(name)` the module whose source is `source`, before looking in
+    /// the allowed folders; its errors name the file `chunk_name`. Like a file, it runs on
+    /// the first `require` and its value is kept: adding it again after that changes nothing.
+    ///
+    /// `name` is `name` or `name.sub` (letters, digits and `_` in each part), and may not be
+    /// one of the savechain library's own modules (`savechain`, `savechain.upgrade`,
+    /// `savechain.core`); otherwise this is a [`SandboxError::Module`].
     pub fn add_module(
         &self,
         name: &str,
         chunk_name: &str,
         source: &str,
     ) -> Result<(), SandboxError> {
-        super::library::add_module(&self.lua, name, chunk_name, source);
-        Ok(())
+        self.modules
+            .add(name, chunk_name, source)
+            .map_err(SandboxError::Module)
     }
 
     /// The Lua state, for building values and calling functions through [`Sandbox::guard`].
@@ -241,6 +220,70 @@ impl Sandbox {
                 .call(())
         })
     }
+}
+
+/// A Lua state with the sandbox's libraries, limits and refusals, the budgeted pattern
+/// functions, the sandbox's `require` and the savechain library.
+fn sandboxed_state(
+    limits: Limits,
+    used: &Rc<Cell<u64>>,
+    stopped: &Rc<Cell<bool>>,
+) -> mlua::Result<(Lua, Rc<Modules>)> {
+    // `os` is cut down to the clock by the prelude.
+    let libs = StdLib::TABLE
+        | StdLib::STRING
+        | StdLib::MATH
+        | StdLib::UTF8
+        | StdLib::COROUTINE
+        | StdLib::OS;
+    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    lua.set_memory_limit(limits.memory)?;
+    count_instructions(&lua, limits.instructions, used.clone(), stopped.clone())?;
+    run_prelude(&lua, stopped.clone())?;
+    patterns::install(
+        &lua,
+        Budget {
+            used: used.clone(),
+            stopped: stopped.clone(),
+            instructions: limits.instructions,
+            memory: limits.memory,
+        },
+    )?;
+    let modules = Modules::define_require(&lua)?;
+    library::install(&lua)?;
+    Ok((lua, modules))
+}
+
+/// Counts instructions in `used` and stops the script, flagging `stopped`, past `budget`.
+fn count_instructions(
+    lua: &Lua,
+    budget: u64,
+    used: Rc<Cell<u64>>,
+    stopped: Rc<Cell<bool>>,
+) -> mlua::Result<()> {
+    // A global hook also counts inside coroutines.
+    lua.set_global_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+        move |_, _| {
+            let total = used.get() + u64::from(HOOK_EVERY);
+            used.set(total);
+            if total > budget {
+                stopped.set(true);
+                return Err(mlua::Error::runtime("instruction budget exceeded"));
+            }
+            Ok(VmState::Continue)
+        },
+    )
+}
+
+/// Runs [`PRELUDE`], whose `pcall`s ask `stopped` whether an error is the budget's stop.
+fn run_prelude(lua: &Lua, stopped: Rc<Cell<bool>>) -> mlua::Result<()> {
+    let refused = lua.create_table_from(REFUSED.iter().copied())?;
+    let aborted = lua.create_function(move |_, ()| Ok(stopped.get()))?;
+    lua.load(PRELUDE)
+        .set_name("=savechain sandbox")
+        .set_mode(ChunkMode::Text)
+        .call::<()>((refused, aborted))
 }
 
 fn is_memory_error(error: &mlua::Error) -> bool {

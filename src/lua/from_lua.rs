@@ -11,33 +11,24 @@ use std::ptr;
 use mlua::{ffi, Lua};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::library::{installed, Installed};
+use super::metatables::Metatables;
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
 use crate::value::{Key, Map, Table, Value};
 
-/// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`.
-///
-/// Tables reached from more than one place become one shared table and references to it,
-/// numbered in the order they appear in the written text, so the same state always gives
-/// the same save. Functions, threads, userdata and tables with a metatable that is not a
-/// registered class are refused with the Lua path to them (`missions[3].on_complete`).
-pub fn from_lua(lua: &Lua, value: &mlua::Value) -> Result<Value> {
-    let installed = installed(lua).map_err(lua_error)?;
-    let mut encoder = Encoder::default();
-    let mut value = encoder.run(lua, value, &installed)?;
-    if !encoder.shared.is_empty() {
+/// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`,
+/// with the state's `tables` telling arrays, boxes and classes apart.
+pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &mlua::Value) -> Result<Value> {
+    let mut walker = Walker::default();
+    let mut value = walker.run(lua, value, tables)?;
+    if !walker.shared.is_empty() {
         number_shared_tables(&mut value);
     }
     Ok(value)
 }
 
-pub(crate) fn lua_error(e: mlua::Error) -> Error {
-    Error::new(ErrorKind::Lua, e.to_string())
-}
-
-/// Stack slots of the arguments the encoder runs with.
+/// Stack slots of the arguments the walker runs with.
 const VALUE: c_int = 1;
 const ARRAY_MT: c_int = 2;
 const U64_MT: c_int = 3;
@@ -55,7 +46,7 @@ enum RawKey {
 }
 
 #[derive(Default)]
-struct Encoder {
+struct Walker {
     /// Every table met so far (first pass) and those met more than once.
     visited: FxHashSet<*const c_void>,
     revisited: FxHashSet<*const c_void>,
@@ -67,30 +58,30 @@ struct Encoder {
     error: Option<(Path, String)>,
 }
 
-/// The error travels in the encoder; frames only say that one happened.
+/// The error travels in the walker; frames only say that one happened.
 type Step<T> = std::result::Result<T, ()>;
 
-impl Encoder {
-    fn run(&mut self, lua: &Lua, value: &mlua::Value, installed: &Installed) -> Result<Value> {
-        let mut result = self.pass(lua, value, installed)?;
+impl Walker {
+    fn run(&mut self, lua: &Lua, value: &mlua::Value, tables: &Metatables) -> Result<Value> {
+        let mut result = self.pass(lua, value, tables)?;
         if !self.revisited.is_empty() {
             // Some table is reached twice: walk again, now writing it once and referring
             // to it elsewhere.
             self.second_pass = true;
-            result = self.pass(lua, value, installed)?;
+            result = self.pass(lua, value, tables)?;
         }
         Ok(result)
     }
 
-    fn pass(&mut self, lua: &Lua, value: &mlua::Value, installed: &Installed) -> Result<Value> {
+    fn pass(&mut self, lua: &Lua, value: &mlua::Value, tables: &Metatables) -> Result<Value> {
         let mut out = Value::Null;
         let mut panicked = None;
         let args = (
             value.clone(),
-            installed.array_mt.clone(),
-            installed.u64_mt.clone(),
-            installed.bytes_mt.clone(),
-            installed.class_names.clone(),
+            tables.array.clone(),
+            tables.u64.clone(),
+            tables.bytes.clone(),
+            tables.class_names.clone(),
         );
         // SAFETY: the closure only reads from the Lua state with functions that do not
         // raise errors (type queries, `lua_next` over a table nobody modifies, raw gets,
@@ -110,7 +101,7 @@ impl Encoder {
         if let Some(payload) = panicked {
             panic::resume_unwind(payload);
         }
-        ran.map_err(lua_error)?;
+        ran?;
         match self.error.take() {
             Some((path, message)) => Err(Error::new(ErrorKind::Lua, message).in_path(path)),
             None => Ok(out),
@@ -255,97 +246,130 @@ impl Encoder {
         depth: usize,
     ) -> Step<Value> {
         let base = self.scratch.len();
-        // The table's shape, learnt on the way: integer keys 1, 2, 3... in that order (the
-        // common case for arrays, whose part Lua walks first and in order), and whether
-        // every key is a UTF-8 string.
-        let (mut in_order, mut all_text) = (true, true);
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, idx) != 0 {
-            let count = (self.scratch.len() - base) as i64;
-            let key = match ffi::lua_type(l, -2) {
-                ffi::LUA_TNUMBER if ffi::lua_isinteger(l, -2) != 0 => {
-                    let i = ffi::lua_tointegerx(l, -2, ptr::null_mut());
-                    in_order &= i == count + 1;
-                    all_text = false;
-                    RawKey::Int(i)
-                }
-                ffi::LUA_TSTRING => {
-                    let bytes = lua_bytes(l, -2);
-                    in_order = false;
-                    all_text &= std::str::from_utf8(bytes).is_ok();
-                    RawKey::Str(bytes.as_ptr(), bytes.len())
-                }
-                _ => {
-                    (in_order, all_text) = (false, false);
-                    let key_idx = ffi::lua_absindex(l, -2);
-                    let key = self.value(l, key_idx, depth + 1);
-                    RawKey::Other(self.within(key, || Segment::LuaKey(describe_key(l, key_idx)))?)
-                }
-            };
-            let value_idx = ffi::lua_absindex(l, -1);
-            let value = self.value(l, value_idx, depth + 1);
-            let value = self.within(value, || key_segment(&key))?;
-            self.scratch.push((key, value));
-            ffi::lua_pop(l, 1);
-        }
-        let n = self.scratch.len() - base;
-        if n == 0 {
+        let shape = self.collect_entries(l, idx, depth)?;
+        if self.scratch.len() == base {
             return Ok(if array {
                 Value::Array(Vec::new())
             } else {
                 Value::Object(Map::new())
             });
         }
-        if in_order {
-            return Ok(Value::Array(
-                self.scratch.drain(base..).map(|(_, value)| value).collect(),
-            ));
+        if shape.in_order || self.sort_if_sequence(base) {
+            return Ok(self.take_array(base));
         }
+        if shape.all_text {
+            return Ok(self.take_object(base));
+        }
+        Ok(self.take_keyed_table(base))
+    }
+
+    /// Walks the table at `idx`, pushing its entries on `scratch` (values converted, keys
+    /// kept raw where they can be) and learning its shape on the way.
+    unsafe fn collect_entries(
+        &mut self,
+        l: *mut ffi::lua_State,
+        idx: c_int,
+        depth: usize,
+    ) -> Step<Shape> {
+        let base = self.scratch.len();
+        let mut shape = Shape {
+            in_order: true,
+            all_text: true,
+        };
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, idx) != 0 {
+            let count = (self.scratch.len() - base) as i64;
+            let key = self.raw_key(l, count, depth, &mut shape)?;
+            let value_idx = ffi::lua_absindex(l, -1);
+            let value = self.value(l, value_idx, depth + 1);
+            let value = self.within(value, || key_segment(&key))?;
+            self.scratch.push((key, value));
+            ffi::lua_pop(l, 1);
+        }
+        Ok(shape)
+    }
+
+    /// The key of the entry being walked (at -2), after `count` others; notes in `shape`
+    /// what it says about the table.
+    unsafe fn raw_key(
+        &mut self,
+        l: *mut ffi::lua_State,
+        count: i64,
+        depth: usize,
+        shape: &mut Shape,
+    ) -> Step<RawKey> {
+        Ok(match ffi::lua_type(l, -2) {
+            ffi::LUA_TNUMBER if ffi::lua_isinteger(l, -2) != 0 => {
+                let i = ffi::lua_tointegerx(l, -2, ptr::null_mut());
+                shape.in_order &= i == count + 1;
+                shape.all_text = false;
+                RawKey::Int(i)
+            }
+            ffi::LUA_TSTRING => {
+                let bytes = lua_bytes(l, -2);
+                shape.in_order = false;
+                shape.all_text &= std::str::from_utf8(bytes).is_ok();
+                RawKey::Str(bytes.as_ptr(), bytes.len())
+            }
+            _ => {
+                (shape.in_order, shape.all_text) = (false, false);
+                let key_idx = ffi::lua_absindex(l, -2);
+                let key = self.value(l, key_idx, depth + 1);
+                RawKey::Other(self.within(key, || Segment::LuaKey(describe_key(l, key_idx)))?)
+            }
+        })
+    }
+
+    /// Whether the keys of the entries from `base` are exactly 1..=n, walked out of order;
+    /// if so, sorts the entries by key.
+    fn sort_if_sequence(&mut self, base: usize) -> bool {
         let entries = &mut self.scratch[base..];
+        let n = entries.len() as i64;
         let is_sequence = entries
             .iter()
-            .all(|(k, _)| matches!(k, RawKey::Int(i) if (1..=n as i64).contains(i)));
+            .all(|(k, _)| matches!(k, RawKey::Int(i) if (1..=n).contains(i)));
         if is_sequence {
             // Keys are distinct, so n keys in 1..=n are exactly 1..=n.
             entries.sort_unstable_by_key(|(k, _)| match k {
                 RawKey::Int(i) => *i,
                 _ => 0,
             });
-            return Ok(Value::Array(
-                self.scratch.drain(base..).map(|(_, value)| value).collect(),
-            ));
         }
-        if all_text {
-            // Lua walks keys in hash order; sorting the raw bytes is cheaper than sorting
-            // the map's keys.
-            entries.sort_unstable_by(|(a, _), (b, _)| raw_str(a).cmp(raw_str(b)));
-            let pairs: Vec<(Key, Value)> = self
-                .scratch
-                .drain(base..)
-                .map(|(key, value)| {
-                    // Checked to be UTF-8 on the way.
-                    let text = std::str::from_utf8_unchecked(raw_str(&key));
-                    (Key::from(text), value)
-                })
-                .collect();
-            return Ok(Value::Object(Map::from_sorted(pairs)));
-        }
-        let entries = self.scratch.drain(base..);
-        let mut pairs: Vec<(Value, Value)> = entries
+        is_sequence
+    }
+
+    /// The values of the entries from `base`, in their order, as an array.
+    fn take_array(&mut self, base: usize) -> Value {
+        Value::Array(self.scratch.drain(base..).map(|(_, value)| value).collect())
+    }
+
+    /// The entries from `base`, whose keys are all UTF-8 strings, as an object.
+    ///
+    /// SAFETY: as for `raw_str`; the table is still being walked.
+    unsafe fn take_object(&mut self, base: usize) -> Value {
+        // Lua walks keys in hash order; sorting the raw bytes is cheaper than sorting the
+        // map's keys.
+        self.scratch[base..].sort_unstable_by(|(a, _), (b, _)| raw_str(a).cmp(raw_str(b)));
+        let pairs: Vec<(Key, Value)> = self
+            .scratch
+            .drain(base..)
             .map(|(key, value)| {
-                let key = match key {
-                    RawKey::Int(i) => Value::Int(i),
-                    RawKey::Str(p, len) => {
-                        let bytes = std::slice::from_raw_parts(p, len);
-                        match std::str::from_utf8(bytes) {
-                            Ok(s) => Value::String(s.to_owned()),
-                            Err(_) => Value::Bytes(bytes.to_vec()),
-                        }
-                    }
-                    RawKey::Other(v) => v,
-                };
-                (key, value)
+                // Checked to be UTF-8 on the way.
+                let text = std::str::from_utf8_unchecked(raw_str(&key));
+                (Key::from(text), value)
             })
+            .collect();
+        Value::Object(Map::from_sorted(pairs))
+    }
+
+    /// The entries from `base` as a keyed table, in the order of [`key_order`].
+    ///
+    /// SAFETY: as for `raw_str`; the table is still being walked.
+    unsafe fn take_keyed_table(&mut self, base: usize) -> Value {
+        let mut pairs: Vec<(Value, Value)> = self
+            .scratch
+            .drain(base..)
+            .map(|(key, value)| (key_value(key), value))
             .collect();
         // Tables as keys can have the same text; their values then decide.
         pairs.sort_by(|a, b| {
@@ -356,7 +380,33 @@ impl Encoder {
                 _ => Ordering::Equal,
             })
         });
-        Ok(Value::from(Table::Keyed(pairs)))
+        Value::from(Table::Keyed(pairs))
+    }
+}
+
+/// What walking a table learnt about its keys.
+struct Shape {
+    /// The keys were integers 1, 2, 3... in that order: the common case for arrays, whose
+    /// part Lua walks first and in order.
+    in_order: bool,
+    /// Every key is a UTF-8 string.
+    all_text: bool,
+}
+
+/// The document value of a raw key.
+///
+/// SAFETY: as for `raw_str`; the table is still being walked.
+unsafe fn key_value(key: RawKey) -> Value {
+    match key {
+        RawKey::Int(i) => Value::Int(i),
+        RawKey::Str(p, len) => {
+            let bytes = std::slice::from_raw_parts(p, len);
+            match std::str::from_utf8(bytes) {
+                Ok(s) => Value::String(s.to_owned()),
+                Err(_) => Value::Bytes(bytes.to_vec()),
+            }
+        }
+        RawKey::Other(v) => v,
     }
 }
 
@@ -409,7 +459,7 @@ unsafe fn describe_key(l: *mut ffi::lua_State, idx: c_int) -> String {
 
 /// The order of the entries of a keyed table: booleans, numbers by value, strings, byte
 /// strings, then tables (by their text, which is deterministic).
-pub(crate) fn key_order(a: &Value, b: &Value) -> Ordering {
+fn key_order(a: &Value, b: &Value) -> Ordering {
     fn rank(v: &Value) -> u8 {
         match v {
             Value::Null => 0,

@@ -1,0 +1,33 @@
+//! The Lua tables that give saved values their Lua shape: the array, u64 and bytes
+//! metatables and the class registry. Both conversions read them, and the `savechain` Lua
+//! library hands the same tables to scripts, so they are made once per Lua state.
+
+use mlua::{Lua, Table};
+
+/// The tables the conversions and the Lua library share, one set per Lua state.
+#[derive(Clone)]
+pub(crate) struct Metatables {
+    /// Marks a table as an array, so that it is saved as `[]` even when empty.
+    pub array: Table,
+    /// Boxes integers above `math.maxinteger`.
+    pub u64: Table,
+    /// Boxes byte strings that happen to be valid UTF-8, so they stay byte strings.
+    pub bytes: Table,
+    /// Registered classes: name to metatable.
+    pub classes: Table,
+    /// Registered classes: metatable to name.
+    pub class_names: Table,
+}
+
+impl Metatables {
+    /// Makes a fresh set in `lua`; the `__name`s are what error messages call the boxes.
+    pub(crate) fn new(lua: &Lua) -> mlua::Result<Metatables> {
+        Ok(Metatables {
+            array: lua.create_table_from([("__name", "savechain.array")])?,
+            u64: lua.create_table_from([("__name", "savechain.u64")])?,
+            bytes: lua.create_table_from([("__name", "savechain.bytes")])?,
+            classes: lua.create_table()?,
+            class_names: lua.create_table()?,
+        })
+    }
+}
