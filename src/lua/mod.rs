@@ -36,6 +36,7 @@
 mod from_lua;
 mod library;
 mod metatables;
+mod order;
 mod patterns;
 mod sandbox;
 mod to_lua;
