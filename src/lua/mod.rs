@@ -41,8 +41,8 @@ mod patterns;
 mod sandbox;
 mod to_lua;
 
-pub(crate) use library::library_sources;
 pub use library::install;
+pub(crate) use library::library_sources;
 /// The mlua savechain is built with (Lua 5.4, vendored). A game that passes Lua states and
 /// values to savechain uses this one, `savechain::lua::mlua`, so that the types match
 /// whatever mlua version it would otherwise depend on.
