@@ -106,9 +106,15 @@
 //! // step with a revision to change whenever its code changes.
 //! let chain = Chain::new("1.2.0", vec![Step::rust(1, "gold", "1", add_gold)])?;
 //! let loaded = cache::load(&path, &chain, &Options::default())?;   // cache, or JSON upgraded
-//! let gold: i64 = cache::from_view(loaded.view().data().unwrap().get("gold").unwrap())?;
-//! assert_eq!(gold, 0);
-//! assert_eq!(loaded.to_save()?.meta.writer.unwrap().to_string(), "1.2.0");
+//! #[derive(serde::Deserialize, serde::Serialize)]
+//! struct State { gold: i64 }
+//! let mut state: State = loaded.data_as()?;       // typed state, straight from the cache
+//! assert_eq!(state.gold, 0);
+//! state.gold += 10;
+//! // Stored again by this release, keeping the save's history and other meta members.
+//! let save = chain.resave(loaded.meta()?, savechain::to_value(&state)?);
+//! assert_eq!(save.meta.writer.as_ref().unwrap().to_string(), "1.2.0");
+//! cache::store(&save, &path, &chain)?;
 //! # Ok::<(), savechain::Error>(())
 //! ```
 //!

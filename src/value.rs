@@ -1,7 +1,5 @@
 //! The document model: every value a save can hold, and the key-sorted [`Map`] of objects.
 
-use std::fmt;
-
 use compact_str::CompactString;
 
 /// One value of a save document.
@@ -74,6 +72,102 @@ impl Table {
         }
     }
 
+    /// Checks the content of a Lua table tag (`t`, `s`, `r`, `c`); the message says what the
+    /// tag expects.
+    pub(crate) fn from_tag(tag: u8, mut items: Vec<Value>) -> Result<Table, String> {
+        let expects = |what: &str| format!("tag \"{}\" expects {what}", tag as char);
+        match tag {
+            b't' => {
+                let mut entries = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    let Value::Array(pair) = item else {
+                        return Err(expects(&format!(
+                            "an array of [key, value] pairs; element {i} is {}",
+                            item.kind()
+                        )));
+                    };
+                    let Ok([key, value]) = <[Value; 2]>::try_from(pair) else {
+                        return Err(expects(&format!(
+                            "an array of [key, value] pairs; element {i} does not have two elements"
+                        )));
+                    };
+                    match key {
+                        Value::Null => {
+                            return Err(format!(
+                                "key {i} of a keyed table is null; Lua keys cannot be nil"
+                            ))
+                        }
+                        Value::Double(d) if d.is_nan() => {
+                            return Err(format!(
+                                "key {i} of a keyed table is NaN; Lua keys cannot be NaN"
+                            ))
+                        }
+                        _ => entries.push((key, value)),
+                    }
+                }
+                Ok(Table::Keyed(entries))
+            }
+            b'r' => match items.as_slice() {
+                [id] => {
+                    Ok(Table::Ref(table_id(id).ok_or_else(|| {
+                        expects("[id] with an integer id of 1 or more")
+                    })?))
+                }
+                _ => Err(expects("[id] with an integer id of 1 or more")),
+            },
+            b's' => {
+                let shape = "[id, table] with an integer id of 1 or more and an array, object, keyed table or class instance";
+                let (Some(value), Some(id), None) = (items.pop(), items.pop(), items.pop()) else {
+                    return Err(expects(shape));
+                };
+                let id = table_id(&id).ok_or_else(|| expects(shape))?;
+                if !is_table_body(&value, true) {
+                    return Err(expects(&format!("{shape}; found {}", value.kind())));
+                }
+                Ok(Table::Shared { id, value })
+            }
+            _ => {
+                let shape = "[\"ClassName\", table] with an array, object or keyed table";
+                let (Some(value), Some(Value::String(name)), None) =
+                    (items.pop(), items.pop(), items.pop())
+                else {
+                    return Err(expects(shape));
+                };
+                if name.is_empty() || !is_table_body(&value, false) {
+                    return Err(expects(&format!("{shape}; found {}", value.kind())));
+                }
+                Ok(Table::Class { name, value })
+            }
+        }
+    }
+
+    /// The table a [`Table::spelling`] spells, or why it spells none.
+    pub(crate) fn from_spelling(spelling: Value) -> Result<Table, String> {
+        let not_a_table = || {
+            format!(
+                "expected a Lua table spelled as a tag, found {}",
+                spelling.kind()
+            )
+        };
+        let Value::Array(items) = &spelling else {
+            return Err(not_a_table());
+        };
+        let tag = match items.as_slice() {
+            [Value::String(tag), Value::Array(_)] => match tag.as_bytes() {
+                [t @ (b't' | b's' | b'r' | b'c')] => *t,
+                _ => return Err(not_a_table()),
+            },
+            _ => return Err(not_a_table()),
+        };
+        let Value::Array(mut items) = spelling else {
+            unreachable!("matched above")
+        };
+        let Some(Value::Array(content)) = items.pop() else {
+            unreachable!("matched above")
+        };
+        Table::from_tag(tag, content)
+    }
+
     /// The tag as a plain two-element array, the way the text spells it, for formats that
     /// have no Lua tables.
     pub fn spelling(&self) -> Value {
@@ -94,6 +188,23 @@ impl Table {
             Value::String(char::from(self.tag()).to_string()),
             content,
         ])
+    }
+}
+
+fn table_id(id: &Value) -> Option<u64> {
+    id.as_u64().filter(|&id| id >= 1)
+}
+
+/// Whether `value` can be the contents of a shared table or class instance.
+fn is_table_body(value: &Value, class_allowed: bool) -> bool {
+    match value {
+        Value::Array(_) | Value::Object(_) => true,
+        Value::Table(t) => match **t {
+            Table::Keyed(_) => true,
+            Table::Class { .. } => class_allowed,
+            Table::Shared { .. } | Table::Ref(_) => false,
+        },
+        _ => false,
     }
 }
 
@@ -243,16 +354,6 @@ impl PartialEq for Value {
 }
 
 impl Eq for Value {}
-
-impl fmt::Display for Value {
-    /// The compact text form, as `text::to_string_compact` writes it.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match crate::text::to_vec_compact(self) {
-            Ok(bytes) => f.write_str(&String::from_utf8_lossy(&bytes)),
-            Err(_) => f.write_str("<value nested too deeply to print>"),
-        }
-    }
-}
 
 macro_rules! from_lossless {
     ($($t:ty => $variant:ident as $as:ty),*) => {$(

@@ -298,6 +298,57 @@ proptest! {
         cache::store(&save, &path, &chain()).unwrap();
         let loaded = cache::load(&path, &chain(), &Options::default()).unwrap();
         prop_assert_eq!(&loaded.source, &Source::Cache);
-        prop_assert_eq!(loaded.to_save().unwrap(), save);
+        prop_assert_eq!(loaded.to_save().unwrap(), save.clone());
+        // A `Value` read through serde from the view is the same, Lua tables included.
+        let data: Value = loaded.data_as().unwrap();
+        prop_assert_eq!(data, save.data);
     }
+}
+
+#[test]
+fn typed_errors_from_a_cache_name_the_file_and_the_path_from_data() {
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct State {
+        ship: Ship,
+    }
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Ship {
+        name: u64,
+    }
+    let (_dir, path, _) = world();
+    let loaded = cache::load(&path, &chain(), &Options::default()).unwrap();
+    let err = loaded.data_as::<State>().unwrap_err();
+    assert_eq!(err.path().to_string(), "data.ship.name");
+    assert_eq!(err.file(), Some(path.as_path()));
+    assert!(
+        err.to_string().starts_with(&format!(
+            "{}: at data.ship.name: invalid type",
+            path.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn storing_again_keeps_the_history_and_other_meta() {
+    let (_dir, path, expected) = world();
+    let loaded = cache::load(&path, &chain(), &Options::default()).unwrap();
+    let meta = loaded.meta().unwrap();
+    assert_eq!(
+        meta, expected.meta,
+        "meta read from the cache is the upgraded save's"
+    );
+    assert!(
+        meta.extra.get("history").is_some(),
+        "the upgrade is recorded"
+    );
+    let data: Value = loaded.data_as().unwrap();
+    let save = chain().resave(meta.clone(), data);
+    assert_eq!(save.meta.extra, meta.extra);
+    assert_eq!(save.meta.version, chain().latest());
+    assert_eq!(save.meta.writer.as_ref(), Some(chain().writer()));
+    cache::store(&save, &path, &chain()).unwrap();
+    assert_eq!(Save::load(&path).unwrap().meta, expected.meta);
 }

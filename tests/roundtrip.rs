@@ -36,6 +36,14 @@ proptest! {
     }
 
     #[test]
+    fn values_pass_through_savechains_own_serde_unchanged(value in any_value()) {
+        // Lua tables included: savechain's serializer and deserializers know them.
+        prop_assert_eq!(&savechain::to_value(&value).unwrap(), &value);
+        prop_assert_eq!(&savechain::from_value::<Value>(value.clone()).unwrap(), &value);
+        prop_assert_eq!(&savechain::from_value_ref::<Value>(&value).unwrap(), &value);
+    }
+
+    #[test]
     fn doubles_keep_every_bit(d in any_double()) {
         let text = text::to_string(&Value::Double(d)).unwrap();
         let back = text::from_str(&text).unwrap();
@@ -62,6 +70,21 @@ proptest! {
         prop_assert_eq!(&value, &Value::Object(expected.clone()));
         prop_assert_eq!(text::to_vec(&value).unwrap(), text::to_vec(&Value::Object(expected)).unwrap());
     }
+}
+
+#[test]
+fn other_formats_get_lua_tables_as_their_tag_arrays() {
+    let text = r#"{"alias": ["r", [1]], "keyed": ["t", [[1, "a"], [true, "b"]]], "shared": ["s", [1, {"x": 1}]]}"#;
+    let value = text::from_str(text).unwrap();
+    assert_eq!(
+        serde_json::to_string(&value).unwrap(),
+        r#"{"alias":["r",[1]],"keyed":["t",[[1,"a"],[true,"b"]]],"shared":["s",[1,{"x":1}]]}"#
+    );
+    let back: Value = serde_json::from_str(r#"["r",[1]]"#).unwrap();
+    assert_eq!(
+        back,
+        Value::Array(vec![Value::from("r"), Value::Array(vec![Value::Int(1)])])
+    );
 }
 
 #[test]

@@ -78,7 +78,16 @@ local savechain = require("savechain")
 local quests = { active = {}, done = 0 }
 savechain.register("quests", {
   save = function() return quests end,
-  load = function(saved) quests = saved or { active = {}, done = 0 } end,
+  load = function(saved)
+    quests = saved or { active = {}, done = 0 }
+    -- The quest being tracked is one of the active ones, the same table: saved once, as a
+    -- shared table, and still the same table after loading.
+    if not quests.tracked then
+      for _, q in ipairs(quests.active) do
+        if type(q) == "table" then quests.tracked = q break end
+      end
+    end
+  end,
 })
 return {
   finish = function(name)
@@ -106,6 +115,22 @@ fn play_scripts(saved: &Value) -> savechain::Result<Value> {
     savechain::lua::from_lua(&lua, &collect.call::<mlua::Value>(())?)
 }
 
+/// Whether the scripts, given the saved module states, see the tracked quest as the same
+/// table as the active one.
+fn play_scripts_check(saved: &Value) -> savechain::Result<bool> {
+    let lua = mlua::Lua::new();
+    let savechain_lua = savechain::lua::install(&lua)?;
+    lua.load(QUESTS).set_name("quests.lua").exec()?;
+    let restore: mlua::Function = savechain_lua.get("restore")?;
+    restore.call::<()>(savechain::lua::to_lua(&lua, saved)?)?;
+    let collect: mlua::Function = savechain_lua.get("collect")?;
+    let states: mlua::Table = collect.call(())?;
+    let quests: mlua::Table = states.get("quests")?;
+    let active: mlua::Table = quests.get("active")?;
+    let tracked: mlua::Table = quests.get("tracked")?;
+    Ok(tracked == active.get::<mlua::Table>(1)?)
+}
+
 fn main() -> savechain::Result<()> {
     let steps_dir = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -126,7 +151,7 @@ fn main() -> savechain::Result<()> {
         &path,
         r#"{"meta": {"version": 1, "writer": "1.0.0"},
             "data": {"hero": {"name": "Wren", "hp": 24, "gold": 12, "items": ["rope", "lamp", "rope"]},
-                     "lua": {"quests": {"active": ["find the lamp"], "done": 2}}}}"#,
+                     "lua": {"quests": {"active": ["find the lamp", {"name": "the well", "step": 1}], "done": 2}}}}"#,
     )?;
 
     // First load: no cache yet, so the JSON is upgraded (in memory; the file is left as
@@ -135,8 +160,8 @@ fn main() -> savechain::Result<()> {
     let loaded = cache::load(&path, &chain, &options)?;
     assert_eq!(loaded.source, Source::Json(Refusal::Missing));
     assert!(loaded.write_error().is_none(), "{:?}", loaded.write_error());
-    let data = loaded.view().data().expect("a save has data");
-    let mut state: State = cache::from_view(data)?;
+    let mut state: State = loaded.data_as()?;
+    let meta = loaded.meta()?;
     println!("loaded from the JSON ({}), cache written", Refusal::Missing);
     println!("  {:?}", state.hero);
 
@@ -144,11 +169,13 @@ fn main() -> savechain::Result<()> {
     state.hero.purse.gold += 5;
     state.lua = play_scripts(&state.lua)?;
 
-    // Save: the JSON and its cache, at the latest version, written by this release.
-    let save = chain.new_save(savechain::to_value(&state)?);
+    // Save: the JSON and its cache, at the latest version, written by this release, keeping
+    // the save's history.
+    let save = chain.resave(meta, savechain::to_value(&state)?);
     cache::store(&save, &path, &chain)?;
     let text = std::fs::read_to_string(&path)?;
     assert!(text.contains(&format!("\"writer\": \"{GAME_VERSION}\"")));
+    assert!(text.contains("\"history\""), "the upgrade is recorded");
     println!(
         "saved at version {}, writer {GAME_VERSION}",
         save.meta.version
@@ -157,8 +184,11 @@ fn main() -> savechain::Result<()> {
     // Next start: the cache is used in place, nothing parsed or upgraded.
     let loaded = cache::load(&path, &chain, &options)?;
     assert_eq!(loaded.source, Source::Cache);
-    let state: State = cache::from_view(loaded.view().data().expect("data"))?;
+    let state: State = loaded.data_as()?;
     assert_eq!(state.hero.purse.gold, 17);
+    // The tracked quest is still the same table as the active one, through serde and back.
+    let tracked = play_scripts_check(&state.lua)?;
+    assert!(tracked);
     println!("loaded from the cache: {} gold", state.hero.purse.gold);
 
     // A fixed Rust step ships with a new revision: caches made by the old code are refused

@@ -51,8 +51,8 @@ impl fmt::Display for Refusal {
                 f.write_str("the save's modification time differs from the cache's record")
             }
             Refusal::ChainChanged => f.write_str(
-                "the upgrade chain changed since the cache was made (a step, a helper module, \
-                 or the game's or savechain's version)",
+                "the cache was made by another upgrade chain (another game version, a changed \
+                 step or helper module, or another savechain)",
             ),
             Refusal::OtherVersion { cached, wanted } => write!(
                 f,

@@ -11,9 +11,19 @@ use crate::serde::Error;
 use crate::serde::ValueDeserializer;
 use crate::text::MAX_DEPTH;
 
-/// Deserializes a `T` from a node of a cache (`loaded.view().data()`, for a save's data).
-pub fn from_view<'a, T: Deserialize<'a>>(node: NodeRef<'a>) -> Result<T, Error> {
-    T::deserialize(ViewDeserializer { node, depth: 0 })
+/// Deserializes a `T` from a node of a cache, borrowing strings from it; errors give the
+/// path from `node`. For a save's whole data section, [`Loaded::data_as`](super::Loaded::data_as)
+/// also names the file.
+pub fn from_view<'a, T: Deserialize<'a>>(node: NodeRef<'a>) -> crate::Result<T> {
+    Ok(T::deserialize(ViewDeserializer { node, depth: 0 })?)
+}
+
+/// [`from_view`] for a node reached through `segment`, which errors name first.
+pub(crate) fn from_view_at<'a, T: Deserialize<'a>>(
+    node: NodeRef<'a>,
+    segment: Segment,
+) -> crate::Result<T> {
+    T::deserialize(ViewDeserializer { node, depth: 0 }).map_err(|e| e.at(segment).into())
 }
 
 /// Deserializes from one node of a cache.
@@ -175,7 +185,7 @@ impl<'de> de::Deserializer<'de> for ViewDeserializer<'de> {
             }
             // Lua tables are rare in typed state: read them through a tree.
             Kind::Table => {
-                let value = node.to_value().map_err(Error::new)?;
+                let value = node.to_value().map_err(|e| Error::new(e.message()))?;
                 de::Deserializer::deserialize_any(ValueDeserializer::new(value), visitor)
             }
         }
@@ -207,9 +217,18 @@ impl<'de> de::Deserializer<'de> for ViewDeserializer<'de> {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if name == crate::serde::TABLE_TOKEN && self.node.kind() == Some(Kind::Table) {
+            // A `Value` asking for a Lua table: made through the tree, as in deserialize_any.
+            let value = self.node.to_value().map_err(|e| Error::new(e.message()))?;
+            return de::Deserializer::deserialize_newtype_struct(
+                ValueDeserializer::new(value),
+                name,
+                visitor,
+            );
+        }
         visitor.visit_newtype_struct(self)
     }
 

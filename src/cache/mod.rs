@@ -52,8 +52,9 @@ pub use view::{CacheView, Entries, Kind, NodeRef};
 use crate::error::{Error, Result};
 use crate::fsio;
 use crate::options::Options;
-use crate::save::Save;
+use crate::save::{Meta, Save};
 use crate::upgrade::Chain;
+use crate::value::{Map, Value};
 use aligned::Aligned;
 use build::Provenance;
 use check::{Expected, SourceCheck};
@@ -102,6 +103,7 @@ enum Backing {
 /// document came from.
 pub struct Loaded {
     backing: Backing,
+    path: PathBuf,
     /// Where the document came from, and if from the JSON, why.
     pub source: Source,
     write_error: Option<Error>,
@@ -120,14 +122,35 @@ impl Loaded {
         view::parse(self.bytes()).expect("checked when loaded")
     }
 
+    /// The save's data as a game's own type, borrowing strings from the cache; errors
+    /// name the file and the path from `data`, as [`Save::data_as`]'s do.
+    pub fn data_as<'a, T: ::serde::Deserialize<'a>>(&'a self) -> Result<T> {
+        let data = self.view().data().ok_or_else(|| {
+            Error::new(
+                crate::ErrorKind::Envelope,
+                "the cache holds no data section",
+            )
+        })?;
+        de::from_view_at(data, crate::path::Segment::Key("data".into()))
+            .map_err(|e| e.with_file(&self.path))
+    }
+
+    /// The save's `meta`: its version, writer, history and any other members. A game that
+    /// stores its state again passes it to [`Chain::resave`] so that they are kept.
+    pub fn meta(&self) -> Result<Meta> {
+        let meta = match self.view().root().get("meta") {
+            Some(meta) => meta.to_value()?,
+            None => Value::Null,
+        };
+        let document: Map = [("data", Value::Null), ("meta", meta)]
+            .into_iter()
+            .collect();
+        Ok(Save::from_value(Value::Object(document))?.meta)
+    }
+
     /// The save as a tree.
     pub fn to_save(&self) -> Result<Save> {
-        let document = self
-            .view()
-            .root()
-            .to_value()
-            .map_err(|e| Error::new(crate::ErrorKind::Value, e))?;
-        Save::from_value(document)
+        Save::from_value(self.view().root().to_value()?)
     }
 
     /// When the document came from the JSON: why the new cache could not be written, if it
@@ -146,6 +169,7 @@ pub fn load(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<
     match looked.verdict {
         Ok(map) => Ok(Loaded {
             backing: Backing::Mapped(map),
+            path: path.to_path_buf(),
             source: Source::Cache,
             write_error: None,
         }),
@@ -274,6 +298,7 @@ fn from_json(
         .map(|e| Error::io(e, "cannot write the cache").with_file(&cache_file));
     Ok(Loaded {
         backing: Backing::Built(built),
+        path: path.to_path_buf(),
         source: Source::Json(refusal),
         write_error,
     })

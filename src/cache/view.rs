@@ -293,23 +293,21 @@ impl<'a> NodeRef<'a> {
     }
 
     /// This part of the document as a [`Value`].
-    pub fn to_value(&self) -> Result<Value, String> {
+    pub fn to_value(&self) -> crate::Result<Value> {
         self.value_at(0)
+            .map_err(|e| crate::Error::new(crate::ErrorKind::Value, e))
+    }
+
+    fn damaged(&self) -> String {
+        format!("the cache is damaged at node {}", self.index)
     }
 
     fn value_at(&self, depth: usize) -> Result<Value, String> {
-        let damaged = || format!("the cache is damaged at node {}", self.index);
         if depth > 2 * MAX_DEPTH {
             return Err(format!("the cache nests too deeply at node {}", self.index));
         }
+        let damaged = || self.damaged();
         let n = self.node();
-        let pair = |this: &NodeRef<'a>| -> Result<(Value, Value), String> {
-            let start = this.children(2).ok_or_else(damaged)?;
-            Ok((
-                this.at(start).value_at(depth + 1)?,
-                this.at(start + 1).value_at(depth + 1)?,
-            ))
-        };
         Ok(match n.kind {
             NULL => Value::Null,
             BOOL => Value::Bool(n.payload != 0),
@@ -326,44 +324,58 @@ impl<'a> NodeRef<'a> {
                 Value::Array(items)
             }
             OBJECT => {
-                let len = n.len as usize;
-                let start = self.children(2 * len).ok_or_else(damaged)?;
-                let mut entries = Vec::with_capacity(len);
-                for i in 0..len {
-                    let key = self.at(start + 2 * i).as_str().ok_or_else(damaged)?;
-                    entries.push((
-                        Key::from(key),
-                        self.at(start + 2 * i + 1).value_at(depth + 1)?,
-                    ));
-                }
+                let pairs = self.pairs_at(depth)?;
+                let entries = pairs
+                    .into_iter()
+                    .map(|(key, value)| match key {
+                        Value::String(key) => Ok((Key::from(key.as_str()), value)),
+                        _ => Err(damaged()),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
                 Value::Object(Map::from_entries(entries).map_err(|_| damaged())?)
             }
-            KEYED => {
-                let len = n.len as usize;
-                let start = self.children(2 * len).ok_or_else(damaged)?;
-                let mut entries = Vec::with_capacity(len);
-                for i in 0..len {
-                    entries.push((
-                        self.at(start + 2 * i).value_at(depth + 1)?,
-                        self.at(start + 2 * i + 1).value_at(depth + 1)?,
-                    ));
-                }
-                Value::from(Table::Keyed(entries))
-            }
-            SHARED => {
-                let (id, value) = pair(self)?;
-                let id = id.as_u64().ok_or_else(damaged)?;
-                Value::from(Table::Shared { id, value })
-            }
-            REF => Value::from(Table::Ref(n.payload)),
-            CLASS => {
-                let (name, value) = pair(self)?;
-                let Value::String(name) = name else {
-                    return Err(damaged());
-                };
-                Value::from(Table::Class { name, value })
-            }
+            KEYED | SHARED | REF | CLASS => Value::from(self.table_at(depth)?),
             _ => return Err(damaged()),
+        })
+    }
+
+    /// The children of an object or keyed table, as key and value pairs.
+    fn pairs_at(&self, depth: usize) -> Result<Vec<(Value, Value)>, String> {
+        let len = self.node().len as usize;
+        let start = self.children(2 * len).ok_or_else(|| self.damaged())?;
+        (0..len)
+            .map(|i| {
+                Ok((
+                    self.at(start + 2 * i).value_at(depth + 1)?,
+                    self.at(start + 2 * i + 1).value_at(depth + 1)?,
+                ))
+            })
+            .collect()
+    }
+
+    fn table_at(&self, depth: usize) -> Result<Table, String> {
+        let damaged = || self.damaged();
+        let n = self.node();
+        // Shared tables and class instances have two children: the id or name, the table.
+        let pair = || -> Result<(Value, Value), String> {
+            let start = self.children(2).ok_or_else(damaged)?;
+            Ok((
+                self.at(start).value_at(depth + 1)?,
+                self.at(start + 1).value_at(depth + 1)?,
+            ))
+        };
+        Ok(match n.kind {
+            KEYED => Table::Keyed(self.pairs_at(depth)?),
+            SHARED => {
+                let (id, value) = pair()?;
+                let id = id.as_u64().ok_or_else(damaged)?;
+                Table::Shared { id, value }
+            }
+            REF => Table::Ref(n.payload),
+            _ => match pair()? {
+                (Value::String(name), value) => Table::Class { name, value },
+                _ => return Err(damaged()),
+            },
         })
     }
 }

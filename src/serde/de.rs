@@ -79,6 +79,16 @@ fn not_one_entry() -> Error {
     )
 }
 
+/// Hands a Lua table to `Value`'s visitor as the one-member map it recognises (see
+/// [`TABLE_TOKEN`](super::TABLE_TOKEN)).
+pub(crate) fn visit_table<'de, V: Visitor<'de>>(
+    spelling: Value,
+    visitor: V,
+) -> Result<V::Value, Error> {
+    let member = std::iter::once((super::TABLE_TOKEN, spelling));
+    visitor.visit_map(de::value::MapDeserializer::new(member))
+}
+
 /// The methods that behave the same whether the value is owned or borrowed.
 macro_rules! shared_methods {
     () => {
@@ -106,9 +116,15 @@ macro_rules! shared_methods {
 
         fn deserialize_newtype_struct<V: Visitor<'de>>(
             self,
-            _name: &'static str,
+            name: &'static str,
             visitor: V,
         ) -> Result<V::Value, Error> {
+            if name == super::TABLE_TOKEN {
+                return match self.peek() {
+                    Value::Table(table) => visit_table(table.spelling(), visitor),
+                    _ => self.deserialize_any(visitor),
+                };
+            }
             visitor.visit_newtype_struct(self)
         }
 

@@ -17,6 +17,10 @@ pub use ser::Serializer;
 
 use crate::value::Value;
 
+/// The name under which [`Value`]'s `Serialize` and `Deserialize` pass a Lua table through
+/// savechain's own serializer and deserializers intact; other formats see its spelling.
+pub(crate) const TABLE_TOKEN: &str = "$savechain::private::Table";
+
 /// Converts `value` into a [`Value`].
 ///
 /// Integers become [`Value::Int`] (or [`Value::UInt`] above `i64::MAX`; 128-bit integers

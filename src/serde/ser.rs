@@ -6,7 +6,7 @@ use ::serde::ser::{self, Impossible, Serialize};
 
 use super::Error;
 use crate::path::Segment;
-use crate::value::{Map, Value};
+use crate::value::{Map, Table, Value};
 
 /// Serializes any `Serialize` type into a [`Value`]; [`to_value`](super::to_value) gives the
 /// mapping.
@@ -126,10 +126,17 @@ impl ser::Serializer for Serializer {
 
     fn serialize_newtype_struct<T: ?Sized + Serialize>(
         self,
-        _name: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<Value, Error> {
-        value.serialize(self)
+        let value = value.serialize(self)?;
+        if name == super::TABLE_TOKEN {
+            // A `Value` holding a Lua table: make the table again from its spelling.
+            return Table::from_spelling(value)
+                .map(Value::from)
+                .map_err(Error::new);
+        }
+        Ok(value)
     }
 
     fn serialize_newtype_variant<T: ?Sized + Serialize>(

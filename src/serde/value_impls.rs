@@ -4,10 +4,10 @@
 use std::fmt;
 
 use ::serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use ::serde::ser::{Serialize, Serializer};
+use ::serde::ser::{Serialize, SerializeTuple, Serializer};
 
-use super::to_value;
-use crate::value::{Map, Value};
+use super::{to_value, TABLE_TOKEN};
+use crate::value::{Map, Table, Value};
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -22,14 +22,50 @@ impl Serialize for Value {
             Value::Array(items) => serializer.collect_seq(items),
             Value::Object(map) => serializer.collect_map(map.iter()),
             // Other formats have no Lua tables: they get the tag as an array, as in the text.
-            Value::Table(table) => table.spelling().serialize(serializer),
+            // savechain's own serializer knows the name and makes the table again.
+            Value::Table(table) => {
+                serializer.serialize_newtype_struct(TABLE_TOKEN, &Spelled(table))
+            }
         }
+    }
+}
+
+/// A Lua table as the two-element array of its tag, serialized without copying it.
+struct Spelled<'a>(&'a Table);
+
+impl Serialize for Spelled<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut tag = [0; 4];
+        let tag: &str = char::from(self.0.tag()).encode_utf8(&mut tag);
+        let mut spelling = serializer.serialize_tuple(2)?;
+        spelling.serialize_element(tag)?;
+        match self.0 {
+            Table::Keyed(entries) => {
+                spelling.serialize_element(&Pairs(entries))?;
+            }
+            Table::Shared { id, value } => spelling.serialize_element(&(id, value))?,
+            Table::Ref(id) => spelling.serialize_element(&(id,))?,
+            Table::Class { name, value } => spelling.serialize_element(&(name, value))?,
+        }
+        spelling.end()
+    }
+}
+
+/// The entries of a keyed table as an array of `[key, value]` pairs.
+struct Pairs<'a>(&'a [(Value, Value)]);
+
+impl Serialize for Pairs<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|(k, v)| (k, v)))
     }
 }
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(ValueVisitor)
+        // savechain's own deserializers answer this name for a Lua table with a map of one
+        // member, TABLE_TOKEN, whose value is the table's spelling; other formats see a
+        // plain newtype and hand over their value.
+        deserializer.deserialize_newtype_struct(TABLE_TOKEN, ValueVisitor)
     }
 }
 
@@ -108,7 +144,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         self,
         deserializer: D,
     ) -> Result<Value, D::Error> {
-        Value::deserialize(deserializer)
+        deserializer.deserialize_any(ValueVisitor)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
@@ -121,6 +157,15 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries: Vec<(String, Value)> = Vec::with_capacity(capacity(map.size_hint()));
+        match map.next_key::<String>()? {
+            Some(key) if key == TABLE_TOKEN => {
+                let spelling: Value = map.next_value()?;
+                let table = Table::from_spelling(spelling).map_err(de::Error::custom)?;
+                return Ok(Value::from(table));
+            }
+            Some(key) => entries.push((key, map.next_value()?)),
+            None => {}
+        }
         while let Some(entry) = map.next_entry()? {
             entries.push(entry);
         }

@@ -736,92 +736,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Checks the content of a Lua table tag (`t`, `s`, `r`, `c`); the message says what the
-/// tag expects.
-fn decode_table(tag: u8, mut items: Vec<Value>) -> Result<Table, String> {
-    let expects = |what: &str| format!("tag \"{}\" expects {what}", tag as char);
-    match tag {
-        TAG_KEYED => {
-            let mut entries = Vec::with_capacity(items.len());
-            for (i, item) in items.into_iter().enumerate() {
-                let Value::Array(pair) = item else {
-                    return Err(expects(&format!(
-                        "an array of [key, value] pairs; element {i} is {}",
-                        item.kind()
-                    )));
-                };
-                let Ok([key, value]) = <[Value; 2]>::try_from(pair) else {
-                    return Err(expects(&format!(
-                        "an array of [key, value] pairs; element {i} does not have two elements"
-                    )));
-                };
-                match key {
-                    Value::Null => {
-                        return Err(format!(
-                            "key {i} of a keyed table is null; Lua keys cannot be nil"
-                        ))
-                    }
-                    Value::Double(d) if d.is_nan() => {
-                        return Err(format!(
-                            "key {i} of a keyed table is NaN; Lua keys cannot be NaN"
-                        ))
-                    }
-                    _ => entries.push((key, value)),
-                }
-            }
-            Ok(Table::Keyed(entries))
-        }
-        TAG_REF => match items.as_slice() {
-            [id] => {
-                Ok(Table::Ref(table_id(id).ok_or_else(|| {
-                    expects("[id] with an integer id of 1 or more")
-                })?))
-            }
-            _ => Err(expects("[id] with an integer id of 1 or more")),
-        },
-        TAG_SHARED => {
-            let shape = "[id, table] with an integer id of 1 or more and an array, object, keyed table or class instance";
-            let (Some(value), Some(id), None) = (items.pop(), items.pop(), items.pop()) else {
-                return Err(expects(shape));
-            };
-            let id = table_id(&id).ok_or_else(|| expects(shape))?;
-            if !is_table_body(&value, true) {
-                return Err(expects(&format!("{shape}; found {}", value.kind())));
-            }
-            Ok(Table::Shared { id, value })
-        }
-        _ => {
-            let shape = "[\"ClassName\", table] with an array, object or keyed table";
-            let (Some(value), Some(Value::String(name)), None) =
-                (items.pop(), items.pop(), items.pop())
-            else {
-                return Err(expects(shape));
-            };
-            if name.is_empty() || !is_table_body(&value, false) {
-                return Err(expects(&format!("{shape}; found {}", value.kind())));
-            }
-            Ok(Table::Class { name, value })
-        }
-    }
-}
-
-fn table_id(id: &Value) -> Option<u64> {
-    id.as_u64().filter(|&id| id >= 1)
-}
-
-/// Whether `value` can be the contents of a shared table or class instance.
-fn is_table_body(value: &Value, class_allowed: bool) -> bool {
-    match value {
-        Value::Array(_) | Value::Object(_) => true,
-        Value::Table(t) => match **t {
-            Table::Keyed(_) => true,
-            Table::Class { .. } => class_allowed,
-            Table::Shared { .. } | Table::Ref(_) => false,
-        },
-        _ => false,
-    }
-}
-
 fn double_error(hex: &str, e: &hexfloat::HexFloatError) -> String {
     format!("bad double [\"d\", {hex:?}]: {e}")
 }
@@ -894,7 +808,7 @@ fn decode_tag(mut items: Vec<Value>, second_offset: usize) -> Parsed<Value> {
             format!("tag \"a\" expects an array, found {}", other.kind()),
         ),
         (TAG_KEYED | TAG_SHARED | TAG_REF | TAG_CLASS, Value::Array(items)) => {
-            match decode_table(tag, items) {
+            match Table::from_tag(tag, items) {
                 Ok(table) => Ok(Value::Table(Box::new(table))),
                 Err(message) => fail(ErrorKind::Value, second_offset, message),
             }

@@ -7,7 +7,7 @@ use super::lua_dir::Modules;
 use super::run::Upgrader;
 use super::step::{Step, StepKind};
 use crate::error::{Error, ErrorKind, Result};
-use crate::save::Save;
+use crate::save::{Meta, Save};
 use crate::value::Value;
 
 /// A checked sequence of steps with no gaps and no two from the same version, and the
@@ -42,7 +42,7 @@ impl Chain {
         check_order(&steps)?;
         for step in &steps {
             if let StepKind::Rust { revision, .. } = &step.kind {
-                if revision.is_empty() {
+                if revision.trim().is_empty() {
                     return Err(chain_error(format!(
                         "{}: a Rust step needs a revision that changes when its code does",
                         step.name
@@ -95,6 +95,16 @@ impl Chain {
     /// A new save of `data` at the latest version, written by this game.
     pub fn new_save(&self, data: Value) -> Save {
         Save::new(self.latest(), data).with_writer(self.writer.clone())
+    }
+
+    /// A save of `data` at the latest version, written by this game, keeping the rest of
+    /// `meta` (its history and any other members): for storing again a save that was
+    /// loaded, with `meta` from [`Loaded::meta`](crate::cache::Loaded::meta) or
+    /// [`Save::meta`].
+    pub fn resave(&self, mut meta: Meta, data: Value) -> Save {
+        meta.version = self.latest();
+        meta.writer = Some(self.writer.clone());
+        Save { meta, data }
     }
 
     /// The steps that take a save from `version` to `target` (the latest when `None`), or
