@@ -8,7 +8,7 @@
 //! SAVECHAIN_BENCH_CHAIN_ONLY=1 cargo bench --bench upgrade   # only the chain's table
 //! ```
 //!
-//! 1. A version 1 save of the example game (`savechain::example`), about 50 MiB of text,
+//! 1. A version 1 save of the example game (`src/bin/save-upgrade/starlane.rs`), about 50 MiB of text,
 //!    made by the generator of `support/game.rs` with the fields the chain expects. Timed
 //!    in one process: a plain load and save of it (`Save::from_slice` + `Save::to_vec`),
 //!    against the same load, all eight steps (five in Lua, sharing conversions), and the

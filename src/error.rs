@@ -62,7 +62,6 @@ impl Location {
 
 /// An error with everything a person needs to fix it: file, line and column, the path
 /// inside the document, and what was expected.
-#[derive(Debug)]
 pub struct Error {
     inner: Box<Inner>,
 }
@@ -171,6 +170,17 @@ impl fmt::Display for Error {
     }
 }
 
+impl fmt::Debug for Error {
+    /// The kind and the whole message, so that a `main` returning this error prints what a
+    /// person can act on.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.inner.kind)
+            .field("message", &self.to_string())
+            .finish()
+    }
+}
+
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.inner
@@ -196,6 +206,28 @@ impl From<std::io::Error> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_shows_the_whole_message() {
+        // What a `main` returning this error prints.
+        let e = Error::new(ErrorKind::Syntax, "expected ':'")
+            .at(Location::of_offset(b"{\n \"a\" 1}", 7))
+            .with_file("world.json");
+        assert_eq!(
+            format!("{e:?}"),
+            r#"Error { kind: Syntax, message: "world.json:2:6: expected ':'" }"#
+        );
+    }
+
+    #[test]
+    fn hexfloat_errors_convert_for_the_question_mark() {
+        fn parse(text: &str) -> Result<f64> {
+            Ok(crate::hexfloat::parse(text)?)
+        }
+        let e = parse("0x1.g").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Value);
+        assert!(e.message().contains("malformed hexadecimal float"), "{e}");
+    }
 
     #[test]
     fn columns_count_characters() {

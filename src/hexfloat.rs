@@ -84,6 +84,13 @@ impl fmt::Display for HexFloatError {
 
 impl std::error::Error for HexFloatError {}
 
+impl From<HexFloatError> for crate::Error {
+    /// So that `?` works in code that returns savechain's error.
+    fn from(e: HexFloatError) -> crate::Error {
+        crate::Error::new(crate::ErrorKind::Value, e.to_string())
+    }
+}
+
 const SIGN_BIT: u64 = 1 << 63;
 const FRACTION_MASK: u64 = (1 << 52) - 1;
 const EXPONENT_FIELD_MAX: u64 = 0x7ff;

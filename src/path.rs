@@ -41,17 +41,17 @@ impl Path {
 
     /// Adds a step in front. Errors are built from the inside out as they unwind, so this
     /// is how a path grows; the cost is paid only on the error path.
-    pub fn push_front(&mut self, segment: Segment) {
+    pub(crate) fn push_front(&mut self, segment: Segment) {
         self.segments.insert(0, segment);
     }
 
     /// Adds a step at the end.
-    pub fn push(&mut self, segment: Segment) {
+    pub(crate) fn push(&mut self, segment: Segment) {
         self.segments.push(segment);
     }
 
     /// Removes and returns the innermost step.
-    pub fn pop(&mut self) -> Option<Segment> {
+    pub(crate) fn pop(&mut self) -> Option<Segment> {
         self.segments.pop()
     }
 }

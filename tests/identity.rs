@@ -165,6 +165,8 @@ fn a_cache_at_another_version_than_asked_for_is_refused() {
 fn rust_steps_need_a_revision_and_helpers_one_meaning() {
     let err = Chain::new("1.0.0", vec![Step::rust(1, "gold", "", add_gold)]).unwrap_err();
     assert!(err.to_string().contains("needs a revision"), "{err}");
+    let err = Chain::new("1.0.0", vec![Step::rust(1, "gold", "  ", add_gold)]).unwrap_err();
+    assert!(err.to_string().contains("needs a revision"), "{err}");
     let err = Chain::new("one", vec![]).unwrap_err();
     assert!(err.to_string().contains("semantic version"), "{err}");
 
@@ -252,7 +254,7 @@ fn cache_verify_sees_a_changed_step_helper_or_writer() {
             String::from_utf8_lossy(&out.stdout).into_owned(),
         )
     };
-    let changed = "a.json: the upgrade chain changed since the cache was made";
+    let changed = "a.json: the cache was made by another upgrade chain";
 
     let out = run(&["build", "--writer", "1.0.0"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

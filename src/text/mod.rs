@@ -8,9 +8,9 @@
 //! and refused on reading, so that later versions can add tags without changing what an
 //! existing save means.
 
-pub mod read;
+pub(crate) mod read;
 mod scan;
-pub mod write;
+pub(crate) mod write;
 
 pub use read::{from_slice, from_str};
 pub use write::{to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style};

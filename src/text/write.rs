@@ -21,7 +21,7 @@ pub enum Style {
 }
 
 /// Arrays of at most this many numbers (a position, a quaternion) stay on one line.
-pub const INLINE_NUMBERS: usize = 4;
+pub(crate) const INLINE_NUMBERS: usize = 4;
 
 /// Writes `value` as text to `out`.
 ///
@@ -61,6 +61,18 @@ fn too_deep(path: TooDeep) -> Error {
         format!("nested more than {MAX_DEPTH} arrays and objects deep; it could not be read back"),
     )
     .in_path(*path)
+}
+
+// Here rather than in `value.rs`, so that the document model does not depend on its text
+// codec.
+impl std::fmt::Display for Value {
+    /// The compact text form, as `text::to_string_compact` writes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match to_vec_compact(self) {
+            Ok(bytes) => f.write_str(&String::from_utf8_lossy(&bytes)),
+            Err(_) => f.write_str("<value nested too deeply to print>"),
+        }
+    }
 }
 
 /// The canonical pretty text of `value`.

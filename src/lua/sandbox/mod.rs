@@ -162,8 +162,8 @@ impl Sandbox {
 
     /// Lets scripts `require` modules from `dir` (`require("util.math")` loads
     /// `dir/util/math.lua`), besides the savechain library itself.
-    pub fn allow_modules_from(&self, dir: &Path) {
-        self.modules.allow_from(dir);
+    pub fn allow_modules_from(&self, dir: impl AsRef<Path>) {
+        self.modules.allow_from(dir.as_ref());
     }
 
     /// Lets scripts `require(name)` the module whose source is `source`, before looking in
