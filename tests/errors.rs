@@ -101,6 +101,28 @@ fn value_errors() {
 }
 
 #[test]
+fn double_and_byte_tag_errors() {
+    // A double typed as a number goes into "d" (see tests/roundtrip.rs); these are mistakes.
+    insta::assert_snapshot!(report(&[
+        ("number in a double tag too large", "{\"meta\": {\"version\": 1},\n \"data\": {\"ship\": {\"hull\": [\"d\", 1e400]}}}"),
+        ("negative number in a double tag too large", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", -2e308]}"),
+        ("integer too large for a double tag", &format!("{{\"meta\": {{\"version\": 1}}, \"data\": [\"d\", 1{}]}}", "0".repeat(312))),
+        ("boolean in a double tag", "{\"meta\": {\"version\": 1},\n \"data\": {\"ship\": {\"docked\": [\"d\", true]}}}"),
+        ("null in a double tag", "{\"meta\": {\"version\": 1}, \"data\": {\"hp\": [\"d\", null]}}"),
+        ("object in a double tag", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", {\"value\": 1.5}]}"),
+        ("long array in a double tag", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]]}"),
+        ("double tag in a double tag", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", [\"d\", \"0x1p+0\"]]}"),
+        ("array over lines in a double tag", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", [\n  1\n]]}"),
+        ("syntax error in a number in a double tag", "{\"meta\": {\"version\": 1}, \"data\": [\"d\", 1.]}"),
+        ("integer in a byte tag", "{\"meta\": {\"version\": 1}, \"data\": {\"key\": [\"b\", 5]}}"),
+        ("decimal in a byte tag", "{\"meta\": {\"version\": 1}, \"data\": [\"b\", 2.5]}"),
+        ("array in a byte tag", "{\"meta\": {\"version\": 1}, \"data\": {\"key\": [\"b\", [104, 105]]}}"),
+        ("byte tag in a byte tag", "{\"meta\": {\"version\": 1}, \"data\": [\"b\", [\"b\", \"x\"]]}"),
+        ("boolean in a byte tag", "{\"meta\": {\"version\": 1}, \"data\": [\"b\", false]}"),
+    ]));
+}
+
+#[test]
 fn table_tag_errors() {
     insta::assert_snapshot!(report(&[
         (

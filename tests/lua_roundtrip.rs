@@ -40,6 +40,9 @@ fn any_spec() -> impl Strategy<Value = Spec> {
         any_double().prop_map(Spec::Float),
         prop::collection::vec(any::<u8>(), 0..8).prop_map(Spec::Str),
         "[a-z1]{0,3}".prop_map(|s| Spec::Str(s.into_bytes())),
+        // The letters of tags, so that tables like {"d", 5} (which a save must escape) are
+        // common.
+        "[abdtsrc]".prop_map(|s| Spec::Str(s.into_bytes())),
         Just(Spec::Null),
         (0..8usize).prop_map(Spec::Earlier),
     ];
@@ -54,6 +57,16 @@ fn any_spec() -> impl Strategy<Value = Spec> {
                         .enumerate()
                         .map(|(i, v)| (Spec::Int(i as i64 + 1), v))
                         .collect(),
+                    kind,
+                }
+            }),
+            // Pairs that start with the letter of a tag: {"d", 5}, {"b", true}, {"t", {}}.
+            ("[abdtsrc]", inner.clone(), kind.clone()).prop_map(|(tag, second, kind)| {
+                Spec::Table {
+                    entries: vec![
+                        (Spec::Int(1), Spec::Str(tag.into_bytes())),
+                        (Spec::Int(2), second),
+                    ],
                     kind,
                 }
             }),
@@ -182,5 +195,35 @@ proptest! {
             })
             .collect();
         prop_assert_eq!(&texts[0], &texts[1]);
+    }
+}
+
+#[test]
+fn lua_tables_shaped_like_double_and_byte_tags_come_back_through_save_text() {
+    let (lua, equal, ..) = lua_with_library();
+    for (source, saved) in [
+        ("{'d', 5}", r#"["a",["d",5]]"#),
+        ("{'b', true}", r#"["a",["b",true]]"#),
+        ("{'d', -0.0}", r#"["a",["d",["d","-0x0p+0"]]]"#),
+        ("{'b', 'x'}", r#"["a",["b","x"]]"#),
+        ("{'d', {'d', 5}}", r#"["a",["d",["a",["d",5]]]]"#),
+        ("{'b', {x = 1}}", r#"["a",["b",{"x":1}]]"#),
+        ("{hull = {'d', 96}}", r#"{"hull":["a",["d",96]]}"#),
+        ("{'d', 5, 6}", r#"["d",5,6]"#),
+        ("{[true] = {'d', 5}}", r#"["t",[[true,["a",["d",5]]]]]"#),
+    ] {
+        let original: mlua::Value = lua.load(format!("return {source}")).eval().unwrap();
+        let value = from_lua(&lua, &original).unwrap();
+        assert_eq!(text::to_string_compact(&value).unwrap(), saved, "{source}");
+        for text in [
+            text::to_string(&value).unwrap(),
+            text::to_string_compact(&value).unwrap(),
+        ] {
+            let loaded = text::from_str(&text).unwrap();
+            assert_eq!(loaded, value, "{source} saved as {text}");
+            let back = to_lua(&lua, &loaded).unwrap();
+            let same: bool = equal.call((original.clone(), back)).unwrap();
+            assert!(same, "{source} came back different; the save was {text}");
+        }
     }
 }

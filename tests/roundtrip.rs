@@ -51,6 +51,47 @@ proptest! {
     }
 
     #[test]
+    fn any_finite_double_typed_as_a_decimal_in_a_double_tag_reads_back_exactly(
+        d in any_double().prop_filter("finite", |d| d.is_finite()),
+    ) {
+        // Rust prints the shortest decimal that reads back as the same double, in three
+        // styles ("100", "1e2", "100.0"), all of them JSON numbers.
+        for typed in [format!("{d}"), format!("{d:e}"), format!("{d:?}")] {
+            let spelling = format!("[\"d\", {typed}]");
+            let back = text::from_str(&spelling);
+            prop_assert!(
+                matches!(back, Ok(Value::Double(b)) if b.to_bits() == d.to_bits()),
+                "{} read as {:?}", spelling, back
+            );
+        }
+    }
+
+    #[test]
+    fn long_decimals_in_a_double_tag_read_as_the_correctly_rounded_double(
+        typed in "-?(0|[1-9][0-9]{0,40})(\\.[0-9]{1,40})?([eE][+-]?[0-9]{1,3})?",
+    ) {
+        let spelling = format!("[\"d\", {typed}]");
+        let expected: f64 = typed.parse().unwrap();
+        let back = text::from_str(&spelling);
+        if expected.is_finite() {
+            prop_assert!(
+                matches!(back, Ok(Value::Double(b)) if b.to_bits() == expected.to_bits()),
+                "{} read as {:?}, expected {:?}", spelling, back, expected
+            );
+        } else {
+            // Too large for a double: refused, never infinity.
+            prop_assert!(back.is_err(), "{} read as {:?}", spelling, back);
+        }
+    }
+
+    #[test]
+    fn integers_in_a_double_tag_read_as_the_nearest_double(i in any::<i64>(), u in any::<u64>()) {
+        // `as` rounds to nearest with ties to even, as reading must.
+        prop_assert_eq!(text::from_str(&format!("[\"d\", {i}]")).unwrap(), Value::Double(i as f64));
+        prop_assert_eq!(text::from_str(&format!("[\"d\", {u}]")).unwrap(), Value::Double(u as f64));
+    }
+
+    #[test]
     fn key_order_of_the_input_does_not_matter(
         entries in prop::collection::btree_map(any::<String>(), any::<i64>(), 0..20),
         seed in any::<u64>(),
@@ -89,19 +130,50 @@ fn other_formats_get_lua_tables_as_their_tag_arrays() {
 
 #[test]
 fn tag_like_literal_arrays_are_escaped_and_come_back() {
-    let literal = Value::Array(vec![Value::from("d"), Value::from("0x1p+0")]);
-    let text = text::to_string_compact(&literal).unwrap();
-    assert_eq!(text, r#"["a",["d","0x1p+0"]]"#);
-    assert_eq!(text::from_str(&text).unwrap(), literal);
+    let pair = |tag: &str, second: Value| Value::Array(vec![Value::from(tag), second]);
+    let object: Map = [("k", Value::Int(1))].into_iter().collect();
+    // Any two-element array starting with "d" or "b" reads as a tag, so the writer escapes
+    // every literal one, whatever its second element.
+    for (literal, spelling) in [
+        (pair("d", Value::from("0x1p+0")), r#"["a",["d","0x1p+0"]]"#),
+        (pair("d", Value::Int(5)), r#"["a",["d",5]]"#),
+        (
+            pair("d", Value::UInt(u64::MAX)),
+            r#"["a",["d",18446744073709551615]]"#,
+        ),
+        (
+            pair("d", Value::Double(1.5)),
+            r#"["a",["d",["d","0x1.8p+0"]]]"#,
+        ),
+        (pair("d", Value::Null), r#"["a",["d",null]]"#),
+        (pair("d", Value::Array(vec![])), r#"["a",["d",[]]]"#),
+        (pair("b", Value::Bool(true)), r#"["a",["b",true]]"#),
+        (pair("b", Value::Int(-7)), r#"["a",["b",-7]]"#),
+        (pair("b", Value::Object(object)), r#"["a",["b",{"k":1}]]"#),
+        (
+            pair("b", Value::Bytes(vec![1])),
+            r#"["a",["b",["b","\u0001"]]]"#,
+        ),
+    ] {
+        let text = text::to_string_compact(&literal).unwrap();
+        assert_eq!(text, spelling);
+        assert_eq!(text::from_str(&text).unwrap(), literal, "{spelling}");
+        let pretty = text::to_string(&literal).unwrap();
+        assert_eq!(text::from_str(&pretty).unwrap(), literal, "{pretty}");
+    }
     // Longer arrays and other first elements are never tags, so they are written as they are.
     for plain in [
         r#"["d","0x1p+0","x"]"#,
+        r#"["d",5,6]"#,
+        r#"["b",5,"x"]"#,
         r#"["dd","x"]"#,
+        r#"["dd",5]"#,
         r#"["D","x"]"#,
+        r#"["D",5]"#,
         r#"[1,"d"]"#,
         r#"["a","b"]"#,
         r#"["x","y"]"#,
-        r#"["d",5]"#,
+        r#"["x",5]"#,
         r#"["a",["a",["x",[1]]],2]"#,
     ] {
         let value = text::from_str(plain).unwrap();
@@ -153,6 +225,126 @@ fn decimals_load_as_correctly_rounded_doubles() {
             Value::Int(17),
             Value::Int(0),
         ])
+    );
+}
+
+#[test]
+fn numbers_in_a_double_tag_read_as_that_double() {
+    let cases: &[(&str, f64)] = &[
+        (r#"["d", 100]"#, 100.0),
+        (r#"["d", 96.5]"#, 96.5),
+        (r#"["d", -2.5e-3]"#, -2.5e-3),
+        (r#"["d", 0.1]"#, 0.1),
+        (r#"["d", 0]"#, 0.0),
+        (r#"["d", -0]"#, -0.0),
+        (r#"["d", -0.0]"#, -0.0),
+        (r#"["d", 1e-400]"#, 0.0),
+        (r#"["d", -1e-400]"#, -0.0),
+        (r#"["d", 1.7976931348623157e308]"#, f64::MAX),
+        (r#"["d", 5e-324]"#, f64::from_bits(1)),
+        // Integers beyond 64 bits are fine in a double.
+        (r#"["d", 18446744073709551616]"#, 18446744073709551616.0),
+        (r#"["d", -9223372036854775809]"#, -9223372036854775808.0),
+        // Correctly rounded, to nearest with ties to even: 2^53 + 1 lies halfway between
+        // 2^53 and 2^53 + 2, and rounds to the even one; 2^53 + 3 rounds up to 2^53 + 4.
+        (r#"["d", 9007199254740993]"#, 9007199254740992.0),
+        (r#"["d", 9007199254740995]"#, 9007199254740996.0),
+        // 1 + 2^-53 exactly is halfway between 1 and the next double: even is 1. A hair
+        // above, it is the next double.
+        (
+            r#"["d", 1.00000000000000011102230246251565404236316680908203125]"#,
+            1.0,
+        ),
+        (
+            r#"["d", 1.00000000000000011102230246251565404236316680908203125000001]"#,
+            f64::from_bits(0x3ff0_0000_0000_0001),
+        ),
+        // Whitespace anywhere JSON allows it, and the compact spelling.
+        ("[ \"d\" ,\n    100\n  ]", 100.0),
+        (r#"["d",100]"#, 100.0),
+    ];
+    for &(spelling, expected) in cases {
+        let value = text::from_str(spelling).unwrap_or_else(|e| panic!("{spelling}: {e}"));
+        let Value::Double(d) = value else {
+            panic!("{spelling} read as {value:?}");
+        };
+        assert_eq!(d.to_bits(), expected.to_bits(), "{spelling} read as {d:?}");
+    }
+    // Inside other values and escapes, as elements, keys and class contents are read.
+    assert_eq!(
+        text::from_str(r#"{"hull": ["d", 100], "pos": [["d", 1], 2, ["d", -0.5]]}"#).unwrap(),
+        text::from_str(r#"{"hull": 100.0, "pos": [1.0, 2, -0.5]}"#).unwrap(),
+    );
+    assert_eq!(
+        text::from_str(r#"["a", ["d", 100]]"#).unwrap(),
+        Value::Array(vec!["d".into(), Value::Int(100)])
+    );
+    assert_eq!(
+        text::from_str(r#"["a", [["d", 100], ["d", 5, 6]]]"#).unwrap(),
+        Value::Array(vec![
+            Value::Double(100.0),
+            Value::Array(vec!["d".into(), Value::Int(5), Value::Int(6)]),
+        ])
+    );
+}
+
+#[test]
+fn a_typed_double_is_stored_back_canonically() {
+    // The hand edit of docs/FORMAT.md, section 7.
+    let edited = r#"{
+  "data": {
+    "ship": {
+      "hull": ["d", 100],
+      "position": [["d", "0x1.88p+3"], ["d", "-0x1.cp+1"], ["d", "0x1p-3"]]
+    },
+    "player": {
+      "credits": 999999
+    }
+  },
+  "meta": {
+    "version": 1,
+    "writer": "0.1.0"
+  }
+}"#;
+    let save = Save::from_str(edited).unwrap();
+    let hull = save.data.get("ship").and_then(|s| s.get("hull"));
+    assert_eq!(hull, Some(&Value::Double(100.0)));
+    let stored = String::from_utf8(save.to_vec().unwrap()).unwrap();
+    assert_eq!(
+        stored,
+        r#"{
+  "data": {
+    "player": {
+      "credits": 999999
+    },
+    "ship": {
+      "hull": ["d", "0x1.9p+6"],
+      "position": [["d", "0x1.88p+3"], ["d", "-0x1.cp+1"], ["d", "0x1p-3"]]
+    }
+  },
+  "meta": {
+    "version": 1,
+    "writer": "0.1.0"
+  }
+}
+"#
+    );
+    // That text is canonical: loading and storing it again changes nothing.
+    let again = Save::from_str(&stored).unwrap().to_vec().unwrap();
+    assert_eq!(String::from_utf8(again).unwrap(), stored);
+    // The mistakes it shows are located where the section says.
+    for (typed, line_column) in [("[\"d\", 100.0.0]", (4, 26)), ("[\"d\", true]", (4, 21))] {
+        let err = Save::from_str(&edited.replace("[\"d\", 100]", typed)).unwrap_err();
+        assert_eq!(
+            (err.line(), err.column()),
+            (Some(line_column.0), Some(line_column.1))
+        );
+        assert_eq!(err.path().to_string(), "data.ship.hull", "{err}");
+    }
+    // Section 3.2's example.
+    assert_eq!(
+        text::to_string(&text::from_str(r#"["d", 96.5]"#).unwrap()).unwrap(),
+        "[\"d\", \"0x1.82p+6\"]\n"
     );
 }
 

@@ -2,11 +2,11 @@
 //! losslessly and canonically.
 //!
 //! A tag is a two-element array whose first element is a one-letter string:
-//! `["d", "0x1.8p+1"]` is a double, `["b", "\u00ff\u0000"]` a byte string, and
-//! `["a", [...]]` an array that would otherwise look like a tag. `t`, `s`, `r` and `c`
-//! spell the Lua tables of [`Table`](crate::value::Table). Every other letter is reserved
-//! and refused on reading, so that later versions can add tags without changing what an
-//! existing save means.
+//! `["d", "0x1.8p+1"]` is a double (and so is `["d", 3]`, a number typed by hand),
+//! `["b", "\u00ff\u0000"]` a byte string, and `["a", [...]]` an array that would otherwise
+//! look like a tag. `t`, `s`, `r` and `c` spell the Lua tables of
+//! [`Table`](crate::value::Table). Every other letter is reserved and refused on reading,
+//! so that later versions can add tags without changing what an existing save means.
 
 pub(crate) mod read;
 mod scan;

@@ -379,6 +379,24 @@ impl<'a> Parser<'a> {
                     && self.is_last_element();
                 let item = if escaped {
                     self.array(true)
+                } else if !literal
+                    && index == 1
+                    && matches!(self.peek(), Some(b'-' | b'0'..=b'9'))
+                    && matches!(&self.items[base], Value::String(s) if s.as_bytes() == [TAG_DOUBLE])
+                {
+                    // `["d", <number>]`: a double typed as a JSON number, if the array ends
+                    // after it; otherwise an ordinary element of a longer array.
+                    let start = self.pos;
+                    let is_double = within(self.scan_number(), || Segment::Index(index))?;
+                    let end = self.pos;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        self.depth -= 1;
+                        self.items.truncate(base);
+                        return decimal_double(&self.text[start..end], start);
+                    }
+                    self.number_value(start, end, is_double)
                 } else if self.peek() == Some(b'[') {
                     // Arrays of arrays (positions, tagged doubles) are the common case.
                     self.array(false)
@@ -403,7 +421,12 @@ impl<'a> Parser<'a> {
         if literal {
             return Ok(Value::Array(items));
         }
-        decode_tag(items, second_offset)
+        // How the second element was typed, for hints: the text up to the closing bracket.
+        decode_tag(
+            items,
+            second_offset,
+            &self.text[second_offset..self.pos - 1],
+        )
     }
 
     /// Whether the array element starting here is the last one of its array. Scans ahead
@@ -658,11 +681,17 @@ impl<'a> Parser<'a> {
     /// as the correctly rounded double.
     fn number(&mut self) -> Parsed<Value> {
         let start = self.pos;
-        let negative = self.peek() == Some(b'-');
-        if negative {
+        let is_double = self.scan_number()?;
+        self.number_value(start, self.pos, is_double)
+    }
+
+    /// Moves past a JSON number, checking its syntax; returns whether it has a fraction or an
+    /// exponent.
+    fn scan_number(&mut self) -> Parsed<bool> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
             self.pos += 1;
         }
-        let int_start = self.pos;
         match self.peek() {
             Some(b'0') => {
                 self.pos += 1;
@@ -677,7 +706,6 @@ impl<'a> Parser<'a> {
             Some(b'1'..=b'9') => self.digits(),
             _ => return self.syntax("a digit after '-'"),
         }
-        let int_end = self.pos;
         let mut is_double = false;
         if self.peek() == Some(b'.') {
             self.pos += 1;
@@ -698,19 +726,21 @@ impl<'a> Parser<'a> {
             self.digits();
             is_double = true;
         }
-        let text = &self.text[start..self.pos];
+        Ok(is_double)
+    }
+
+    /// The value of the JSON number `text[start..end]` that [`Parser::scan_number`] checked:
+    /// a double when it has a fraction or an exponent, otherwise an exact integer.
+    fn number_value(&self, start: usize, end: usize, is_double: bool) -> Parsed<Value> {
+        let text = &self.text[start..end];
         if is_double {
-            let d: f64 = text.parse().expect("a JSON decimal is a valid Rust float");
-            if d.is_infinite() {
-                return fail(
-                    ErrorKind::Value,
-                    start,
-                    format!("the number {text} is too large for a double"),
-                );
-            }
-            return Ok(Value::Double(d));
+            return decimal_double(text, start);
         }
-        let magnitude = self.text[int_start..int_end].parse::<u64>().ok();
+        let (negative, digits) = match text.strip_prefix('-') {
+            Some(digits) => (true, digits),
+            None => (false, text),
+        };
+        let magnitude = digits.parse::<u64>().ok();
         let value = match (negative, magnitude) {
             (false, Some(m)) => Some(Value::from(m)),
             (true, Some(m)) if m <= 1 << 63 => Some(Value::Int((m as i64).wrapping_neg())),
@@ -736,14 +766,44 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The correctly rounded double of the JSON number `text` (an integer too, as in
+/// `["d", 100]`, and `-0` is -0.0), which stands at `offset`. A number too large for a
+/// double is refused rather than read as infinity, as hexadecimal spellings are; one too
+/// small becomes zero, as rounding says.
+fn decimal_double(text: &str, offset: usize) -> Parsed<Value> {
+    let d: f64 = text.parse().expect("a JSON number is a valid Rust float");
+    if d.is_infinite() {
+        let inf = if d < 0.0 { "-inf" } else { "inf" };
+        let shown = if text.len() <= 40 {
+            text.to_string()
+        } else {
+            format!("{}... ({} characters)", &text[..24], text.len())
+        };
+        return fail(
+            ErrorKind::Value,
+            offset,
+            format!(
+                "the number {shown} is too large for a double (the largest is about 1.8e308); \
+                 if infinity is meant, write [\"d\", \"{inf}\"]"
+            ),
+        );
+    }
+    Ok(Value::Double(d))
+}
+
 fn double_error(hex: &str, e: &hexfloat::HexFloatError) -> String {
     format!("bad double [\"d\", {hex:?}]: {e}")
 }
 
 /// Which tag an array spells, if any: two elements, the first a single lowercase letter,
-/// and the second a string for `d` and `b`, or for any letter something written in
-/// brackets or braces (an array, an object, or a tagged double or byte string). `a` is
-/// defined; the other letters are reserved for later versions of the format.
+/// and the second, for `d` and `b`, anything at all (a string is a double or a byte string,
+/// a number typed into `d` is a double, anything else is a mistake the reader reports), and
+/// for the other letters something written in brackets or braces (an array, an object, or a
+/// tagged value). `a` is defined; the other letters are reserved for later versions of the
+/// format.
+///
+/// The reader decodes exactly these arrays as tags, and the writer escapes every literal
+/// array of this shape as `["a", [...]]`, so the rule lives here alone.
 pub(crate) fn tag_of(items: &[Value]) -> Option<u8> {
     match items {
         [first, second] => tag_of_pair(first, second),
@@ -753,26 +813,27 @@ pub(crate) fn tag_of(items: &[Value]) -> Option<u8> {
 
 /// [`tag_of`] for the two elements of an array.
 pub(crate) fn tag_of_pair(first: &Value, second: &Value) -> Option<u8> {
-    match (first, second) {
-        (Value::String(name), content) => match (name.as_bytes(), content) {
-            ([t @ (TAG_DOUBLE | TAG_BYTES)], Value::String(_)) => Some(*t),
-            (
-                [t @ b'a'..=b'z'],
-                Value::Array(_)
-                | Value::Object(_)
-                | Value::Double(_)
-                | Value::Bytes(_)
-                | Value::Table(_),
-            ) => Some(*t),
-            _ => None,
-        },
+    let Value::String(name) = first else {
+        return None;
+    };
+    match (name.as_bytes(), second) {
+        ([t @ (TAG_DOUBLE | TAG_BYTES)], _) => Some(*t),
+        (
+            [t @ b'a'..=b'z'],
+            Value::Array(_)
+            | Value::Object(_)
+            | Value::Double(_)
+            | Value::Bytes(_)
+            | Value::Table(_),
+        ) => Some(*t),
         _ => None,
     }
 }
 
 /// Turns a parsed array into the value its tag spells, if it is a tag; `second_offset`
-/// locates the tag's content for errors.
-fn decode_tag(mut items: Vec<Value>, second_offset: usize) -> Parsed<Value> {
+/// locates the tag's content for errors, and `second_text` is how it was typed (up to the
+/// closing bracket).
+fn decode_tag(mut items: Vec<Value>, second_offset: usize, second_text: &str) -> Parsed<Value> {
     let Some(tag) = tag_of(&items) else {
         return Ok(Value::Array(items));
     };
@@ -813,15 +874,24 @@ fn decode_tag(mut items: Vec<Value>, second_offset: usize) -> Parsed<Value> {
                 Err(message) => fail(ErrorKind::Value, second_offset, message),
             }
         }
-        (TAG_DOUBLE | TAG_BYTES, other) => fail(
-            ErrorKind::Value,
-            second_offset,
-            format!(
-                "tag \"{0}\" expects a string, found {1}; to store this array as it is, write [\"a\", [\"{0}\", ...]]",
-                tag as char,
-                other.kind()
-            ),
-        ),
+        (TAG_DOUBLE | TAG_BYTES, other) => {
+            let expects = if tag == TAG_DOUBLE {
+                "a number or a hexadecimal float string such as \"0x1.8p+1\""
+            } else {
+                "a string of characters U+0000 to U+00FF, one per byte"
+            };
+            fail(
+                ErrorKind::Value,
+                second_offset,
+                format!(
+                    "tag \"{0}\" expects {expects}, found {1}; to store this array as it is, \
+                     write [\"a\", [\"{0}\", {2}]]",
+                    tag as char,
+                    typed_kind(&other, second_text),
+                    shortened(second_text.trim_end()),
+                ),
+            )
+        }
         (_, _) => fail(
             ErrorKind::Value,
             second_offset,
@@ -831,5 +901,31 @@ fn decode_tag(mut items: Vec<Value>, second_offset: usize) -> Parsed<Value> {
                 tag as char
             ),
         ),
+    }
+}
+
+/// What a tag's content is, for messages, given how it was typed: a double or a byte string
+/// there is a tag, or a number typed as it is.
+fn typed_kind(content: &Value, typed: &str) -> &'static str {
+    match content {
+        Value::Double(_) if typed.starts_with('[') => "a tagged double",
+        Value::Double(_) => "a number",
+        Value::Bytes(_) => "a tagged byte string",
+        other => other.kind(),
+    }
+}
+
+/// Text as it was typed, for a message: itself when short and on one line, otherwise `[...]`,
+/// `{...}` or `...`.
+fn shortened(text: &str) -> &str {
+    const SHORT: usize = 40;
+    if text.len() <= SHORT && !text.contains(['\n', '\r']) {
+        text
+    } else if text.starts_with('[') {
+        "[...]"
+    } else if text.starts_with('{') {
+        "{...}"
+    } else {
+        "..."
     }
 }

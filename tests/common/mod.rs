@@ -88,8 +88,10 @@ pub fn any_value() -> impl Strategy<Value = Value> {
         prop_oneof![
             any_table(inner.clone().boxed()),
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            // Literal arrays that a reader would take for a tag unless escaped.
-            (tag_letter(), inner.clone())
+            // Literal arrays that a reader would take for a tag unless escaped: any letter,
+            // and often "d" or "b", which make a tag whatever follows (numbers, booleans,
+            // null, strings, arrays, objects, tags).
+            (prop_oneof![tag_letter(), "[db]"], inner.clone())
                 .prop_map(|(t, v)| Value::Array(vec![Value::String(t), v])),
             prop::collection::vec((any::<String>(), inner), 0..6)
                 .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map>())),
