@@ -5,11 +5,13 @@
 //! `string.find`, `string.match`, `string.gmatch` and `string.gsub` are reimplemented (see
 //! `patterns/`) because Lua's C pattern matcher runs inside a single call where the
 //! instruction hook never fires, so a backtracking pattern could run for minutes; ours charges
-//! its steps to the same instruction budget. `require` is the sandbox's own (`require.rs`).
+//! its steps to the same instruction budget. `require` is the sandbox's own (`require.rs`), and
+//! so is `print` (`print.rs`), which collects lines instead of writing them.
 
+mod print;
 mod require;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
@@ -18,6 +20,8 @@ use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, VmState};
 
 use super::library;
 use super::patterns::{self, Budget};
+use print::Printed;
+pub use print::PRINT_LIMIT;
 use require::Modules;
 
 /// How much a script may do before it is stopped; the default suits upgrade steps over
@@ -98,10 +102,10 @@ const REFUSED: &[(&str, &str)] = &[
         "loadfile",
         "scripts run on behalf of a save cannot read files",
     ),
-    ("print", "scripts run on behalf of a save have no console"),
 ];
 
-/// The Lua that makes the sandbox: refusals that say why, text-only `load`, an `os` with
+/// The Lua that makes the sandbox: refusals that say why, text-only `load` (whose chunks get
+/// the globals unless given an environment, as in Lua), an `os` with
 /// only `clock` and `time`, and `pcall`/`xpcall`/`coroutine.resume` that cannot swallow
 /// the stop of a script that ran out of budget.
 const PRELUDE: &str = r#"
@@ -120,9 +124,12 @@ os = setmetatable({ clock = clock, time = time }, {
   end,
 })
 string.dump = nil
-local raw_load = load
-load = function(chunk, name, _mode, env)
-  return raw_load(chunk, name, "t", env)
+local raw_load, select = load, select
+load = function(chunk, name, _mode, ...)
+  -- Lua gives the chunk the environment passed, even nil, and the globals only when none
+  -- was: passing a missing one on as nil would leave the chunk without globals.
+  if select('#', ...) == 0 then return raw_load(chunk, name, "t") end
+  return raw_load(chunk, name, "t", (...))
 end
 local function rethrow_stop(ok, ...)
   if not ok and aborted() then error((...), 0) end
@@ -141,6 +148,7 @@ pub struct Sandbox {
     used: Rc<Cell<u64>>,
     stopped: Rc<Cell<bool>>,
     modules: Rc<Modules>,
+    printed: Rc<RefCell<Printed>>,
 }
 
 impl Sandbox {
@@ -149,14 +157,16 @@ impl Sandbox {
     pub fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
         let used = Rc::new(Cell::new(0u64));
         let stopped = Rc::new(Cell::new(false));
+        let printed = Rc::new(RefCell::new(Printed::default()));
         let (lua, modules) =
-            sandboxed_state(limits, &used, &stopped).map_err(SandboxError::Script)?;
+            sandboxed_state(limits, &used, &stopped, &printed).map_err(SandboxError::Script)?;
         Ok(Sandbox {
             lua,
             limits,
             used,
             stopped,
             modules,
+            printed,
         })
     }
 
@@ -182,6 +192,17 @@ impl Sandbox {
         self.modules
             .add(name, chunk_name, source)
             .map_err(SandboxError::Module)
+    }
+
+    /// The lines scripts printed since the last take, oldest first, and a fresh allowance.
+    ///
+    /// `print` in the sandbox writes nothing: it joins `tostring` of its arguments with tabs,
+    /// as Lua's does, and keeps the line here (a printed newline starts a new line) for the
+    /// game to show where it likes. Up to [`PRINT_LIMIT`] bytes are kept between two takes;
+    /// past that, printing still costs the script its instructions but is dropped, and the
+    /// last line says so. Lines are text: bytes that are not UTF-8 become U+FFFD.
+    pub fn take_printed(&self) -> Vec<String> {
+        self.printed.borrow_mut().take()
     }
 
     /// The Lua state, for building values and calling functions through [`Sandbox::guard`].
@@ -228,6 +249,7 @@ fn sandboxed_state(
     limits: Limits,
     used: &Rc<Cell<u64>>,
     stopped: &Rc<Cell<bool>>,
+    printed: &Rc<RefCell<Printed>>,
 ) -> mlua::Result<(Lua, Rc<Modules>)> {
     // `os` is cut down to the clock by the prelude.
     let libs = StdLib::TABLE
@@ -240,6 +262,7 @@ fn sandboxed_state(
     lua.set_memory_limit(limits.memory)?;
     count_instructions(&lua, limits.instructions, used.clone(), stopped.clone())?;
     run_prelude(&lua, stopped.clone())?;
+    print::install(&lua, printed.clone())?;
     patterns::install(
         &lua,
         Budget {
