@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
 
-use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, VmState};
+use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
 
 use super::library;
 use super::patterns::{self, Budget};
@@ -105,12 +105,19 @@ const REFUSED: &[(&str, &str)] = &[
 ];
 
 /// The Lua that makes the sandbox: refusals that say why, text-only `load` (whose chunks get
-/// the globals unless given an environment, as in Lua), an `os` with
-/// only `clock` and `time`, and `pcall`/`xpcall`/`coroutine.resume` that cannot swallow
-/// the stop of a script that ran out of budget.
+/// the globals unless given an environment, as in Lua), an `os` with only `clock` and `time`,
+/// and `pcall`/`xpcall`/`coroutine.resume` that cannot swallow the stop of a script that ran
+/// out of budget.
+///
+/// It returns `blocked`, by coroutine the number of gsub replacements it is inside (see
+/// `WRAPPERS` of `patterns/`). Lua's C gsub calls a replacement where the coroutine cannot
+/// yield; the sandbox's gsub calls it from Lua, so `coroutine.yield` and
+/// `coroutine.isyieldable` ask `blocked` instead. An error out of a replacement skips the
+/// count's decrement, so whatever catches an error in the same coroutine (`pcall`, `xpcall`,
+/// `load` reading through a function) puts back the count it had before.
 const PRELUDE: &str = r#"
 local refused, aborted = ...
-local error, setmetatable = error, setmetatable
+local error, setmetatable, select = error, setmetatable, select
 for name, why in pairs(refused) do
   _G[name] = setmetatable({}, {
     __index = function(_, key) error(name .. "." .. tostring(key) .. " is not available: " .. why, 2) end,
@@ -124,21 +131,48 @@ os = setmetatable({ clock = clock, time = time }, {
   end,
 })
 string.dump = nil
-local raw_load, select = load, select
+
+local running, raw_yield, raw_isyieldable = coroutine.running, coroutine.yield, coroutine.isyieldable
+local blocked = setmetatable({}, { __mode = "k" })
+local function restore(co, depth, ...)
+  blocked[co] = depth
+  return ...
+end
+coroutine.yield = function(...)
+  if blocked[running()] and raw_isyieldable() then
+    error("attempt to yield across a C-call boundary", 0)
+  end
+  return raw_yield(...)
+end
+coroutine.isyieldable = function(...)
+  local co = ...
+  if select('#', ...) == 0 then co = running() end
+  return raw_isyieldable(...) and blocked[co] == nil
+end
+
+local raw_load = load
 load = function(chunk, name, _mode, ...)
+  local co = running()
   -- Lua gives the chunk the environment passed, even nil, and the globals only when none
   -- was: passing a missing one on as nil would leave the chunk without globals.
-  if select('#', ...) == 0 then return raw_load(chunk, name, "t") end
-  return raw_load(chunk, name, "t", (...))
+  if select('#', ...) == 0 then return restore(co, blocked[co], raw_load(chunk, name, "t")) end
+  return restore(co, blocked[co], raw_load(chunk, name, "t", (...)))
 end
 local function rethrow_stop(ok, ...)
   if not ok and aborted() then error((...), 0) end
   return ok, ...
 end
 local raw_pcall, raw_xpcall, raw_resume = pcall, xpcall, coroutine.resume
-pcall = function(...) return rethrow_stop(raw_pcall(...)) end
-xpcall = function(f, handler, ...) return rethrow_stop(raw_xpcall(f, handler, ...)) end
+pcall = function(...)
+  local co = running()
+  return restore(co, blocked[co], rethrow_stop(raw_pcall(...)))
+end
+xpcall = function(f, handler, ...)
+  local co = running()
+  return restore(co, blocked[co], rethrow_stop(raw_xpcall(f, handler, ...)))
+end
 coroutine.resume = function(...) return rethrow_stop(raw_resume(...)) end
+return blocked
 "#;
 
 /// A sandboxed Lua state.
@@ -261,7 +295,7 @@ fn sandboxed_state(
     let lua = Lua::new_with(libs, LuaOptions::default())?;
     lua.set_memory_limit(limits.memory)?;
     count_instructions(&lua, limits.instructions, used.clone(), stopped.clone())?;
-    run_prelude(&lua, stopped.clone())?;
+    let blocked = run_prelude(&lua, stopped.clone())?;
     print::install(&lua, printed.clone())?;
     patterns::install(
         &lua,
@@ -271,6 +305,7 @@ fn sandboxed_state(
             instructions: limits.instructions,
             memory: limits.memory,
         },
+        blocked,
     )?;
     let modules = Modules::define_require(&lua)?;
     library::install(&lua)?;
@@ -299,14 +334,15 @@ fn count_instructions(
     )
 }
 
-/// Runs [`PRELUDE`], whose `pcall`s ask `stopped` whether an error is the budget's stop.
-fn run_prelude(lua: &Lua, stopped: Rc<Cell<bool>>) -> mlua::Result<()> {
+/// Runs [`PRELUDE`], whose `pcall`s ask `stopped` whether an error is the budget's stop;
+/// returns its `blocked`.
+fn run_prelude(lua: &Lua, stopped: Rc<Cell<bool>>) -> mlua::Result<Table> {
     let refused = lua.create_table_from(REFUSED.iter().copied())?;
     let aborted = lua.create_function(move |_, ()| Ok(stopped.get()))?;
     lua.load(PRELUDE)
         .set_name("=savechain sandbox")
         .set_mode(ChunkMode::Text)
-        .call::<()>((refused, aborted))
+        .call((refused, aborted))
 }
 
 fn is_memory_error(error: &mlua::Error) -> bool {
