@@ -8,6 +8,7 @@
 //! its steps to the same instruction budget. `require` is the sandbox's own (`require.rs`), and
 //! so is `print` (`print.rs`), which collects lines instead of writing them.
 
+mod jobs;
 mod print;
 mod require;
 
@@ -20,12 +21,13 @@ use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
 
 use super::library;
 use super::patterns::{self, Budget};
+pub use jobs::MIN_JOB_MEMORY;
 use print::Printed;
 pub use print::PRINT_LIMIT;
 use require::Modules;
 
 /// How much a script may do before it is stopped; the default suits upgrade steps over
-/// large saves.
+/// large saves, and [`Limits::for_jobs`] sandboxes that run side by side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Lua VM instructions per call into the sandbox.
