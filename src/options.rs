@@ -34,3 +34,19 @@ pub struct Options {
     /// an edit within the same tick) goes unseen until the JSON changes again.
     pub trust_mtime: bool,
 }
+
+impl Options {
+    /// The default options for one of `jobs` upgrades running at once: Lua's memory limit
+    /// is each job's share of the memory available ([`Limits::for_jobs`]).
+    ///
+    /// ```
+    /// let options = savechain::Options::for_jobs(4);
+    /// assert!(options.limits.memory <= savechain::lua::Limits::default().memory);
+    /// ```
+    pub fn for_jobs(jobs: usize) -> Options {
+        Options {
+            limits: Limits::for_jobs(jobs),
+            ..Options::default()
+        }
+    }
+}

@@ -294,3 +294,245 @@ fn strict_mode_refuses_undeclared_removals() {
     let upgraded = upgrade(&declared, save(), &strict()).unwrap();
     assert_eq!(upgraded.steps[0].dropped, ["hp"]);
 }
+
+/// The error of making the chain of `files` in a steps folder, with the folder's path
+/// replaced by `steps`.
+fn folder_error(files: &[(&str, &str)]) -> String {
+    let dir = folder(files);
+    chain_error(dir.path()).replace(&dir.path().display().to_string(), "steps")
+}
+
+#[test]
+fn making_a_chain_compiles_every_lua_step() {
+    let ok = "return function(data) end";
+    let err = folder_error(&[
+        ("0001-a.lua", ok),
+        (
+            "0002-b.lua",
+            "-- B.\nreturn function(data)\n  data.x = = 1\nend",
+        ),
+    ]);
+    assert_eq!(
+        err,
+        "steps/0002-b.lua: syntax error on line 3: unexpected symbol near '='"
+    );
+    let err = folder_error(&[("0001-a.lua", "return function(data)\n  if data then\nend")]);
+    assert_eq!(
+        err,
+        "steps/0001-a.lua: syntax error on line 3: 'end' expected (to close 'function' at line 1) near <eof>"
+    );
+    // In memory, the file is the step's name.
+    let err = Chain::new(
+        "1.0.0",
+        vec![Step::lua("0001-a.lua", "return function(data) data.x = = 1 end").unwrap()],
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Upgrade);
+    assert_eq!(err.file(), Some(Path::new("0001-a.lua")));
+    assert_eq!(
+        err.to_string(),
+        "0001-a.lua: syntax error on line 1: unexpected symbol near '='"
+    );
+}
+
+#[test]
+fn a_step_file_must_return_a_function() {
+    for (source, returned) in [
+        ("local function up(data) end", "nothing"),
+        ("return 42", "a number"),
+        ("return { up = function() end }", "a table"),
+        ("return", "nothing"),
+        ("return nil, function() end", "nothing"),
+    ] {
+        let err = folder_error(&[("0001-a.lua", source)]);
+        assert_eq!(
+            err,
+            format!(
+                "steps/0001-a.lua: the file must return the step's function(data, ctx); it returned {returned}"
+            ),
+            "{source}"
+        );
+    }
+}
+
+#[test]
+fn a_step_file_whose_top_level_fails_is_named() {
+    let err = folder_error(&[(
+        "0001-a.lua",
+        "local up = require('savechain.upgrade')\nlocal x = nil + 1\nreturn function() end",
+    )]);
+    assert!(
+        err.starts_with("steps/0001-a.lua: the file failed before returning its function: steps/0001-a.lua:2: attempt to perform arithmetic on a nil value"),
+        "{err}"
+    );
+    assert!(!err.contains("stack traceback"), "{err}");
+    let err = folder_error(&[(
+        "0001-a.lua",
+        "local util = require('lib.missing')\nreturn function() end",
+    )]);
+    assert!(
+        err.starts_with("steps/0001-a.lua: the file failed before returning its function: ")
+            && err.contains("module \"lib.missing\" not found"),
+        "{err}"
+    );
+    // A syntax error in a helper is found through the step that requires it.
+    let err = folder_error(&[
+        (
+            "0001-a.lua",
+            "local util = require('lib.util')\nreturn function() end",
+        ),
+        ("lib/util.lua", "return {"),
+    ]);
+    assert!(
+        err.starts_with("steps/0001-a.lua: the file failed before returning its function: ")
+            && err.contains("steps/lib/util.lua:1:"),
+        "{err}"
+    );
+    let err = folder_error(&[("0001-a.lua", "while true do end")]);
+    assert!(
+        err.starts_with("steps/0001-a.lua: the file failed before returning its function: the script ran more than"),
+        "{err}"
+    );
+}
+
+#[test]
+fn checking_a_step_does_not_run_its_function() {
+    let dir = folder(&[
+        (
+            "0001-a.lua",
+            "local util = require('lib.util')\nreturn function(data) error('ran ' .. util.name) end",
+        ),
+        ("lib/util.lua", "return { name = 'util' }"),
+    ]);
+    let chain = Chain::from_lua_dir("1.0.0", dir.path()).unwrap();
+    let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+    let err = upgrade(&chain, save, &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("ran util"), "{err}");
+}
+
+#[test]
+fn misnamed_files_in_a_steps_folder_are_errors_naming_them() {
+    let step = "return function(data) end";
+    for (name, hint) in [
+        ("0002-b.LUA", "the extension is .lua, in lowercase"),
+        ("0002-b.Lua", "the extension is .lua, in lowercase"),
+        ("2-b.lua", "helper modules go in a subfolder"),
+        ("0002_b.lua", "helper modules go in a subfolder"),
+        ("0002-B.lua", "helper modules go in a subfolder"),
+        ("0002-b c.lua", "helper modules go in a subfolder"),
+        ("00002-b.lua", "helper modules go in a subfolder"),
+        ("util.lua", "helper modules go in a subfolder"),
+        ("0002-b.lua.bak", "a file whose name starts with a digit is taken for a step: keep others out of the steps folder"),
+        ("0002-b.txt", "a file whose name starts with a digit is taken for a step: keep others out of the steps folder"),
+        ("2.lua~", "a file whose name starts with a digit is taken for a step: keep others out of the steps folder"),
+    ] {
+        let err = folder_error(&[("0001-a.lua", step), (name, step)]);
+        assert_eq!(
+            err,
+            format!(
+                "steps/{name}: not a step file name: expected NNNN-short-description.lua (four digits, \
+                 the version it upgrades from, then lowercase words joined by '-'); {hint}"
+            ),
+        );
+    }
+    // Other files, hidden ones and subfolders are not taken for steps.
+    let dir = folder(&[
+        ("0001-a.lua", step),
+        ("README.md", "# Steps"),
+        ("notes.txt", "x"),
+        (".0002-b.lua.swp", "x"),
+        (".hidden.lua", "x"),
+        ("2d/geometry.lua", "return {}"),
+        ("0002-b.lua/x.lua", "return {}"),
+    ]);
+    let chain = Chain::from_lua_dir("1.0.0", dir.path()).unwrap();
+    assert_eq!(chain.latest(), 2);
+}
+
+#[test]
+fn what_a_lua_step_prints_is_in_its_report() {
+    let dir = folder(&[
+        (
+            "0001-a.lua",
+            "print('loading a')\nreturn function(data, ctx) print('from', ctx.from, data.n) data.n = data.n + 1 end",
+        ),
+        ("0002-b.lua", "return function(data) end"),
+        (
+            "0003-c.lua",
+            "return function(data) print('c sees', data.n) print(setmetatable({}, { __tostring = function() return 'ship' end })) end",
+        ),
+    ]);
+    let chain = Chain::from_lua_dir("1.0.0", dir.path()).unwrap();
+    let mut upgrader = chain.upgrader();
+    let save = || Save::from_str(r#"{"meta": {"version": 1}, "data": {"n": 1}}"#).unwrap();
+    let upgraded = upgrader.upgrade(save(), &Options::default()).unwrap();
+    let printed: Vec<(&str, Vec<String>)> = upgraded
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.printed.clone()))
+        .collect();
+    assert_eq!(
+        printed,
+        [
+            (
+                "0001-a.lua",
+                vec!["loading a".to_string(), "from\t1\t1".to_string()]
+            ),
+            ("0002-b.lua", vec![]),
+            (
+                "0003-c.lua",
+                vec!["c sees\t2".to_string(), "ship".to_string()]
+            ),
+        ]
+    );
+    assert!(upgrader.failed_steps().is_empty());
+    // The file's top level ran once, for the first save.
+    let again = upgrader.upgrade(save(), &Options::default()).unwrap();
+    assert_eq!(again.steps[0].printed, ["from\t1\t1"]);
+    // Strict mode and diffs do not change it.
+    let strict = upgrader.upgrade(save(), &strict()).unwrap();
+    assert_eq!(strict.steps[2].printed, ["c sees\t2", "ship"]);
+}
+
+#[test]
+fn what_a_failing_upgrade_printed_is_kept_until_the_next() {
+    let dir = folder(&[
+        ("0001-a.lua", "return function(data) print('a ran') end"),
+        (
+            "0002-b.lua",
+            "return function(data) print('b about to fail') error('b failed') end",
+        ),
+    ]);
+    let chain = Chain::from_lua_dir("1.0.0", dir.path()).unwrap();
+    let mut upgrader = chain.upgrader();
+    let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+    let err = upgrader.upgrade(save, &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("b failed"), "{err}");
+    let failed: Vec<(&str, &[String])> = upgrader
+        .failed_steps()
+        .iter()
+        .map(|s| (s.name.as_str(), &s.printed[..]))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            ("0001-a.lua", &["a ran".to_string()][..]),
+            ("0002-b.lua", &["b about to fail".to_string()][..]),
+        ]
+    );
+    // A save the chain refuses runs no step.
+    let too_new = Save::from_str(r#"{"meta": {"version": 7}, "data": {}}"#).unwrap();
+    assert!(upgrader.upgrade(too_new, &Options::default()).is_err());
+    assert!(upgrader.failed_steps().is_empty());
+}
+
+#[test]
+fn rust_steps_print_nothing() {
+    fn noop(_: &mut Value, _: &mut StepContext) -> Result<(), String> {
+        Ok(())
+    }
+    let chain = Chain::new("1.0.0", vec![Step::rust(1, "noop", "1", noop)]).unwrap();
+    let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+    let upgraded = upgrade(&chain, save, &Options::default()).unwrap();
+    assert!(upgraded.steps[0].printed.is_empty());
+}

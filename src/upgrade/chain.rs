@@ -1,12 +1,13 @@
 //! A game's chain of steps: checked for gaps and clashes, the game's version it writes,
 //! the plan for one save, and the identity that caches made by it are checked against.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::lua_dir::Modules;
 use super::run::Upgrader;
-use super::step::{Step, StepKind};
+use super::step::{load_lua, Step, StepKind};
 use crate::error::{Error, ErrorKind, Result};
+use crate::lua::{Limits, Sandbox};
 use crate::save::{Meta, Save};
 use crate::value::Value;
 
@@ -30,8 +31,19 @@ impl Chain {
     /// rebuilds caches once. A chain with no steps is the chain of a game at its first
     /// version, 1.
     ///
+    /// Every Lua step is checked now, before any save is touched: its file is compiled and
+    /// its top level run (not the function it returns), in a sandbox of its own with the
+    /// default [`Limits`] and the chain's helper modules, as when it first runs on a save.
+    /// Compiling alone cannot tell whether a file returns a function; a top level that only
+    /// defines things, as a step's should, costs nothing to run, and one that fails would
+    /// fail on every save. What the top level prints is dropped.
+    ///
     /// Errors name the steps in conflict or around a gap, a Rust step with an empty
-    /// revision, or a malformed `writer`.
+    /// revision, or a malformed `writer`. A Lua step that does not compile, fails before
+    /// returning, or returns something other than a function is an error naming its file
+    /// ([`Error::file`]: its path for a step of [`Step::lua_dir`], its name for
+    /// [`Step::lua`]), such as `steps/0002-b.lua: syntax error on line 3: unexpected symbol
+    /// near '='`.
     pub fn new(writer: &str, mut steps: Vec<Step>) -> Result<Chain> {
         let writer = semver::Version::parse(writer).map_err(|e| {
             chain_error(format!(
@@ -52,6 +64,7 @@ impl Chain {
         }
         let modules = modules_of(&steps)?;
         let identity = identity(&writer, &steps, &modules);
+        check_lua_steps(&steps, &modules, identity)?;
         Ok(Chain {
             steps,
             writer,
@@ -237,6 +250,40 @@ fn modules_of(steps: &[Step]) -> Result<Modules> {
         }
     }
     Ok(merged)
+}
+
+/// The identities of chains whose Lua steps passed [`check_lua_steps`] in this process, the
+/// latest last. What the check runs is covered by the identity, so a program that makes the
+/// same chain again (for each load, say) does not pay a few milliseconds each time.
+static CHECKED: Mutex<Vec<[u8; 16]>> = Mutex::new(Vec::new());
+/// How many identities [`CHECKED`] keeps.
+const CHECKED_KEPT: usize = 64;
+
+/// Loads each Lua step in a fresh sandbox, so that a step that works only after another
+/// step's file ran is found too; a chain with `identity` already checked is not again.
+fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Result<()> {
+    let checked = || CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    if checked().contains(&identity) {
+        return Ok(());
+    }
+    for step in steps {
+        let StepKind::Lua { chunk_name, .. } = &step.kind else {
+            continue;
+        };
+        let sandbox = Sandbox::new(Limits::default())?;
+        for (name, module) in &modules.by_name {
+            sandbox.add_module(name, &module.file.display().to_string(), &module.source)?;
+        }
+        load_lua(&sandbox, step).map_err(|message| {
+            Error::new(ErrorKind::Upgrade, message).with_file(chunk_name.as_str())
+        })?;
+    }
+    let mut checked = checked();
+    if checked.len() == CHECKED_KEPT {
+        checked.remove(0);
+    }
+    checked.push(identity);
+    Ok(())
 }
 
 /// Bumped when what the identity covers changes, so old caches are refused.

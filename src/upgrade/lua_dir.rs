@@ -41,12 +41,38 @@ pub(crate) fn parse_name(file_name: &str) -> Option<u64> {
     well_formed.then(|| digits.parse().ok()).flatten()
 }
 
-/// The error for a step file whose name is not `NNNN-short-description.lua`.
+/// Whether a file directly in a steps folder is meant as a step: its extension is `.lua` in
+/// any case, or its name starts with a digit. Hidden files (an editor's swap and lock files)
+/// are not.
+fn looks_like_step(file_name: &str) -> bool {
+    let lua_extension = file_name
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("lua"));
+    !file_name.starts_with('.')
+        && (lua_extension || file_name.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The error for a step file whose name is not `NNNN-short-description.lua`, with a hint
+/// that fits the name.
 pub(crate) fn misnamed(file: impl AsRef<Path>) -> Error {
+    let file = file.as_ref();
+    let name = file
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let hint = match name.rsplit_once('.') {
+        Some((_, "lua")) => "helper modules go in a subfolder",
+        Some((_, ext)) if ext.eq_ignore_ascii_case("lua") => "the extension is .lua, in lowercase",
+        _ => {
+            "a file whose name starts with a digit is taken for a step: keep others out of the \
+             steps folder"
+        }
+    };
     Error::new(
         ErrorKind::Upgrade,
-        "not a step file name: expected NNNN-short-description.lua (four digits, the version it \
-         upgrades from, then lowercase words joined by '-'); helper modules go in a subfolder",
+        format!(
+            "not a step file name: expected NNNN-short-description.lua (four digits, the version \
+             it upgrades from, then lowercase words joined by '-'); {hint}"
+        ),
     )
     .with_file(file)
 }
@@ -64,13 +90,16 @@ pub(crate) fn description(file_name: &str, source: &str) -> String {
     words.replace('-', " ")
 }
 
-/// The steps of `dir`, each with the folder's helper modules.
+/// The steps of `dir`, each with the folder's helper modules; a file that looks like a step
+/// ([`looks_like_step`]) but is not named as one is an error.
 pub(crate) fn read(dir: &Path) -> Result<Vec<Step>> {
     let entries = list(dir)?;
     let modules = Arc::new(read_modules(dir)?);
     let mut steps = Vec::new();
     for (path, file_name) in entries {
-        if !file_name.ends_with(".lua") || !path.is_file() {
+        // Folders hold helper modules. A file that looks like a step must be named as one:
+        // skipping it would end the chain early, or leave a gap, without a word.
+        if !looks_like_step(&file_name) || path.is_dir() {
             continue;
         }
         let from = parse_name(&file_name).ok_or_else(|| misnamed(&path))?;
@@ -198,6 +227,31 @@ mod tests {
             description("0003-change-units.lua", "-- Fuel in m3.\nreturn"),
             "Fuel in m3."
         );
+    }
+
+    #[test]
+    fn files_that_look_like_steps() {
+        for name in [
+            "0001-a.lua",
+            "0001-a.LUA",
+            "x.Lua",
+            "util.lua",
+            "2-a.lua",
+            "0002-a.lua.bak",
+            "9",
+        ] {
+            assert!(looks_like_step(name), "{name}");
+        }
+        for name in [
+            "README.md",
+            "notes.txt",
+            ".0001-a.lua.swp",
+            ".#0001-a.lua",
+            "lua",
+            "x.luac",
+        ] {
+            assert!(!looks_like_step(name), "{name}");
+        }
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Running a chain on saves in memory: each step in order, consecutive Lua steps sharing
 //! one conversion to Lua and back.
 
-use mlua::{ChunkMode, Function};
+use mlua::Function;
 
 use super::chain::Chain;
 use super::diff::{covered_by, diff, Changes};
-use super::step::{Step, StepContext, StepKind};
+use super::step::{load_lua, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lua::{from_lua, to_lua, Limits, Sandbox};
 use crate::options::Options;
@@ -29,6 +29,11 @@ pub struct StepReport {
     pub dropped: Vec<String>,
     /// With [`Options::diff`] or [`Options::strict`]: what the step changed.
     pub changes: Option<Changes>,
+    /// The lines a Lua step printed, in order (its file's top level included, the first time
+    /// it runs in an [`Upgrader`]); at most [`PRINT_LIMIT`](crate::lua::PRINT_LIMIT) bytes,
+    /// then a line saying the rest was dropped. Savechain writes them nowhere: the caller
+    /// shows them, with the save and [`StepReport::name`]. Empty for a Rust step.
+    pub printed: Vec<String>,
 }
 
 impl StepReport {
@@ -42,6 +47,7 @@ impl StepReport {
             description: step.description().to_string(),
             dropped: Vec::new(),
             changes: None,
+            printed: Vec::new(),
         }
     }
 }
@@ -64,6 +70,11 @@ pub struct Upgraded {
 pub struct Upgrader<'c> {
     chain: &'c Chain,
     lua: Option<LuaSteps>,
+    /// What the Lua step running now has printed, kept here so that a step that fails
+    /// still has it reported.
+    printed: Vec<String>,
+    /// The steps that ran in the last upgrade, when it failed.
+    failed: Vec<StepReport>,
 }
 
 struct LuaSteps {
@@ -83,7 +94,12 @@ enum Data {
 
 impl<'c> Upgrader<'c> {
     pub(super) fn new(chain: &'c Chain) -> Upgrader<'c> {
-        Upgrader { chain, lua: None }
+        Upgrader {
+            chain,
+            lua: None,
+            printed: Vec::new(),
+            failed: Vec::new(),
+        }
     }
 
     /// The chain it runs.
@@ -91,9 +107,35 @@ impl<'c> Upgrader<'c> {
         self.chain
     }
 
+    /// After [`Upgrader::upgrade`] failed, the reports of the steps of that upgrade that ran,
+    /// in order; if a step failed, it is the last, with what it printed (its `changes` and
+    /// `dropped` left empty). Empty after an upgrade that succeeded or ran no step. A step's
+    /// `print` is most wanted when it fails, and the error alone does not carry it.
+    pub fn failed_steps(&self) -> &[StepReport] {
+        &self.failed
+    }
+
     /// Upgrades `save` to the target version. On an error the save is gone with it: callers
-    /// keep their original (the file on disk, or a clone).
-    pub fn upgrade(&mut self, mut save: Save, options: &Options) -> Result<Upgraded> {
+    /// keep their original (the file on disk, or a clone); [`Upgrader::failed_steps`] says
+    /// what the steps that ran printed.
+    pub fn upgrade(&mut self, save: Save, options: &Options) -> Result<Upgraded> {
+        self.failed.clear();
+        let mut reports = Vec::new();
+        let result = self.upgrade_reporting(save, options, &mut reports);
+        if result.is_err() {
+            self.failed = reports;
+        }
+        result
+    }
+
+    /// [`Upgrader::upgrade`], with the report of each step put in `reports` as it ends (or
+    /// fails).
+    fn upgrade_reporting(
+        &mut self,
+        mut save: Save,
+        options: &Options,
+        reports: &mut Vec<StepReport>,
+    ) -> Result<Upgraded> {
         let from = save.meta.version;
         let plan = self
             .chain
@@ -107,11 +149,20 @@ impl<'c> Upgrader<'c> {
             });
         };
         let mut data = Data::Tree(std::mem::take(&mut save.data));
-        let mut reports = Vec::with_capacity(plan.len());
         for step in plan {
-            let report;
-            (data, report) = self.step(step, data, &save.meta, options)?;
-            reports.push(report);
+            match self.step(step, data, &save.meta, options) {
+                Ok((next, report)) => {
+                    data = next;
+                    reports.push(report);
+                }
+                Err(e) => {
+                    reports.push(StepReport {
+                        printed: std::mem::take(&mut self.printed),
+                        ..StepReport::pending(step)
+                    });
+                    return Err(e);
+                }
+            }
         }
         save.data = self.tree_of(data)?;
         record(&mut save.meta, from, last.to(), self.chain.writer())?;
@@ -119,7 +170,7 @@ impl<'c> Upgrader<'c> {
             save,
             from,
             to: last.to(),
-            steps: reports,
+            steps: std::mem::take(reports),
         })
     }
 
@@ -132,6 +183,7 @@ impl<'c> Upgrader<'c> {
         options: &Options,
     ) -> Result<(Data, StepReport)> {
         let per_step = options.strict || options.diff;
+        self.printed.clear();
         let mut ctx = StepContext::new(step, meta);
         let mut before = None;
         let data = match &step.kind {
@@ -176,6 +228,7 @@ impl<'c> Upgrader<'c> {
         let report = StepReport {
             dropped: ctx.dropped,
             changes,
+            printed: std::mem::take(&mut self.printed),
             ..StepReport::pending(step)
         };
         Ok((data, report))
@@ -234,7 +287,8 @@ impl<'c> Upgrader<'c> {
         Ok(self.lua.as_mut().expect("just made"))
     }
 
-    /// Runs one Lua step on `value`; returns the new data and the paths it dropped.
+    /// Runs one Lua step on `value`; returns the new data and the paths it dropped, and
+    /// leaves what it printed in `self.printed`.
     fn run_lua(
         &mut self,
         step: &Step,
@@ -242,57 +296,50 @@ impl<'c> Upgrader<'c> {
         ctx: &StepContext,
         options: &Options,
     ) -> Result<(mlua::Value, Vec<String>)> {
-        let index = (step.from() - self.chain.oldest()) as usize;
+        let chain = self.chain;
         let lua = self.lua(options)?;
-        let function = match &lua.functions[index] {
-            Some(f) => f.clone(),
-            None => {
-                let f = compile(&lua.sandbox, step)?;
-                lua.functions[index] = Some(f.clone());
-                f
-            }
-        };
-        let sandbox = &lua.sandbox;
-        let context = step_context(sandbox, ctx).map_err(|e| step_error(step, e.to_string()))?;
-        let _ = lua.take_dropped.call::<mlua::Value>(());
-        let result = sandbox
-            .guard(|_| function.call::<mlua::Value>((value.clone(), context)))
-            .map_err(|e| step_error(step, e.to_string()))?;
-        let dropped: Vec<String> = lua
-            .take_dropped
-            .call(())
-            .map_err(|e| step_error(step, e.to_string()))?;
-        let value = if result.is_nil() { value } else { result };
-        Ok((value, dropped))
+        // Lines printed outside any step (none are, today) are not this step's.
+        let _ = lua.sandbox.take_printed();
+        let result = run_lua_in(lua, chain, step, value, ctx);
+        self.printed = self
+            .lua
+            .as_ref()
+            .expect("made above")
+            .sandbox
+            .take_printed();
+        result
     }
 }
 
-/// Compiles a Lua step's file and returns the function it returns.
-fn compile(sandbox: &Sandbox, step: &Step) -> Result<Function> {
-    let StepKind::Lua {
-        source, chunk_name, ..
-    } = &step.kind
-    else {
-        unreachable!("only Lua steps are compiled")
+/// [`Upgrader::run_lua`] in the sandbox of `lua`, loading the step's file on first use.
+fn run_lua_in(
+    lua: &mut LuaSteps,
+    chain: &Chain,
+    step: &Step,
+    value: mlua::Value,
+    ctx: &StepContext,
+) -> Result<(mlua::Value, Vec<String>)> {
+    let index = (step.from() - chain.oldest()) as usize;
+    let function = match &lua.functions[index] {
+        Some(f) => f.clone(),
+        None => {
+            let f = load_lua(&lua.sandbox, step).map_err(|message| step_error(step, message))?;
+            lua.functions[index] = Some(f.clone());
+            f
+        }
     };
-    let value = sandbox
-        .guard(|lua| {
-            lua.load(source.as_str())
-                .set_name(format!("@{chunk_name}"))
-                .set_mode(ChunkMode::Text)
-                .call::<mlua::Value>(())
-        })
+    let sandbox = &lua.sandbox;
+    let context = step_context(sandbox, ctx).map_err(|e| step_error(step, e.to_string()))?;
+    let _ = lua.take_dropped.call::<mlua::Value>(());
+    let result = sandbox
+        .guard(|_| function.call::<mlua::Value>((value.clone(), context)))
         .map_err(|e| step_error(step, e.to_string()))?;
-    match value {
-        mlua::Value::Function(f) => Ok(f),
-        other => Err(step_error(
-            step,
-            format!(
-                "the file must return a function(data, ctx); it returned a {}",
-                other.type_name()
-            ),
-        )),
-    }
+    let dropped: Vec<String> = lua
+        .take_dropped
+        .call(())
+        .map_err(|e| step_error(step, e.to_string()))?;
+    let value = if result.is_nil() { value } else { result };
+    Ok((value, dropped))
 }
 
 /// `ctx` of a Lua step: `from`, `to` and a copy of `meta`.

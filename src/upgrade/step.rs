@@ -3,8 +3,11 @@
 use std::fmt;
 use std::sync::Arc;
 
+use mlua::{ChunkMode, Function};
+
 use super::lua_dir::{self, Modules};
 use crate::error::Result;
+use crate::lua::{Sandbox, SandboxError};
 use crate::save::Meta;
 use crate::value::Value;
 
@@ -130,8 +133,11 @@ impl Step {
     /// (`require("lib.util")` loads `lib/util.lua`).
     ///
     /// Steps and helpers are read now, once: what runs is what the chain's identity was
-    /// made from. Another `.lua` file directly in the folder is an error naming it (a
-    /// misnamed step would otherwise be skipped).
+    /// made from. A file directly in the folder that looks like a step but is misnamed (any
+    /// other `.lua` file, `.LUA`, or a name that starts with a digit: `2-x.lua`,
+    /// `0002_x.lua`, `0002-x.lua.bak`) is an error naming it, since skipping it would end
+    /// the chain early or leave a gap. Other files (`README.md`), hidden files and folders
+    /// other than those of helper modules are ignored.
     pub fn lua_dir(dir: impl AsRef<std::path::Path>) -> Result<Vec<Step>> {
         lua_dir::read(dir.as_ref())
     }
@@ -176,5 +182,126 @@ impl fmt::Debug for Step {
             self.name,
             self.description
         )
+    }
+}
+
+/// Runs a Lua step's file in `sandbox` and returns the function it returns, or why it did
+/// not, in words that fit after the file's name: a syntax error with its line, an error of
+/// the file's top level (a `require` that failed, say), or a value that is not a function.
+pub(super) fn load_lua(sandbox: &Sandbox, step: &Step) -> std::result::Result<Function, String> {
+    let StepKind::Lua {
+        source, chunk_name, ..
+    } = &step.kind
+    else {
+        unreachable!("only Lua steps are loaded")
+    };
+    let chunk = sandbox
+        .lua()
+        .load(source.as_str())
+        .set_name(format!("@{chunk_name}"))
+        .set_mode(ChunkMode::Text)
+        .into_function()
+        .map_err(|e| match e {
+            mlua::Error::SyntaxError { message, .. } => syntax_error(&message, chunk_name),
+            other => first_message(&SandboxError::Script(other)),
+        })?;
+    let returned = sandbox
+        .guard(|_| chunk.call::<mlua::Value>(()))
+        .map_err(|e| {
+            format!(
+                "the file failed before returning its function: {}",
+                first_message(&e)
+            )
+        })?;
+    match returned {
+        mlua::Value::Function(f) => Ok(f),
+        other => Err(format!(
+            "the file must return the step's function(data, ctx); it returned {}",
+            // Lua's names for the types: mlua's say "integer".
+            match other {
+                mlua::Value::Nil => "nothing",
+                mlua::Value::Boolean(_) => "a boolean",
+                mlua::Value::Integer(_) | mlua::Value::Number(_) => "a number",
+                mlua::Value::String(_) => "a string",
+                mlua::Value::Table(_) => "a table",
+                mlua::Value::Thread(_) => "a thread",
+                _ => "a userdata",
+            }
+        )),
+    }
+}
+
+/// `syntax error on line N: reason` from Lua's `chunk:N: reason`, where `chunk` is the file
+/// name, or its end after `...` when it is long.
+fn syntax_error(message: &str, chunk_name: &str) -> String {
+    let rest = message
+        .strip_prefix(chunk_name)
+        .and_then(|rest| rest.strip_prefix(':'));
+    let line_and_reason = |rest: &str| {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let line: usize = rest[..digits].parse().ok()?;
+        Some((line, rest[digits..].strip_prefix(": ")?.to_string()))
+    };
+    let found = match rest {
+        Some(rest) => line_and_reason(rest),
+        // The first `:N: ` then.
+        None => message
+            .match_indices(':')
+            .find_map(|(at, _)| line_and_reason(&message[at + 1..])),
+    };
+    match found {
+        Some((line, reason)) => format!("syntax error on line {line}: {reason}"),
+        None => format!("syntax error: {message}"),
+    }
+}
+
+/// What went wrong, without mlua's wrapping and Lua's stack traceback.
+fn first_message(error: &SandboxError) -> String {
+    fn lua(error: &mlua::Error) -> String {
+        match error {
+            mlua::Error::RuntimeError(message) | mlua::Error::SyntaxError { message, .. } => {
+                message.clone()
+            }
+            mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
+                lua(cause)
+            }
+            other => other.to_string(),
+        }
+    }
+    let message = match error {
+        SandboxError::Script(e) => lua(e),
+        other => other.to_string(),
+    };
+    match message.split_once("\nstack traceback:") {
+        Some((first, _)) => first.to_string(),
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_errors_give_their_line() {
+        assert_eq!(
+            syntax_error(
+                "steps/0001-a.lua:3: unexpected symbol near '='",
+                "steps/0001-a.lua"
+            ),
+            "syntax error on line 3: unexpected symbol near '='"
+        );
+        // Lua shortens long chunk names from the start.
+        assert_eq!(
+            syntax_error(
+                "...ong/steps/0001-a.lua:12: '=' expected near 'x'",
+                "/a/very/long/steps/0001-a.lua"
+            ),
+            "syntax error on line 12: '=' expected near 'x'"
+        );
+        assert_eq!(
+            syntax_error("something else", "0001-a.lua"),
+            "syntax error: something else"
+        );
     }
 }

@@ -13,7 +13,8 @@
 //! callback reaches Lua as userdata, whereas these functions must raise strings (with the
 //! caller's position) and let a replacement function's error pass through unchanged. The
 //! wrappers are loaded without debug information so that, like C functions, they add no
-//! position of their own to an `error(message, 2)` raised by a replacement function.
+//! position of their own to an `error(message, 2)` raised by a replacement function; and
+//! gsub marks its coroutine as unable to yield while a replacement runs, as it is in C.
 
 mod matcher;
 mod meter;
@@ -94,8 +95,8 @@ impl Budget {
 /// The Lua side: raises the primitives' errors and calls gsub's replacement functions and
 /// tables, so that their errors and metamethods behave as with the C functions.
 const WRAPPERS: &str = r#"
-local string, ERR, find, match, gmatch, gsub = ...
-local error, select = error, select
+local string, ERR, find, match, gmatch, gsub, blocked = ...
+local error, select, running = error, select, coroutine.running
 
 -- Tail-called, so level 2 is the caller of the string function.
 local function check(...)
@@ -118,6 +119,10 @@ string.gsub = function(...)
   -- there is one it returns true, the first capture and the number of captures (all of them
   -- come from `captures()`); else false, the result and the count, or ERR and a message.
   local captures, repl, more = a, (select(3, ...)), nil
+  -- No yield inside the replacement, as with Lua's C gsub (see the sandbox's PRELUDE).
+  local co = running()
+  local depth = blocked[co]
+  blocked[co] = (depth or 0) + 1
   if b then
     more, a, b = step()
     while more == true do more, a, b = step(repl[a]) end
@@ -131,14 +136,16 @@ string.gsub = function(...)
       end
     end
   end
+  blocked[co] = depth
   if more == ERR then error(a, 2) end
   return a, b
 end
 "#;
 
 /// Replaces `string.find`, `string.match`, `string.gmatch` and `string.gsub` with versions
-/// that charge their steps to `budget`.
-pub(super) fn install(lua: &Lua, budget: Budget) -> mlua::Result<()> {
+/// that charge their steps to `budget`; gsub counts in `blocked` the replacements each
+/// coroutine is inside, where it may not yield.
+pub(super) fn install(lua: &Lua, budget: Budget, blocked: Table) -> mlua::Result<()> {
     let b = budget.clone();
     let find = lua.create_function(move |lua, args: Variadic<Value>| {
         b.run(lua, |meter| {
@@ -178,6 +185,7 @@ pub(super) fn install(lua: &Lua, budget: Budget) -> mlua::Result<()> {
             match_,
             gmatch,
             gsub,
+            blocked,
         ))
 }
 
@@ -499,8 +507,13 @@ struct GsubState {
     count: i64,
     max: i64,
     done: bool,
-    /// The result so far.
+    /// Whether a match was replaced by something (a nil or false replacement keeps it): if
+    /// not, the result is the subject itself, as in Lua 5.4, not a copy.
+    changed: bool,
+    /// The result up to `copied`, the end of the last match replaced: the subject's bytes
+    /// are copied only when a replacement follows them.
     out: Vec<u8>,
+    copied: usize,
     /// When `out` is next checked against the memory limit.
     check_at: usize,
     /// The match whose replacement the wrapper is computing.
@@ -544,7 +557,9 @@ fn gsub(lua: &Lua, meter: &mut Meter, budget: &Budget, args: &Args) -> Result<Mu
         count: 0,
         max,
         done: false,
+        changed: false,
         out: Vec::new(),
+        copied: 0,
         check_at: 1 << 16,
         pending: None,
         captures: Vec::new(),
@@ -569,6 +584,7 @@ fn gsub_with_text(
     let pieces = parse_replacement(&repl);
     let mut m = Matcher::new(&src, &pat[state.pat_start..], meter);
     while let Some((start, end)) = state.next_match(&mut m)? {
+        state.replace(&src, start, end);
         for piece in &pieces {
             match *piece {
                 Piece::Text(a, b) => state.out.extend_from_slice(&repl[a..b]),
@@ -629,10 +645,15 @@ fn gsub_step(
     let (src, pat) = (s.as_bytes(), p.as_bytes());
     if let Some((start, end)) = state.pending.take() {
         match value {
-            Value::Nil | Value::Boolean(false) => state.out.extend_from_slice(&src[start..end]),
-            Value::String(s) => state.out.extend_from_slice(&s.as_bytes()),
+            // The match stays as it is, to be copied with what follows it.
+            Value::Nil | Value::Boolean(false) => {}
+            Value::String(s) => {
+                state.replace(&src, start, end);
+                state.out.extend_from_slice(&s.as_bytes());
+            }
             v @ (Value::Integer(_) | Value::Number(_)) => {
                 let s = lua.coerce_string(v.clone())?.expect("numbers convert");
+                state.replace(&src, start, end);
                 state.out.extend_from_slice(&s.as_bytes());
             }
             v => {
@@ -673,7 +694,7 @@ fn gsub_step(
 
 impl GsubState {
     /// Lua 5.4's gsub loop: finds the next match that is not an empty one right where the
-    /// previous match ended, copying the bytes it skips.
+    /// previous match ended.
     fn next_match(&mut self, m: &mut Matcher) -> Result<Option<(usize, usize)>, Fail> {
         loop {
             if self.done || self.count >= self.max {
@@ -689,16 +710,21 @@ impl GsubState {
                     self.last = Some(end);
                     return Ok(Some((start, end)));
                 }
-                _ if start < m.src.len() => {
-                    self.out.push(m.src[start]);
-                    self.pos += 1;
-                }
+                _ if start < m.src.len() => self.pos += 1,
                 _ => {
                     self.done = true;
                     return Ok(None);
                 }
             }
         }
+    }
+
+    /// Starts replacing the match `start..end`: the subject up to it goes into the result,
+    /// and the replacement is to follow.
+    fn replace(&mut self, src: &[u8], start: usize, end: usize) {
+        self.out.extend_from_slice(&src[self.copied..start]);
+        self.copied = end;
+        self.changed = true;
     }
 
     fn check_memory(&mut self, lua: &Lua, budget: &Budget) -> Result<(), Fail> {
@@ -711,9 +737,13 @@ impl GsubState {
 
     /// The result string and the number of matches.
     fn finish(&mut self, lua: &Lua) -> Result<MultiValue, Fail> {
-        let src = self.src.as_bytes();
-        self.out.extend_from_slice(&src[self.pos..]);
-        let result = lua.create_string(&self.out)?;
+        let result = if self.changed {
+            let src = self.src.as_bytes();
+            self.out.extend_from_slice(&src[self.copied..]);
+            lua.create_string(&self.out)?
+        } else {
+            self.src.clone()
+        };
         Ok(MultiValue::from_vec(vec![
             Value::String(result),
             Value::Integer(self.count),

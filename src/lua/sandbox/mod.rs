@@ -5,23 +5,29 @@
 //! `string.find`, `string.match`, `string.gmatch` and `string.gsub` are reimplemented (see
 //! `patterns/`) because Lua's C pattern matcher runs inside a single call where the
 //! instruction hook never fires, so a backtracking pattern could run for minutes; ours charges
-//! its steps to the same instruction budget. `require` is the sandbox's own (`require.rs`).
+//! its steps to the same instruction budget. `require` is the sandbox's own (`require.rs`), and
+//! so is `print` (`print.rs`), which collects lines instead of writing them.
 
+mod jobs;
+mod print;
 mod require;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
 
-use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, VmState};
+use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
 
 use super::library;
 use super::patterns::{self, Budget};
+pub use jobs::MIN_JOB_MEMORY;
+use print::Printed;
+pub use print::PRINT_LIMIT;
 use require::Modules;
 
 /// How much a script may do before it is stopped; the default suits upgrade steps over
-/// large saves.
+/// large saves, and [`Limits::for_jobs`] sandboxes that run side by side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Lua VM instructions per call into the sandbox.
@@ -98,15 +104,22 @@ const REFUSED: &[(&str, &str)] = &[
         "loadfile",
         "scripts run on behalf of a save cannot read files",
     ),
-    ("print", "scripts run on behalf of a save have no console"),
 ];
 
-/// The Lua that makes the sandbox: refusals that say why, text-only `load`, an `os` with
-/// only `clock` and `time`, and `pcall`/`xpcall`/`coroutine.resume` that cannot swallow
-/// the stop of a script that ran out of budget.
+/// The Lua that makes the sandbox: refusals that say why, text-only `load` (whose chunks get
+/// the globals unless given an environment, as in Lua), an `os` with only `clock` and `time`,
+/// and `pcall`/`xpcall`/`coroutine.resume` that cannot swallow the stop of a script that ran
+/// out of budget.
+///
+/// It returns `blocked`, by coroutine the number of gsub replacements it is inside (see
+/// `WRAPPERS` of `patterns/`). Lua's C gsub calls a replacement where the coroutine cannot
+/// yield; the sandbox's gsub calls it from Lua, so `coroutine.yield` and
+/// `coroutine.isyieldable` ask `blocked` instead. An error out of a replacement skips the
+/// count's decrement, so whatever catches an error in the same coroutine (`pcall`, `xpcall`,
+/// `load` reading through a function) puts back the count it had before.
 const PRELUDE: &str = r#"
 local refused, aborted = ...
-local error, setmetatable = error, setmetatable
+local error, setmetatable, select = error, setmetatable, select
 for name, why in pairs(refused) do
   _G[name] = setmetatable({}, {
     __index = function(_, key) error(name .. "." .. tostring(key) .. " is not available: " .. why, 2) end,
@@ -120,18 +133,48 @@ os = setmetatable({ clock = clock, time = time }, {
   end,
 })
 string.dump = nil
+
+local running, raw_yield, raw_isyieldable = coroutine.running, coroutine.yield, coroutine.isyieldable
+local blocked = setmetatable({}, { __mode = "k" })
+local function restore(co, depth, ...)
+  blocked[co] = depth
+  return ...
+end
+coroutine.yield = function(...)
+  if blocked[running()] and raw_isyieldable() then
+    error("attempt to yield across a C-call boundary", 0)
+  end
+  return raw_yield(...)
+end
+coroutine.isyieldable = function(...)
+  local co = ...
+  if select('#', ...) == 0 then co = running() end
+  return raw_isyieldable(...) and blocked[co] == nil
+end
+
 local raw_load = load
-load = function(chunk, name, _mode, env)
-  return raw_load(chunk, name, "t", env)
+load = function(chunk, name, _mode, ...)
+  local co = running()
+  -- Lua gives the chunk the environment passed, even nil, and the globals only when none
+  -- was: passing a missing one on as nil would leave the chunk without globals.
+  if select('#', ...) == 0 then return restore(co, blocked[co], raw_load(chunk, name, "t")) end
+  return restore(co, blocked[co], raw_load(chunk, name, "t", (...)))
 end
 local function rethrow_stop(ok, ...)
   if not ok and aborted() then error((...), 0) end
   return ok, ...
 end
 local raw_pcall, raw_xpcall, raw_resume = pcall, xpcall, coroutine.resume
-pcall = function(...) return rethrow_stop(raw_pcall(...)) end
-xpcall = function(f, handler, ...) return rethrow_stop(raw_xpcall(f, handler, ...)) end
+pcall = function(...)
+  local co = running()
+  return restore(co, blocked[co], rethrow_stop(raw_pcall(...)))
+end
+xpcall = function(f, handler, ...)
+  local co = running()
+  return restore(co, blocked[co], rethrow_stop(raw_xpcall(f, handler, ...)))
+end
 coroutine.resume = function(...) return rethrow_stop(raw_resume(...)) end
+return blocked
 "#;
 
 /// A sandboxed Lua state.
@@ -141,6 +184,7 @@ pub struct Sandbox {
     used: Rc<Cell<u64>>,
     stopped: Rc<Cell<bool>>,
     modules: Rc<Modules>,
+    printed: Rc<RefCell<Printed>>,
 }
 
 impl Sandbox {
@@ -149,14 +193,16 @@ impl Sandbox {
     pub fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
         let used = Rc::new(Cell::new(0u64));
         let stopped = Rc::new(Cell::new(false));
+        let printed = Rc::new(RefCell::new(Printed::default()));
         let (lua, modules) =
-            sandboxed_state(limits, &used, &stopped).map_err(SandboxError::Script)?;
+            sandboxed_state(limits, &used, &stopped, &printed).map_err(SandboxError::Script)?;
         Ok(Sandbox {
             lua,
             limits,
             used,
             stopped,
             modules,
+            printed,
         })
     }
 
@@ -182,6 +228,17 @@ impl Sandbox {
         self.modules
             .add(name, chunk_name, source)
             .map_err(SandboxError::Module)
+    }
+
+    /// The lines scripts printed since the last take, oldest first, and a fresh allowance.
+    ///
+    /// `print` in the sandbox writes nothing: it joins `tostring` of its arguments with tabs,
+    /// as Lua's does, and keeps the line here (a printed newline starts a new line) for the
+    /// game to show where it likes. Up to [`PRINT_LIMIT`] bytes are kept between two takes;
+    /// past that, printing still costs the script its instructions but is dropped, and the
+    /// last line says so. Lines are text: bytes that are not UTF-8 become U+FFFD.
+    pub fn take_printed(&self) -> Vec<String> {
+        self.printed.borrow_mut().take()
     }
 
     /// The Lua state, for building values and calling functions through [`Sandbox::guard`].
@@ -228,6 +285,7 @@ fn sandboxed_state(
     limits: Limits,
     used: &Rc<Cell<u64>>,
     stopped: &Rc<Cell<bool>>,
+    printed: &Rc<RefCell<Printed>>,
 ) -> mlua::Result<(Lua, Rc<Modules>)> {
     // `os` is cut down to the clock by the prelude.
     let libs = StdLib::TABLE
@@ -239,7 +297,8 @@ fn sandboxed_state(
     let lua = Lua::new_with(libs, LuaOptions::default())?;
     lua.set_memory_limit(limits.memory)?;
     count_instructions(&lua, limits.instructions, used.clone(), stopped.clone())?;
-    run_prelude(&lua, stopped.clone())?;
+    let blocked = run_prelude(&lua, stopped.clone())?;
+    print::install(&lua, printed.clone())?;
     patterns::install(
         &lua,
         Budget {
@@ -248,6 +307,7 @@ fn sandboxed_state(
             instructions: limits.instructions,
             memory: limits.memory,
         },
+        blocked,
     )?;
     let modules = Modules::define_require(&lua)?;
     library::install(&lua)?;
@@ -276,14 +336,15 @@ fn count_instructions(
     )
 }
 
-/// Runs [`PRELUDE`], whose `pcall`s ask `stopped` whether an error is the budget's stop.
-fn run_prelude(lua: &Lua, stopped: Rc<Cell<bool>>) -> mlua::Result<()> {
+/// Runs [`PRELUDE`], whose `pcall`s ask `stopped` whether an error is the budget's stop;
+/// returns its `blocked`.
+fn run_prelude(lua: &Lua, stopped: Rc<Cell<bool>>) -> mlua::Result<Table> {
     let refused = lua.create_table_from(REFUSED.iter().copied())?;
     let aborted = lua.create_function(move |_, ()| Ok(stopped.get()))?;
     lua.load(PRELUDE)
         .set_name("=savechain sandbox")
         .set_mode(ChunkMode::Text)
-        .call::<()>((refused, aborted))
+        .call((refused, aborted))
 }
 
 fn is_memory_error(error: &mlua::Error) -> bool {
