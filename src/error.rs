@@ -16,8 +16,15 @@ pub enum ErrorKind {
     /// Valid JSON that holds something a save cannot: a malformed tag, an integer out of
     /// range, a duplicate key, nesting that is too deep.
     Value,
-    /// A JSON document that is not a save: no `meta`, no integer `meta.version`, ...
+    /// A save whose envelope is broken: `meta` is not an object, `meta.version` is missing
+    /// or not an integer, `data` is missing, a top-level member is unknown.
     Envelope,
+    /// Valid JSON that is not a save at all: not an object, or no `meta` member (a
+    /// settings file beside the saves). Tools that go through folders skip it.
+    NotASave,
+    /// Files and folders that cannot be worked on as asked: an output folder that overlaps
+    /// a source, two saves that would be written to the same output, a folder with no saves.
+    Usage,
     /// Lua failed: a script raised an error or ran out of its budget, or a Lua value has no
     /// place in a save (a function, a table with an unregistered metatable).
     Lua,

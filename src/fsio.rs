@@ -1,8 +1,21 @@
-//! Safe file writes: bytes to a file that is replaced whole or not at all.
+//! Safe file writes: bytes to a file that is replaced whole or not at all, and the removal
+//! of what writes that were killed left behind.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What the name of every temporary file of [`write_atomic`] holds:
+/// `.<name>.savechain-<random>.tmp`, hidden, beside the file it will replace.
+const TEMPORARY_MARK: &str = ".savechain-";
+const TEMPORARY_SUFFIX: &str = ".tmp";
+
+/// A temporary file this old, that no writer holds locked, was left by a write that did
+/// not finish (a killed run). A writer locks its file the moment it is made, so the age
+/// only covers that instant; it is generous so that clocks a little apart cannot matter.
+const STALE_AFTER: Duration = Duration::from_secs(5);
 
 /// Replaces the file at `path` with `bytes` atomically.
 ///
@@ -27,14 +40,17 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
-    let prefix = format!(".{}.", name.to_string_lossy());
+    let prefix = temporary_prefix(name);
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
+    builder.prefix(&prefix).suffix(TEMPORARY_SUFFIX);
     // A new save gets the mode any new file would (0666 less the umask), not the
     // owner-only mode of a temporary file.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let mut temp = builder.tempfile_in(dir)?;
+    // Held until the file is renamed and closed: another run that finds it while it is
+    // being written leaves it alone (remove_stale_temporaries).
+    temp.as_file().lock()?;
     temp.write_all(bytes)?;
     if let Ok(existing) = fs::metadata(path) {
         temp.as_file().set_permissions(existing.permissions())?;
@@ -45,6 +61,74 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
     // a power cut; reporting the write as failed would be wrong, so this is best effort.
     let _ = sync_dir(dir);
     Ok(())
+}
+
+/// The start of the name of a temporary file for the file named `name`; a random part and
+/// [`TEMPORARY_SUFFIX`] follow.
+fn temporary_prefix(name: &OsStr) -> String {
+    format!(".{}{TEMPORARY_MARK}", name.to_string_lossy())
+}
+
+/// A save that its owner made read-only is not replaced, even by a user (root) whom the
+/// system would let write it: the mode says to leave it alone.
+pub(crate) fn refuse_read_only(path: &Path) -> crate::Result<()> {
+    let metadata =
+        std::fs::metadata(path).map_err(|e| crate::Error::io(e, "cannot read the file"))?;
+    #[cfg(unix)]
+    let read_only = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o222 == 0;
+    #[cfg(not(unix))]
+    let read_only = metadata.permissions().readonly();
+    if read_only {
+        return Err(crate::Error::new(
+            crate::ErrorKind::Io,
+            "the save is read-only (no write permission), so it is left as it is; make it \
+             writable to upgrade it in place, or upgrade it into another folder",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `file_name` is that of a temporary file of [`write_atomic`].
+pub(crate) fn is_temporary(file_name: &OsStr) -> bool {
+    let name = file_name.to_string_lossy();
+    name.starts_with('.') && name.contains(TEMPORARY_MARK) && name.ends_with(TEMPORARY_SUFFIX)
+}
+
+/// Removes from `dir` (not its subfolders) the temporary files of [`write_atomic`] that a
+/// killed write left behind: only files named as ours, only when no writer holds them and
+/// they are a few seconds old. Returns the files removed.
+pub(crate) fn remove_stale_temporaries(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if !is_temporary(&entry.file_name()) || !entry.file_type()?.is_file() {
+            continue;
+        }
+        let path = entry.path();
+        if is_stale(&path).unwrap_or(false) {
+            match fs::remove_file(&path) {
+                Ok(()) => removed.push(path),
+                // Another run removed it, or renamed it into place, first.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(removed)
+}
+
+fn is_stale(path: &Path) -> io::Result<bool> {
+    let file = fs::File::open(path)?;
+    let age = file
+        .metadata()?
+        .modified()?
+        .elapsed()
+        .unwrap_or(Duration::ZERO);
+    if age < STALE_AFTER {
+        return Ok(false);
+    }
+    // A writer holds its lock until the rename; if we get it, nobody is writing.
+    Ok(file.try_lock().is_ok())
 }
 
 /// Flushes a folder's entries, so that a rename inside it survives a power cut.
@@ -61,6 +145,7 @@ fn sync_dir(_dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     #[test]
     fn replaces_whole_file_and_leaves_no_temporary() {
@@ -110,6 +195,56 @@ mod tests {
             fs::metadata(&old).unwrap().permissions().mode() & 0o777,
             0o640
         );
+    }
+
+    #[test]
+    fn stale_temporaries_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        let make = |name: &str| {
+            let path = dir.path().join(name);
+            fs::write(&path, b"partial").unwrap();
+            let file = fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(old).unwrap();
+            (path, file)
+        };
+        let (stale, _) = make(".a.json.savechain-x1y2z3.tmp");
+        let (held, held_file) = make(".b.json.savechain-a1b2c3.tmp");
+        held_file.lock().unwrap();
+        // Not ours: an editor's swap file, another program's temporary.
+        let (foreign, _) = make(".a.json.swp");
+        let (other_tmp, _) = make(".a.json.abc123.tmp");
+        let (fresh, _) = make(".c.json.savechain-q1w2e3.tmp");
+        fs::File::options()
+            .write(true)
+            .open(&fresh)
+            .unwrap()
+            .set_modified(SystemTime::now())
+            .unwrap();
+        let removed = remove_stale_temporaries(dir.path()).unwrap();
+        assert_eq!(removed, std::slice::from_ref(&stale));
+        assert!(!stale.exists());
+        for kept in [&held, &foreign, &other_tmp, &fresh] {
+            assert!(kept.exists(), "{}", kept.display());
+        }
+    }
+
+    #[test]
+    fn temporaries_are_named_as_ours() {
+        let ours = format!(
+            "{}k3j4h5{TEMPORARY_SUFFIX}",
+            temporary_prefix(OsStr::new("a.json"))
+        );
+        assert_eq!(ours, ".a.json.savechain-k3j4h5.tmp");
+        assert!(is_temporary(OsStr::new(&ours)));
+        for not_ours in [
+            "a.json",
+            "a.json.savechain-1.tmp",
+            ".a.json.tmp",
+            ".a.json.savechain-1",
+        ] {
+            assert!(!is_temporary(OsStr::new(not_ours)), "{not_ours}");
+        }
     }
 
     #[test]

@@ -123,6 +123,7 @@
 
 #![deny(missing_docs)]
 
+pub mod batch;
 pub mod cache;
 mod error;
 mod fsio;
@@ -140,6 +141,6 @@ pub use crate::serde::{from_value, from_value_ref, to_value};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use fsio::write_atomic;
 pub use options::Options;
-pub use save::{Meta, Save};
+pub use save::{format_file, Meta, Save};
 pub use semver;
 pub use value::{Map, Value};

@@ -70,8 +70,9 @@ impl Save {
     pub fn from_slice(bytes: &[u8]) -> Result<Save> {
         let text = utf8(bytes)?;
         let (document, offsets) = read_document(text)?;
+        let kind = envelope_error_kind(&document);
         envelope(document).map_err(|(path, message)| {
-            Error::new(ErrorKind::Envelope, message)
+            Error::new(kind, message)
                 .at(Location::of_offset(text.as_bytes(), offsets.of(&path)))
                 .in_path(path)
         })
@@ -79,8 +80,8 @@ impl Save {
 
     /// A save from a document that is already parsed (`{"meta": ..., "data": ...}`).
     pub fn from_value(document: Value) -> Result<Save> {
-        envelope(document)
-            .map_err(|(path, message)| Error::new(ErrorKind::Envelope, message).in_path(path))
+        let kind = envelope_error_kind(&document);
+        envelope(document).map_err(|(path, message)| Error::new(kind, message).in_path(path))
     }
 
     #[allow(clippy::should_implement_trait)] // `FromStr` could not borrow; this mirrors serde_json.
@@ -158,6 +159,28 @@ impl Save {
     }
 }
 
+/// Puts the save at `path` in canonical form (keys sorted, two-space indentation, doubles
+/// as hexfloats): returns whether it was not canonical. With `check`, writes nothing;
+/// otherwise rewrites the file atomically, refusing a read-only one. A file that does not
+/// load is an error naming it, and is left as it is.
+pub fn format_file(path: impl AsRef<FsPath>, check: bool) -> Result<bool> {
+    let path = path.as_ref();
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
+    let canonical = Save::from_slice(&bytes)
+        .and_then(|save| save.to_vec())
+        .map_err(|e| e.with_file(path))?;
+    if canonical == bytes {
+        return Ok(false);
+    }
+    if !check {
+        fsio::refuse_read_only(path).map_err(|e| e.with_file(path))?;
+        fsio::write_atomic(path, &canonical)
+            .map_err(|e| Error::io(e, "cannot write the file").with_file(path))?;
+    }
+    Ok(true)
+}
+
 type EnvelopeError = (Path, String);
 
 fn path_of(keys: &[&str]) -> Path {
@@ -168,8 +191,27 @@ fn path_of(keys: &[&str]) -> Path {
     )
 }
 
+/// What a document that fails [`envelope`] is: no save at all when it has no `meta` (a
+/// settings file beside the saves, say), otherwise a save whose envelope is broken.
+fn envelope_error_kind(document: &Value) -> ErrorKind {
+    match document {
+        Value::Object(top) if top.contains_key("meta") => ErrorKind::Envelope,
+        _ => ErrorKind::NotASave,
+    }
+}
+
 /// Splits a parsed document into meta and data, checking it is a save.
 fn envelope(document: Value) -> std::result::Result<Save, EnvelopeError> {
+    if envelope_error_kind(&document) == ErrorKind::NotASave {
+        let found = match &document {
+            Value::Object(_) => "an object without one".to_string(),
+            other => other.kind().to_string(),
+        };
+        return Err((
+            Path::new(),
+            format!(r#"not a save: no "meta" member; {SHAPE}, found {found}"#),
+        ));
+    }
     let (meta, data) = split_top(document)?;
     let Value::Object(mut extra) = meta else {
         return Err((

@@ -122,6 +122,7 @@ fn upgrade_file_at(
             return Ok(report);
         }
         Target::InPlace { .. } if plan.is_empty() => return Ok(report),
+        Target::InPlace { .. } => fsio::refuse_read_only(path)?,
         Target::To(out) if plan.is_empty() => {
             write_new(out, &original)?;
             report.written = Some(out.to_path_buf());
@@ -203,6 +204,32 @@ fn same_file(a: &Path, b: &Path) -> bool {
 mod tests {
     use super::*;
     use crate::upgrade::{Chain, Step};
+
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_save_is_refused_in_place_and_may_go_elsewhere() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let original = r#"{"meta": {"version": 1}, "data": {}}"#;
+        std::fs::write(&path, original).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let step = Step::lua("0001-x.lua", "return function(d) d.x = 1 end").unwrap();
+        let chain = Chain::new("1.0.0", vec![step]).unwrap();
+        let options = Options::default();
+        let in_place = Target::InPlace { backup: true };
+        let err = upgrade_file(&mut chain.upgrader(), &path, in_place, &options).unwrap_err();
+        assert!(err.to_string().contains("the save is read-only"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no backup"
+        );
+        let out = dir.path().join("out.json");
+        upgrade_file(&mut chain.upgrader(), &path, Target::To(&out), &options).unwrap();
+        assert_eq!(Save::load(&out).unwrap().meta.version, 2);
+    }
 
     #[test]
     fn writing_over_the_save_itself_is_refused() {

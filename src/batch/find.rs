@@ -1,0 +1,314 @@
+//! Paths given by a user to the save files a batch works on: folders searched for saves
+//! (links followed, loops left out), each file once, in path order.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind};
+use crate::fsio;
+
+/// A save file found, and where it sits below the path it was found through (its file name
+/// when it was named directly): its place under an output folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The path to read it by, through the folder it was found in.
+    pub path: PathBuf,
+    /// Its path below the folder given (its file name when the file itself was given).
+    pub relative: PathBuf,
+    /// The file itself, links resolved: what makes two paths the same save.
+    pub(crate) canonical: PathBuf,
+}
+
+/// What a search of the paths given found.
+#[derive(Debug, Default)]
+pub struct Search {
+    /// The saves, in path order, each file once.
+    pub saves: Vec<Found>,
+    /// What was left out on purpose, and why: a link back to a folder above it, a file
+    /// found twice, an excluded file.
+    pub skipped: Vec<(PathBuf, String)>,
+    /// What could not be read (a missing path, a broken link, a folder without permission).
+    pub errors: Vec<Error>,
+    /// Every folder searched or holding a file given, links resolved: where a writing run
+    /// removes what killed writes left behind.
+    pub(crate) folders: BTreeSet<PathBuf>,
+}
+
+/// Whether a file met inside a folder is a save: `*.json` in any case, not hidden (the
+/// temporary files of atomic writes are hidden).
+fn looks_like_a_save(name: &std::ffi::OsStr) -> bool {
+    let name = Path::new(name);
+    let hidden = name.to_string_lossy().starts_with('.');
+    !hidden
+        && name
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// Finds the saves of `roots`: a file is taken whatever its name; a folder is searched
+/// with its subfolders for `*.json` files (any case, not hidden), following links to files
+/// and folders, leaving out links back to a folder above them. A file reached twice (two
+/// links, `dir/./a.json`, the same file named twice) is taken once, by the first path in
+/// path order. Files and folders whose resolved path is in `exclude` (a report, an output
+/// folder) are left out. A root that yields no saves is an error that says so.
+pub fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Search {
+    let exclude: HashSet<PathBuf> = exclude
+        .iter()
+        .filter_map(|p| fs::canonicalize(p).ok())
+        .collect();
+    let mut search = Search::default();
+    let mut candidates = Vec::new();
+    for root in roots {
+        let root = root.as_ref();
+        let before = candidates.len();
+        let errors_before = search.errors.len();
+        match fs::metadata(root) {
+            Err(e) => search
+                .errors
+                .push(Error::io(e, "cannot read it").with_file(root)),
+            Ok(m) if m.is_dir() => {
+                let mut walk = Walk {
+                    exclude: &exclude,
+                    search: &mut search,
+                    found: &mut candidates,
+                    ancestors: Vec::new(),
+                };
+                walk.folder(root, root);
+            }
+            Ok(_) => {
+                let name = root.file_name().map_or(root.into(), PathBuf::from);
+                push_file(root, name, &exclude, &mut search, &mut candidates);
+                let canonical = fs::canonicalize(root).ok();
+                if let Some(folder) = canonical.as_deref().and_then(Path::parent) {
+                    search.folders.insert(folder.to_path_buf());
+                }
+            }
+        }
+        if candidates.len() == before && search.errors.len() == errors_before {
+            search.errors.push(
+                Error::new(
+                    ErrorKind::Usage,
+                    "no saves here: no *.json files (in any case) in it or its subfolders",
+                )
+                .with_file(root),
+            );
+        }
+    }
+    // A file reached by several paths is taken by the path that is not itself a link, so
+    // that its backup sits beside it, or else by the first in path order.
+    let is_link = |f: &Found| fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_symlink());
+    candidates.sort_by_cached_key(|f| (is_link(f), f.path.clone()));
+    let mut taken: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
+    let mut repeats = Vec::new();
+    for found in candidates {
+        match taken.get(&found.canonical) {
+            Some(first) => {
+                repeats.push((found.path, format!("the same file as {}", first.display())))
+            }
+            None => {
+                taken.insert(found.canonical.clone(), found.path.clone());
+                search.saves.push(found);
+            }
+        }
+    }
+    repeats.sort();
+    search.skipped.extend(repeats);
+    search.saves.sort_by(|a, b| a.path.cmp(&b.path));
+    search
+}
+
+fn push_file(
+    path: &Path,
+    relative: PathBuf,
+    exclude: &HashSet<PathBuf>,
+    search: &mut Search,
+    found: &mut Vec<Found>,
+) {
+    match fs::canonicalize(path) {
+        Ok(canonical) if exclude.contains(&canonical) => search
+            .skipped
+            .push((path.to_path_buf(), "written by this run".to_string())),
+        Ok(canonical) => found.push(Found {
+            path: path.to_path_buf(),
+            relative,
+            canonical,
+        }),
+        Err(e) => search
+            .errors
+            .push(Error::io(e, "cannot read it").with_file(path)),
+    }
+}
+
+/// The search below one root.
+struct Walk<'a> {
+    exclude: &'a HashSet<PathBuf>,
+    search: &'a mut Search,
+    found: &'a mut Vec<Found>,
+    /// The resolved folders from the root down to the one being read: a link to one of
+    /// them would loop.
+    ancestors: Vec<PathBuf>,
+}
+
+impl Walk<'_> {
+    fn folder(&mut self, path: &Path, root: &Path) {
+        let canonical = match fs::canonicalize(path) {
+            Ok(c) => c,
+            Err(e) => {
+                let error = Error::io(e, "cannot read the folder").with_file(path);
+                return self.search.errors.push(error);
+            }
+        };
+        if self.exclude.contains(&canonical) {
+            let why = "written by this run".to_string();
+            return self.search.skipped.push((path.to_path_buf(), why));
+        }
+        if self.ancestors.contains(&canonical) {
+            let why = "a link back to a folder above it".to_string();
+            return self.search.skipped.push((path.to_path_buf(), why));
+        }
+        let mut entries = match fs::read_dir(path).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+            Ok(entries) => entries,
+            Err(e) => {
+                let error = Error::io(e, "cannot read the folder").with_file(path);
+                return self.search.errors.push(error);
+            }
+        };
+        entries.sort_by_key(|e| e.file_name());
+        self.search.folders.insert(canonical.clone());
+        self.ancestors.push(canonical);
+        for entry in entries {
+            let name = entry.file_name();
+            if fsio::is_temporary(&name) {
+                continue;
+            }
+            let child = entry.path();
+            // Follows links: a link to a folder is searched, a link to a file taken.
+            match fs::metadata(&child) {
+                Ok(m) if m.is_dir() => {
+                    if !name.to_string_lossy().starts_with('.') {
+                        self.folder(&child, root);
+                    }
+                }
+                Ok(_) if looks_like_a_save(&name) => {
+                    let relative = child.strip_prefix(root).unwrap_or(&child).to_path_buf();
+                    push_file(&child, relative, self.exclude, self.search, self.found);
+                }
+                Ok(_) => {}
+                Err(e) if looks_like_a_save(&name) => {
+                    let what = if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                        "a link to nothing"
+                    } else {
+                        "cannot read it"
+                    };
+                    self.search
+                        .errors
+                        .push(Error::io(e, what).with_file(&child));
+                }
+                Err(_) => {}
+            }
+        }
+        self.ancestors.pop();
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn names(search: &Search, root: &Path) -> Vec<String> {
+        search
+            .saves
+            .iter()
+            .map(|f| f.path.strip_prefix(root).unwrap().display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn folders_as_users_have_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |p: &str| {
+            let path = root.join(p);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "{}").unwrap();
+        };
+        write("saves/a.json");
+        write("saves/UPPER.JSON");
+        write("saves/notes.txt");
+        write("saves/.hidden.json");
+        write("saves/.a.json.savechain-abc123.tmp");
+        write("saves/a.json.v1.bak");
+        write("saves/sub/b.json");
+        write("elsewhere/c.json");
+        write("saves/report.json");
+        symlink(
+            root.join("elsewhere/c.json"),
+            root.join("saves/linked.json"),
+        )
+        .unwrap();
+        symlink(root.join("elsewhere"), root.join("saves/linked-folder")).unwrap();
+        symlink(root.join("saves"), root.join("saves/sub/loop")).unwrap();
+        symlink(root.join("missing.json"), root.join("saves/broken.json")).unwrap();
+        symlink(root.join("saves/a.json"), root.join("saves/twin.json")).unwrap();
+
+        let search = find_saves(&[root.join("saves")], &[root.join("saves/report.json")]);
+        assert_eq!(
+            names(&search, &root.join("saves")),
+            ["UPPER.JSON", "a.json", "linked-folder/c.json", "sub/b.json"]
+        );
+        let skipped: Vec<String> = search
+            .skipped
+            .iter()
+            .map(|(p, why)| format!("{}: {why}", p.strip_prefix(root).unwrap().display()))
+            .collect();
+        let root_text = root.display().to_string();
+        assert_eq!(
+            skipped,
+            [
+                "saves/report.json: written by this run".to_string(),
+                "saves/sub/loop: a link back to a folder above it".to_string(),
+                format!(
+                    "saves/linked.json: the same file as {root_text}/saves/linked-folder/c.json"
+                ),
+                format!("saves/twin.json: the same file as {root_text}/saves/a.json"),
+            ]
+        );
+        assert_eq!(search.errors.len(), 1);
+        assert!(search.errors[0]
+            .to_string()
+            .contains("broken.json: a link to nothing"));
+        let found = &search.saves[2];
+        assert_eq!(found.relative, Path::new("linked-folder/c.json"));
+    }
+
+    #[test]
+    fn the_same_file_named_twice_is_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        fs::write(&a, "{}").unwrap();
+        let dotted = dir.path().join(".").join("a.json");
+        let search = find_saves(&[a.clone(), dotted, a.clone()], &[]);
+        assert_eq!(search.saves.len(), 1);
+        assert_eq!(search.skipped.len(), 2);
+        // A file named directly is taken whatever its extension.
+        let other = dir.path().join("world.save");
+        fs::write(&other, "{}").unwrap();
+        assert_eq!(find_saves(&[other], &[]).saves.len(), 1);
+    }
+
+    #[test]
+    fn a_path_without_saves_is_an_error_that_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("settings.txt"), "x").unwrap();
+        let search = find_saves(&[dir.path()], &[]);
+        assert!(search.saves.is_empty());
+        assert_eq!(search.errors.len(), 1);
+        assert_eq!(search.errors[0].kind(), ErrorKind::Usage);
+        assert!(search.errors[0].to_string().contains("no saves here"));
+        let missing = find_saves(&[dir.path().join("nope")], &[]);
+        assert_eq!(missing.errors.len(), 1);
+        assert!(missing.errors[0].to_string().contains("cannot read it"));
+    }
+}

@@ -1,0 +1,160 @@
+//! Where a batch writes into an output folder, and the checks that make sure it can never
+//! overwrite a source or read its own output back as a source.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use super::find::Found;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The path `path` will have once it exists: links resolved in the part that exists, the
+/// rest (`.` and `..` folded) appended.
+pub(crate) fn resolve(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = existing.canonicalize() {
+            let mut resolved = canonical;
+            for part in rest.iter().rev() {
+                match part {
+                    Component::ParentDir => {
+                        resolved.pop();
+                    }
+                    Component::CurDir => {}
+                    other => resolved.push(other),
+                }
+            }
+            return resolved;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// Refuses an output folder that is, contains or lies inside a source: the folders given
+/// and the files given. Outputs inside a source are read back as saves by the next run
+/// over it; a source inside the output folder can be overwritten by an output. Refusing
+/// every overlap is simpler to trust than proving, per file, that none of that happens.
+pub(crate) fn check_apart(out_dir: &Path, roots: &[impl AsRef<Path>]) -> Result<()> {
+    let out = resolve(out_dir);
+    for root in roots {
+        let root = root.as_ref();
+        let source = resolve(root);
+        let relation = if out == source {
+            "is the source"
+        } else if out.starts_with(&source) {
+            "lies inside the source"
+        } else if source.starts_with(&out) {
+            "contains the source"
+        } else {
+            continue;
+        };
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "the output folder {} {relation} {}: upgraded copies could overwrite the \
+                 originals or be read back as saves by the next run; choose an output folder \
+                 outside every source",
+                out_dir.display(),
+                root.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The output path of each save, `out_dir` joined with its place below the path it was
+/// found through; two saves with the same output (`a/x.json` and `b/x.json` given as
+/// `a/ b/`) are refused, since one would replace the other.
+pub(crate) fn targets(out_dir: &Path, saves: &[Found]) -> Result<Vec<PathBuf>> {
+    let mut first_of: HashMap<PathBuf, &Path> = HashMap::new();
+    let mut targets = Vec::with_capacity(saves.len());
+    for found in saves {
+        let target = out_dir.join(&found.relative);
+        if let Some(first) = first_of.insert(resolve(&target), &found.path) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!(
+                    "{} and {} would both be written to {}; upgrade them in separate runs",
+                    first.display(),
+                    found.path.display(),
+                    target.display()
+                ),
+            ));
+        }
+        targets.push(target);
+    }
+    Ok(targets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_output_folders_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let saves = dir.path().join("saves");
+        std::fs::create_dir_all(saves.join("sub")).unwrap();
+        std::fs::write(saves.join("a.json"), "{}").unwrap();
+        let refused = [
+            (saves.clone(), "is the source"),
+            (saves.join("."), "is the source"),
+            (saves.join("sub/../"), "is the source"),
+            (saves.join("new"), "lies inside the source"),
+            (saves.join("new/deeper"), "lies inside the source"),
+            (dir.path().to_path_buf(), "contains the source"),
+        ];
+        for (out, why) in refused {
+            let err = check_apart(&out, &[&saves]).unwrap_err();
+            assert!(err.to_string().contains(why), "{}: {err}", out.display());
+        }
+        // A file given directly: an output folder holding it could overwrite it.
+        let err = check_apart(dir.path(), &[saves.join("a.json")]).unwrap_err();
+        assert!(err.to_string().contains("contains the source"), "{err}");
+        check_apart(&dir.path().join("upgraded"), &[&saves]).unwrap();
+        check_apart(&dir.path().join("savesX"), &[&saves]).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_the_source_is_the_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let saves = dir.path().join("saves");
+        std::fs::create_dir(&saves).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&saves, &link).unwrap();
+        assert!(check_apart(&link.join("new"), &[&saves]).is_err());
+        assert!(check_apart(&link, &[&saves]).is_err());
+    }
+
+    #[test]
+    fn two_saves_with_one_output_are_refused() {
+        let found = |path: &str, relative: &str| Found {
+            path: PathBuf::from(path),
+            relative: PathBuf::from(relative),
+            canonical: PathBuf::from(path),
+        };
+        let out = Path::new("/tmp/out");
+        let ok = targets(
+            out,
+            &[found("a/x.json", "x.json"), found("a/y.json", "y.json")],
+        );
+        assert_eq!(ok.unwrap(), [out.join("x.json"), out.join("y.json")]);
+        let err = targets(
+            out,
+            &[found("a/x.json", "x.json"), found("b/x.json", "x.json")],
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("would both be written to"),
+            "{err}"
+        );
+    }
+}
