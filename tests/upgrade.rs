@@ -42,10 +42,13 @@ fn report(upgraded: &Upgraded) -> String {
             step.from, step.to, step.kind, step.name, step.description
         ));
         let changes = step.changes.as_ref().unwrap();
+        let paths = |list: &[savechain::upgrade::Change]| -> Vec<String> {
+            list.iter().map(|c| c.path.clone()).collect()
+        };
         for (sign, paths) in [
-            ("added", &changes.added),
-            ("removed", &changes.removed),
-            ("changed", &changes.changed),
+            ("added", &paths(&changes.added)),
+            ("removed", &paths(&changes.removed)),
+            ("changed", &paths(&changes.changed)),
             ("dropped", &step.dropped),
         ] {
             if !paths.is_empty() {

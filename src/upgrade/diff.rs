@@ -1,18 +1,33 @@
-//! What a step did to a document: the paths it added, removed and changed.
+//! What a step did to a document: the paths it added, removed and changed, with their
+//! values before and after.
 
 use crate::path::{Path, Segment};
 use crate::value::Value;
+
+/// Values are shown in their compact text, cut to this many characters.
+const SHOWN_CHARS: usize = 60;
+
+/// One path a step added, removed or changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The path from the data's root (`ship.cargo[2].mass`).
+    pub path: String,
+    /// The value before, as compact text cut to 60 characters with `…` (none when added).
+    pub before: Option<String>,
+    /// The value after, likewise (none when removed).
+    pub after: Option<String>,
+}
 
 /// The differences between two documents, as paths from the data's root.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
     /// Paths present only after (a whole new subtree counts once, at its root).
-    pub added: Vec<String>,
+    pub added: Vec<Change>,
     /// Paths present only before.
-    pub removed: Vec<String>,
+    pub removed: Vec<Change>,
     /// Paths whose value changed, where it is not an object or array on both sides (or the
     /// kind changed, as when an array becomes an object).
-    pub changed: Vec<String>,
+    pub changed: Vec<Change>,
 }
 
 impl Changes {
@@ -37,13 +52,13 @@ fn walk(before: &Value, after: &Value, path: &mut Path, changes: &mut Changes) {
                 path.push(Segment::Key(key.to_string()));
                 match b.get(key) {
                     Some(new) => walk(old, new, path, changes),
-                    None => changes.removed.push(path.to_string()),
+                    None => changes.removed.push(change(path, Some(old), None)),
                 }
                 path.pop();
             }
-            for (key, _) in b.iter().filter(|(k, _)| !a.contains_key(k)) {
+            for (key, new) in b.iter().filter(|(k, _)| !a.contains_key(k)) {
                 path.push(Segment::Key(key.to_string()));
-                changes.added.push(path.to_string());
+                changes.added.push(change(path, None, Some(new)));
                 path.pop();
             }
         }
@@ -52,14 +67,31 @@ fn walk(before: &Value, after: &Value, path: &mut Path, changes: &mut Changes) {
                 path.push(Segment::Index(i));
                 match (a.get(i), b.get(i)) {
                     (Some(old), Some(new)) => walk(old, new, path, changes),
-                    (Some(_), None) => changes.removed.push(path.to_string()),
-                    (None, _) => changes.added.push(path.to_string()),
+                    (Some(old), None) => changes.removed.push(change(path, Some(old), None)),
+                    (None, new) => changes.added.push(change(path, None, new)),
                 }
                 path.pop();
             }
         }
-        (a, b) if a != b => changes.changed.push(path.to_string()),
+        (a, b) if a != b => changes.changed.push(change(path, Some(a), Some(b))),
         _ => {}
+    }
+}
+
+fn change(path: &Path, before: Option<&Value>, after: Option<&Value>) -> Change {
+    Change {
+        path: path.to_string(),
+        before: before.map(shown),
+        after: after.map(shown),
+    }
+}
+
+/// A value's compact text, cut to [`SHOWN_CHARS`] characters.
+fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
     }
 }
 
@@ -82,10 +114,38 @@ mod tests {
         let after = from_str(r#"{"a": 2, "b": {"c": [1, 5], "d": "x", "e": {"f": 1}}, "new": []}"#)
             .unwrap();
         let changes = diff(&before, &after);
-        assert_eq!(changes.added, ["b.e", "new"]);
-        assert_eq!(changes.removed, ["b.c[2]", "gone"]);
-        assert_eq!(changes.changed, ["a", "b.c[1]"]);
+        let paths = |list: &[Change]| list.iter().map(|c| c.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&changes.added), ["b.e", "new"]);
+        assert_eq!(paths(&changes.removed), ["b.c[2]", "gone"]);
+        assert_eq!(paths(&changes.changed), ["a", "b.c[1]"]);
+        let a = &changes.changed[0];
+        assert_eq!(
+            (a.before.as_deref(), a.after.as_deref()),
+            (Some("1"), Some("2"))
+        );
         assert!(diff(&before, &before).is_empty());
+    }
+
+    #[test]
+    fn values_are_shown_and_long_ones_cut() {
+        let before =
+            from_str(r#"{"hull": ["d", "0x1.8p+6"], "log": "short", "gone": [1, 2]}"#).unwrap();
+        let long = "é".repeat(100);
+        let after = from_str(&format!(
+            r#"{{"hull": 100, "log": "{long}", "new": {{"a": true}}}}"#
+        ))
+        .unwrap();
+        let changes = diff(&before, &after);
+        let shown = |c: &Change| format!("{} {:?} {:?}", c.path, c.before, c.after);
+        assert_eq!(shown(&changes.added[0]), r#"new None Some("{\"a\":true}")"#);
+        assert_eq!(shown(&changes.removed[0]), r#"gone Some("[1,2]") None"#);
+        assert_eq!(
+            shown(&changes.changed[0]),
+            r#"hull Some("[\"d\",\"0x1.8p+6\"]") Some("100")"#
+        );
+        let log = changes.changed[1].after.as_deref().unwrap();
+        assert_eq!(log.chars().count(), 61);
+        assert!(log.starts_with("\"éé") && log.ends_with("é…"), "{log}");
     }
 
     #[test]

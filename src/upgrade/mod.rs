@@ -58,7 +58,7 @@ mod run;
 mod step;
 
 pub use chain::Chain;
-pub use diff::Changes;
+pub use diff::{Change, Changes};
 pub use file::{upgrade_file, FileReport, Target};
 pub use run::{StepReport, Upgraded, Upgrader};
 pub use step::{RustStep, Step, StepContext};

@@ -358,6 +358,7 @@ fn check_strict(step: &Step, changes: Option<&Changes>, dropped: &[String]) -> R
     match changes
         .removed
         .iter()
+        .map(|change| &change.path)
         .find(|p| !dropped.iter().any(|d| covered_by(p, d)))
     {
         Some(path) => Err(step_error(
