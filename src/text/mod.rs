@@ -15,6 +15,11 @@ pub(crate) mod write;
 pub use read::{from_slice, from_str};
 pub use write::{to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style};
 
+/// The revision of the format (`docs/FORMAT.md`) this reader and writer implement. It is part
+/// of every chain's identity, so that a cache made by a reader that read the same text
+/// differently is refused: bump it whenever what some text reads as changes.
+pub(crate) const FORMAT_REVISION: u64 = 2;
+
 /// The deepest nesting of arrays and objects a document may have (tags count as arrays).
 /// Deeper input is refused with an error instead of exhausting the stack.
 pub const MAX_DEPTH: usize = 512;

@@ -287,7 +287,7 @@ fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Res
 }
 
 /// Bumped when what the identity covers changes, so old caches are refused.
-const IDENTITY_SCHEME: &[u8] = b"savechain chain identity 2\0";
+const IDENTITY_SCHEME: &[u8] = b"savechain chain identity 3\0";
 
 fn identity(writer: &semver::Version, steps: &[Step], modules: &Modules) -> [u8; 16] {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -297,6 +297,7 @@ fn identity(writer: &semver::Version, steps: &[Step], modules: &Modules) -> [u8;
     };
     part(IDENTITY_SCHEME);
     part(env!("CARGO_PKG_VERSION").as_bytes());
+    part(&crate::text::FORMAT_REVISION.to_le_bytes());
     for (name, source) in crate::lua::library_sources() {
         part(name.as_bytes());
         part(source.as_bytes());
