@@ -23,7 +23,12 @@ fn fmt_rewrites_in_place_and_leaves_failures_untouched() {
     fs::write(dir.path().join("notes.txt"), "not a save").unwrap();
 
     let out = save_upgrade(&["fmt", "."], dir.path());
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a save failed: {}",
+        stderr(&out)
+    );
     assert_eq!(
         fs::read_to_string(dir.path().join("a.json")).unwrap(),
         CANONICAL
@@ -107,7 +112,7 @@ fn fmt_dash_filters_standard_streams() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), CANONICAL);
 
     let out = fmt_stdin(BROKEN);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     assert!(stderr(&out).contains("<stdin>:1:41:"));
 }
@@ -142,10 +147,14 @@ fn missing_files_fail_without_stopping_the_others() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("a.json"), MESSY).unwrap();
     let out = save_upgrade(&["fmt", "missing.json", "a.json"], dir.path());
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         fs::read_to_string(dir.path().join("a.json")).unwrap(),
         CANONICAL
     );
-    assert!(stderr(&out).contains("missing.json: cannot read the file"));
+    assert!(
+        stderr(&out).contains("missing.json: cannot read it"),
+        "{}",
+        stderr(&out)
+    );
 }

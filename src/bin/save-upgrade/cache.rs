@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use savechain::cache::{self, Source};
 use savechain::Options;
 
+use savechain::batch::find_saves;
+
 use super::chain::ChainArg;
-use super::files;
+use super::output::outln;
 use super::report::print_error;
-use super::{EXIT_FAILED, EXIT_OK};
+use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// Build, check or delete the binary cache beside each save (<name>.cache).
 #[derive(clap::Args)]
@@ -18,7 +20,10 @@ use super::{EXIT_FAILED, EXIT_OK};
   save-upgrade cache clear saves/     delete the caches; nothing is lost, the JSON is the truth
 
 A cache is used only when it was made from the same JSON bytes by the same upgrade chain
-and is intact; otherwise the save is loaded from its JSON and the cache rebuilt.")]
+and is intact; otherwise the save is loaded from its JSON and the cache rebuilt. Only
+build and clear write; verify only looks. One line a save on standard output.
+Exit status: 0 all good, 1 verify found caches that would not be used, 2 a save failed or
+a usage error.")]
 pub struct Args {
     #[command(subcommand)]
     action: Action,
@@ -51,16 +56,17 @@ pub fn run(args: Args) -> i32 {
         Action::Clear(_) => None,
         _ => match paths.chain.load() {
             Some(chain) => Some(chain),
-            None => return EXIT_FAILED,
+            None => return EXIT_USAGE,
         },
     };
-    let (saves, walk_errors) = files::expand(&paths.paths);
-    let mut failed = walk_errors.len();
-    for (path, error) in &walk_errors {
-        eprintln!("error: {}: {error}", path.display());
+    let search = find_saves(&paths.paths, &[]);
+    let mut failed = search.errors.len();
+    let mut unusable = 0;
+    for error in &search.errors {
+        print_error(error, None);
     }
     let options = Options::default();
-    for save in &saves {
+    for save in search.saves.iter().map(|found| &found.path) {
         // Ok(Ok(what was done)), Ok(Err(why the cache is not usable)), or Err(failure).
         let outcome = match (&args.action, &chain) {
             (Action::Build(_), Some(chain)) => {
@@ -78,19 +84,28 @@ pub fn run(args: Args) -> i32 {
             _ => cache::clear(save).map(|had| Ok(if had { "deleted" } else { "no cache" })),
         };
         match outcome {
-            Ok(Ok(done)) => println!("{}: {done}", save.display()),
+            Ok(Ok(done)) => outln!("{}: {done}", save.display()),
             Ok(Err(why)) => {
-                failed += 1;
-                println!("{}: {why}", save.display());
+                if matches!(args.action, Action::Verify(_)) {
+                    unusable += 1;
+                } else {
+                    failed += 1;
+                }
+                outln!("{}: {why}", save.display());
             }
             Err(e) => {
                 failed += 1;
                 print_error(&e, None);
             }
         }
+        if super::output::closed() {
+            break;
+        }
     }
     if failed > 0 {
         EXIT_FAILED
+    } else if unusable > 0 {
+        EXIT_FOUND_WORK
     } else {
         EXIT_OK
     }

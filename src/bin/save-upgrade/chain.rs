@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use savechain::upgrade::{Chain, Step};
 use savechain::{Map, Value};
 
+use super::output::{self, outln};
 use super::report::print_error;
-use super::{EXIT_FAILED, EXIT_OK};
+use super::{EXIT_OK, EXIT_USAGE};
 
 /// List and check the upgrade steps: the versions they cover and what each does.
 #[derive(clap::Args)]
@@ -49,15 +50,12 @@ impl ChainArg {
 
 pub fn run(args: Args) -> i32 {
     let Some(chain) = args.chain.load() else {
-        return EXIT_FAILED;
+        return EXIT_USAGE;
     };
     if args.json {
-        print!(
-            "{}",
-            savechain::text::to_string(&describe(&chain)).expect("a shallow document")
-        );
+        output::out(&savechain::text::to_string(&describe(&chain)).expect("a shallow document"));
     } else {
-        println!(
+        outln!(
             "versions {} to {}, {} steps, writer {}",
             chain.oldest(),
             chain.latest(),
@@ -65,7 +63,7 @@ pub fn run(args: Args) -> i32 {
             chain.writer()
         );
         for step in chain.steps() {
-            println!(
+            outln!(
                 "  {} -> {}  {:<4}  {}  ({})",
                 step.from(),
                 step.to(),

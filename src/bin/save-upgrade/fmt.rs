@@ -1,13 +1,15 @@
 //! `save-upgrade fmt`: rewrite saves in canonical form.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use savechain::Save;
+use savechain::batch::find_saves;
+use savechain::{ErrorKind, Save};
 
+use super::output::{self, errln};
 use super::report::print_error;
-use super::{files, EXIT_FAILED, EXIT_OK};
+use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// Rewrite saves canonically in place (sorted keys, two-space indentation).
 #[derive(clap::Args)]
@@ -17,11 +19,17 @@ Examples:
   save-upgrade fmt --check saves/
   save-upgrade fmt - < hand-edited.json > canonical.json
 
-A file that fails to load is left untouched and reported; the others are still done.")]
+A file that fails to load is left untouched and reported; the others are still done. A
+file in a folder that is not a save (no \"meta\" member) is skipped.
+Exit status: 0 all canonical (or rewritten), 1 --check found saves to rewrite, 2 a save
+failed or a usage error.")]
 pub struct Args {
-    /// Write nothing; exit 1 if any save is not canonical or does not load.
+    /// Write nothing; exit 1 if any save is not canonical.
     #[arg(long)]
     check: bool,
+    /// Print only errors.
+    #[arg(long, short = 'q')]
+    quiet: bool,
     /// Save files, or folders to search for *.json saves; `-` reads standard input and
     /// writes standard output.
     #[arg(required = true, value_name = "PATH")]
@@ -29,70 +37,67 @@ pub struct Args {
 }
 
 enum Outcome {
-    Unchanged,
+    Canonical,
     Changed,
+    NotASave,
     Failed,
 }
 
 pub fn run(args: Args) -> i32 {
     if args.paths.iter().any(|p| p.as_os_str() == "-") {
         if args.paths.len() > 1 {
-            eprintln!("error: `-` (standard input) cannot be combined with other paths");
-            return super::EXIT_USAGE;
+            errln!("error: `-` (standard input) cannot be combined with other paths");
+            return EXIT_USAGE;
         }
         return stdin(args.check);
     }
-    let (paths, walk_errors) = files::expand(&args.paths);
-    for (path, error) in &walk_errors {
-        eprintln!("error: {}: {error}", path.display());
+    let search = find_saves(&args.paths, &[]);
+    for error in &search.errors {
+        print_error(error, None);
     }
-    let outcomes: Vec<Outcome> = paths
+    let outcomes: Vec<Outcome> = search
+        .saves
         .par_iter()
-        .map(|path| format_file(path, args.check))
+        .map(|found| format_file(&found.path, &args))
         .collect();
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let changed = count(|o| matches!(o, Outcome::Changed));
-    let unchanged = count(|o| matches!(o, Outcome::Unchanged));
-    let failed = count(|o| matches!(o, Outcome::Failed)) + walk_errors.len();
-    let verb = if args.check {
-        "would reformat"
-    } else {
-        "reformatted"
-    };
-    eprintln!("{verb} {changed}, already canonical {unchanged}, failed {failed}");
-    if failed > 0 || (args.check && changed > 0) {
+    let canonical = count(|o| matches!(o, Outcome::Canonical));
+    let failed = count(|o| matches!(o, Outcome::Failed)) + search.errors.len();
+    if !args.quiet {
+        let verb = if args.check {
+            "would reformat"
+        } else {
+            "reformatted"
+        };
+        errln!("{verb} {changed}, already canonical {canonical}, failed {failed}");
+    }
+    if failed > 0 {
         EXIT_FAILED
+    } else if args.check && changed > 0 {
+        EXIT_FOUND_WORK
     } else {
         EXIT_OK
     }
 }
 
-fn format_file(path: &PathBuf, check: bool) -> Outcome {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {}: cannot read the file: {e}", path.display());
-            return Outcome::Failed;
+fn format_file(path: &PathBuf, args: &Args) -> Outcome {
+    match savechain::format_file(path, args.check) {
+        Ok(false) => Outcome::Canonical,
+        Ok(true) => {
+            if args.check && !args.quiet {
+                errln!("not canonical: {}", path.display());
+            }
+            Outcome::Changed
         }
-    };
-    let canonical = match Save::from_slice(&bytes).and_then(|s| s.to_vec()) {
-        Ok(c) => c,
-        Err(e) => {
-            print_error(&e.with_file(path), Some(&bytes));
-            return Outcome::Failed;
+        Err(e) if e.kind() == ErrorKind::NotASave => {
+            if !args.quiet {
+                errln!("skipped {}: {}", path.display(), e.message());
+            }
+            Outcome::NotASave
         }
-    };
-    if canonical == bytes {
-        return Outcome::Unchanged;
-    }
-    if check {
-        eprintln!("not canonical: {}", path.display());
-        return Outcome::Changed;
-    }
-    match savechain::write_atomic(path, &canonical) {
-        Ok(()) => Outcome::Changed,
         Err(e) => {
-            eprintln!("error: {}: cannot write the file: {e}", path.display());
+            print_error(&e, None);
             Outcome::Failed
         }
     }
@@ -101,7 +106,7 @@ fn format_file(path: &PathBuf, check: bool) -> Outcome {
 fn stdin(check: bool) -> i32 {
     let mut bytes = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-        eprintln!("error: cannot read standard input: {e}");
+        errln!("error: cannot read standard input: {e}");
         return EXIT_FAILED;
     }
     let canonical = match Save::from_slice(&bytes).and_then(|s| s.to_vec()) {
@@ -115,13 +120,9 @@ fn stdin(check: bool) -> i32 {
         if canonical == bytes {
             return EXIT_OK;
         }
-        eprintln!("not canonical: <stdin>");
-        return EXIT_FAILED;
+        errln!("not canonical: <stdin>");
+        return EXIT_FOUND_WORK;
     }
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(&canonical).and_then(|()| out.flush()) {
-        eprintln!("error: cannot write standard output: {e}");
-        return EXIT_FAILED;
-    }
+    output::out(&String::from_utf8_lossy(&canonical));
     EXIT_OK
 }

@@ -8,8 +8,9 @@ use savechain::value::Table;
 use savechain::{Map, Options, Save, Value};
 
 use super::chain::ChainArg;
+use super::output::{self, errln, outln};
 use super::report::print_error;
-use super::{EXIT_FAILED, EXIT_OK};
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Show a save's version, writer and history, the steps an upgrade would run, and counts
 /// of what the document holds.
@@ -33,16 +34,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> i32 {
     let Some(chain) = args.chain.load() else {
-        return EXIT_FAILED;
+        return EXIT_USAGE;
     };
     let Some(facts) = gather(&args, &chain) else {
         return EXIT_FAILED;
     };
     if args.json {
-        print!(
-            "{}",
-            savechain::text::to_string(&facts.to_value(&args, &chain)).expect("shallow")
-        );
+        output::out(&savechain::text::to_string(&facts.to_value(&args, &chain)).expect("shallow"));
     } else {
         facts.print(&args, &chain);
     }
@@ -65,7 +63,7 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
     let bytes = match std::fs::read(&args.path) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: {}: cannot read the file: {e}", args.path.display());
+            errln!("error: {}: cannot read the file: {e}", args.path.display());
             return None;
         }
     };
@@ -144,8 +142,8 @@ impl Facts {
     }
 
     fn print(&self, args: &Args, chain: &Chain) {
-        println!("{}", args.path.display());
-        println!(
+        outln!("{}", args.path.display());
+        outln!(
             "  version {} (latest {}), written by {}",
             self.save.meta.version,
             chain.latest(),
@@ -154,15 +152,15 @@ impl Facts {
         );
         if let Value::Array(history) = self.history() {
             for entry in history {
-                println!("  history: {entry}");
+                outln!("  history: {entry}");
             }
         }
         match &self.plan {
-            Err(e) => println!("  cannot upgrade: {e}"),
-            Ok(steps) if steps.is_empty() => println!("  up to date"),
+            Err(e) => outln!("  cannot upgrade: {e}"),
+            Ok(steps) if steps.is_empty() => outln!("  up to date"),
             Ok(steps) => {
                 for s in steps {
-                    println!(
+                    outln!(
                         "  would run {} -> {} {:<4} {}",
                         s.from(),
                         s.to(),
@@ -173,11 +171,11 @@ impl Facts {
             }
         }
         match &self.not_from_cache {
-            Some(why) => println!("  loads from the JSON: {why}"),
-            None => println!("  loads from its cache"),
+            Some(why) => outln!("  loads from the JSON: {why}"),
+            None => outln!("  loads from its cache"),
         }
         let st = &self.stats;
-        println!(
+        outln!(
             "  {} values: {} objects, {} arrays, {} tables, {} integers, {} doubles, {} strings, {} byte strings, {} other",
             st.nodes, st.objects, st.arrays, st.tables, st.integers, st.doubles, st.strings, st.bytes, st.other
         );

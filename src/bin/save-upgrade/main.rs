@@ -8,20 +8,24 @@
 
 mod cache;
 mod chain;
-mod files;
 mod fmt;
 mod inspect;
+mod output;
 mod report;
 mod starlane;
 mod upgrade;
 
 use clap::{Parser, Subcommand};
 
-/// Exit status when every file succeeded.
+// Exit statuses as `diff` and `grep` have them, for scripts.
+/// Everything succeeded, and a check found nothing to do.
 pub const EXIT_OK: i32 = 0;
-/// Exit status when any file failed, or `--check` found work to do.
-pub const EXIT_FAILED: i32 = 1;
-/// Exit status of a usage error (clap uses it too).
+/// A check (`--check`, `fmt --check`, `cache verify`) found work, and nothing failed.
+pub const EXIT_FOUND_WORK: i32 = 1;
+/// A save failed.
+pub const EXIT_FAILED: i32 = 2;
+/// A usage error: bad arguments, a chain that does not load, an output folder that
+/// overlaps a source (clap uses 2 too).
 pub const EXIT_USAGE: i32 = 2;
 
 #[derive(Parser)]
@@ -44,10 +48,15 @@ Examples:
   save-upgrade chain --json                 the upgrade steps as JSON
   save-upgrade cache verify saves/          whether each save's binary cache would be used
   save-upgrade fmt --check saves/           exit 1 if any save is not canonical
+  save-upgrade --report - --quiet saves/ | jq '.[] | select(.status == \"failed\")'
 
-A save that fails (corrupt, too new, a failing step) is reported and never written; the
-others are still done. Exit status: 0 success, 1 a save failed (or --check found work),
-2 usage error."
+Folders are searched for *.json files in any case, following links; a file that is not a
+save (no \"meta\" member) is skipped. A save that fails (corrupt, too new, a failing step,
+read-only) is reported and never written; the others are still done. Output comes in path
+order whatever --jobs; a step's print() goes to standard error, named by save and step.
+
+Exit status, as diff and grep: 0 all good; 1 --check, fmt --check or cache verify found
+work and nothing failed; 2 a save failed, or a usage error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -72,8 +81,15 @@ fn run() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            // Help and version go to standard output (which may be a closed pipe: `| head`),
+            // usage errors to standard error.
+            let text = e.render().to_string();
+            if e.use_stderr() {
+                output::err(&text);
+                return EXIT_USAGE;
+            }
+            output::out(&text);
+            return EXIT_OK;
         }
     };
     match cli.command {

@@ -2,10 +2,12 @@
 
 use savechain::Error;
 
+use super::output::errln;
+
 /// Prints `error` to standard error, with the line it points at when known: from `source`,
 /// or else read again from the file the error names.
 pub fn print_error(error: &Error, source: Option<&[u8]>) {
-    eprintln!("error: {error}");
+    errln!("error: {error}");
     let Some(location) = error.location() else {
         return;
     };
@@ -34,8 +36,8 @@ pub fn print_error(error: &Error, source: Option<&[u8]>) {
     };
     let shown: String = chars.iter().skip(start).take(120).collect();
     let number = location.line.to_string();
-    eprintln!("{number} | {shown}");
-    eprintln!(
+    errln!("{number} | {shown}");
+    errln!(
         "{} | {}^",
         " ".repeat(number.len()),
         " ".repeat(location.column - 1 - start)

@@ -1,42 +1,43 @@
-//! `save-upgrade [OPTIONS] <PATH>...`: upgrade saves to the latest version, in parallel,
-//! each one written atomically or not at all.
+//! `save-upgrade [OPTIONS] <PATH>...`: upgrade saves to the latest version through the
+//! library's batches, printing each outcome in path order.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
-use savechain::upgrade::{upgrade_file, FileReport, Target, Upgrader};
+use savechain::batch::{Batch, Mode, Outcome, Plan, Status, Summary};
+use savechain::upgrade::{Chain, FileReport, StepReport};
 use savechain::{Map, Options, Value};
 
 use super::chain::ChainArg;
-use super::files::{self, Found};
+use super::output::{self, errln};
 use super::report::print_error;
-use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// Upgrade saves, and folders of saves, to the latest version.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Save files, or folders to search for *.json saves (recursively).
+    /// Save files, or folders to search for *.json saves (recursively, following links).
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Read more paths, one a line, from FILE (`-` for standard input).
     #[arg(long, value_name = "FILE")]
     files_from: Option<PathBuf>,
     /// Write the upgraded saves under DIR, mirroring the tree, and leave the sources alone.
+    /// DIR may not be, contain or lie inside a source.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
     /// Do not keep the original as <name>.v<N>.bak when writing in place.
     #[arg(long)]
     no_backup: bool,
-    /// Write nothing; exit 1 if any save is not at the target version (or fails to load).
+    /// Write nothing; exit 1 if any save is not at the target version.
     #[arg(long, conflicts_with_all = ["dry_run"])]
     check: bool,
     /// Write nothing; print the steps each save would go through.
     #[arg(long)]
     dry_run: bool,
-    /// Print, per save and step, the paths added, removed and changed.
+    /// Print, per save and step, each path added, removed and changed, with its values.
     #[arg(long)]
     diff: bool,
     /// Fail a step that removes a path it did not declare dropped.
@@ -48,13 +49,18 @@ pub struct Args {
     /// Saves upgraded at once (default: all cores).
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
-    /// Write a JSON report, one entry per save (`-` for standard output).
+    /// Write a JSON report, one entry per save (`-` for standard output, and then
+    /// everything else goes to standard error).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// Take only every Nth save of the sorted list, starting with the Ith (1 <= I <= N), so
     /// that N jobs share a batch without talking to each other.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     shard: Option<(usize, usize)>,
+    /// Print only errors: no summary, no progress, no notes on skipped files, nor what
+    /// steps print (the report still has it).
+    #[arg(long, short = 'q')]
+    quiet: bool,
     #[command(flatten)]
     chain: ChainArg,
 }
@@ -67,34 +73,14 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
     shard.ok_or_else(|| format!("expected I/N with 1 <= I <= N, such as 2/8; got {text:?}"))
 }
 
-/// What happened to one save.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Upgraded,
-    /// Already at the target version: left alone.
-    Current,
-    /// `--check` or `--dry-run`: it would be upgraded.
-    Outdated,
-    Failed,
-}
-
-impl Status {
-    fn name(self) -> &'static str {
-        match self {
-            Status::Upgraded => "upgraded",
-            Status::Current => "current",
-            Status::Outdated => "outdated",
-            Status::Failed => "failed",
-        }
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Upgraded => "upgraded",
+        Status::Current => "current",
+        Status::Outdated => "outdated",
+        Status::NotASave => "not-a-save",
+        Status::Failed => "failed",
     }
-}
-
-struct Outcome {
-    path: PathBuf,
-    from: Option<u64>,
-    to: Option<u64>,
-    status: Status,
-    error: Option<String>,
 }
 
 pub fn run(args: Args) -> i32 {
@@ -102,115 +88,179 @@ pub fn run(args: Args) -> i32 {
         return EXIT_USAGE;
     };
     let Some(chain) = args.chain.load() else {
-        return EXIT_FAILED;
+        return EXIT_USAGE;
     };
-    let (mut found, walk_errors) = files::expand_with_roots(&roots);
-    for (path, error) in &walk_errors {
-        eprintln!("error: {}: {error}", path.display());
+    if let Some(to) = args.to {
+        if to < chain.oldest() || to > chain.latest() {
+            errln!(
+                "error: --to {to} is outside the chain's versions {} to {}",
+                chain.oldest(),
+                chain.latest()
+            );
+            return EXIT_USAGE;
+        }
     }
-    found.sort_by(|a, b| a.path.cmp(&b.path));
-    if let Some((i, n)) = args.shard {
-        found = found
-            .into_iter()
-            .enumerate()
-            .filter(|(index, _)| index % n == i - 1)
-            .map(|(_, f)| f)
-            .collect();
-    }
+    let mode = match &args.out_dir {
+        _ if args.check || args.dry_run => Mode::Check,
+        Some(out) => Mode::OutDir(out.clone()),
+        None => Mode::InPlace {
+            backup: !args.no_backup,
+        },
+    };
     let options = Options {
         target: args.to,
         strict: args.strict,
         diff: args.diff,
         ..Options::default()
     };
-    let Some(outcomes) = upgrade_all(&args, &chain, &options, &found) else {
-        return EXIT_FAILED;
+    let mut batch = Batch::new(&chain, mode)
+        .options(options)
+        .jobs(args.jobs.unwrap_or(0));
+    if let Some(report) = args.report.as_ref().filter(|r| r.as_os_str() != "-") {
+        batch = batch.exclude(report);
+    }
+    let mut plan = match batch.plan(&roots) {
+        Ok(plan) => plan,
+        Err(e) => {
+            print_error(&e, None);
+            return EXIT_USAGE;
+        }
     };
-    summarize(&args, &outcomes, walk_errors.len())
+    if let Some((i, n)) = args.shard {
+        plan.shard(i, n);
+    }
+    let printer = Printer::new(&args, &chain, &plan);
+    let mut entries = Vec::new();
+    let progress = progress_bar(&args, plan.saves.len() as u64);
+    let summary = batch.run(&plan, |outcome| {
+        progress.suspend(|| printer.print(outcome));
+        progress.inc(1);
+        if args.report.is_some() {
+            entries.push(report_entry(outcome));
+        }
+        if output::closed() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    progress.finish_and_clear();
+    let summary = match summary {
+        Ok(summary) => summary,
+        Err(e) => {
+            print_error(&e, None);
+            return EXIT_FAILED;
+        }
+    };
+    finish(&args, &plan, &summary, entries)
 }
 
 /// The paths named on the command line and in `--files-from`; `None` after a usage error.
 fn roots(args: &Args) -> Option<Vec<PathBuf>> {
     let mut roots = args.paths.clone();
     if let Some(list) = &args.files_from {
-        match files::read_list(list) {
+        match read_list(list) {
             Ok(more) => roots.extend(more),
             Err(e) => {
-                eprintln!("error: cannot read the list {}: {e}", list.display());
+                errln!("error: cannot read the list {}: {e}", list.display());
                 return None;
             }
         }
     }
     if roots.is_empty() {
-        eprintln!("error: no saves given: name files or folders, or use --files-from (see --help)");
+        errln!("error: no saves given: name files or folders, or use --files-from (see --help)");
         return None;
     }
     Some(roots)
 }
 
-/// Upgrades every save on `--jobs` threads; `None` when the threads cannot start.
-fn upgrade_all(
-    args: &Args,
-    chain: &savechain::upgrade::Chain,
-    options: &Options,
-    found: &[Found],
-) -> Option<Vec<Outcome>> {
-    let progress = progress_bar(found.len() as u64);
-    // Text for standard output (dry runs, diffs), printed a save at a time.
-    let stdout = Mutex::new(std::io::stdout());
-    let work = |upgrader: &mut Upgrader<'_>, found: &Found| {
-        let outcome = upgrade_one(args, upgrader, options, found, &stdout);
-        progress.inc(1);
-        outcome
+/// Reads a list of paths, one a line, from a file or standard input (`-`).
+fn read_list(source: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let text = if source.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        std::fs::read_to_string(source)?
     };
-    let jobs = args.jobs.unwrap_or(0);
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
-        Ok(pool) => pool,
-        Err(e) => {
-            eprintln!("error: cannot start {jobs} threads: {e}");
-            return None;
-        }
-    };
-    let outcomes = pool.install(|| {
-        found
-            .par_iter()
-            .map_init(|| chain.upgrader(), work)
-            .collect()
-    });
-    progress.finish_and_clear();
-    Some(outcomes)
+    Ok(text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect())
 }
 
-/// Prints the summary line and the report; returns the exit status.
-fn summarize(args: &Args, outcomes: &[Outcome], walk_errors: usize) -> i32 {
-    let count = |s: Status| outcomes.iter().filter(|o| o.status == s).count();
-    let failed = count(Status::Failed) + walk_errors;
-    let outdated = count(Status::Outdated);
-    let would = if args.check || args.dry_run {
-        "would upgrade"
-    } else {
-        "upgraded"
-    };
-    eprintln!(
-        "{would} {}, already current {}, failed {failed}",
-        count(Status::Upgraded) + outdated,
-        count(Status::Current)
-    );
-    if let Some(target) = &args.report {
-        if let Err(e) = write_report(target, outcomes) {
-            eprintln!("error: cannot write the report {}: {e}", target.display());
-            return EXIT_FAILED;
+/// Prints what each save's outcome says, where it belongs: dry-run plans and diffs on
+/// standard output unless the report is there, everything else on standard error.
+struct Printer<'a> {
+    args: &'a Args,
+    report_on_stdout: bool,
+    latest: u64,
+}
+
+impl<'a> Printer<'a> {
+    fn new(args: &'a Args, chain: &Chain, plan: &Plan) -> Printer<'a> {
+        let printer = Printer {
+            args,
+            report_on_stdout: args.report.as_ref().is_some_and(|r| r.as_os_str() == "-"),
+            latest: args.to.unwrap_or(chain.latest()),
+        };
+        for error in &plan.errors {
+            print_error(error, None);
+        }
+        if !args.quiet {
+            for (path, why) in &plan.skipped {
+                errln!("skipped {}: {why}", path.display());
+            }
+        }
+        printer
+    }
+
+    /// Text that was asked for (plans, diffs): standard output, unless the report is there.
+    fn asked(&self, text: &str) {
+        if self.report_on_stdout {
+            output::err(text);
+        } else {
+            output::out(text);
         }
     }
-    if failed > 0 || (args.check && outdated > 0) {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+
+    fn print(&self, outcome: &Outcome<'_>) {
+        let path = &outcome.found.path;
+        if !self.args.quiet {
+            self.print_step_output(path, outcome.steps());
+        }
+        match (outcome.status, &outcome.report, &outcome.error) {
+            (Status::Failed, _, Some(error)) => print_error(error, None),
+            (Status::NotASave, _, Some(error)) if !self.args.quiet => {
+                errln!("skipped {}: {}", path.display(), error.message());
+            }
+            (Status::Outdated, Some(report), _) if self.args.dry_run => {
+                self.asked(&plan_text(path, report));
+            }
+            (Status::Outdated, Some(_), _) if !self.args.quiet => {
+                errln!("not at version {}: {}", self.latest, path.display());
+            }
+            (Status::Upgraded, Some(report), _) if self.args.diff => {
+                self.asked(&diff_text(path, report));
+            }
+            _ => {}
+        }
+    }
+
+    /// What the steps' `print` calls wrote, each line named by the save and the step.
+    fn print_step_output(&self, path: &Path, steps: &[StepReport]) {
+        let mut text = String::new();
+        for step in steps {
+            for line in &step.printed {
+                text.push_str(&format!("{}: {}: {line}\n", path.display(), step.name));
+            }
+        }
+        output::err(&text);
     }
 }
 
-fn progress_bar(len: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+fn progress_bar(args: &Args, len: u64) -> ProgressBar {
+    if args.quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
@@ -222,70 +272,47 @@ fn progress_bar(len: u64) -> ProgressBar {
     bar
 }
 
-/// Upgrades one save through the library, and prints what the options ask for.
-fn upgrade_one(
-    args: &Args,
-    upgrader: &mut Upgrader<'_>,
-    options: &Options,
-    found: &Found,
-    stdout: &Mutex<std::io::Stdout>,
-) -> Outcome {
-    let path = &found.path;
-    let out;
-    let target = match &args.out_dir {
-        _ if args.check || args.dry_run => Target::Nowhere,
-        Some(out_dir) => {
-            out = out_dir.join(&found.relative);
-            Target::To(&out)
+/// Prints the summary and the report; returns the exit status.
+fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>) -> i32 {
+    let failed = summary.failed + plan.errors.len();
+    if !args.quiet {
+        let would = if args.check || args.dry_run {
+            "would upgrade"
+        } else {
+            "upgraded"
+        };
+        let mut line = format!(
+            "{would} {}, already current {}, failed {failed}",
+            summary.upgraded + summary.outdated,
+            summary.current
+        );
+        if summary.not_saves > 0 {
+            line.push_str(&format!(", not saves {}", summary.not_saves));
         }
-        None => Target::InPlace {
-            backup: !args.no_backup,
-        },
-    };
-    let report = match upgrade_file(upgrader, path, target, options) {
-        Ok(report) => report,
-        Err(error) => {
-            print_error(&error, None);
-            return Outcome::failed(path, &error);
+        if summary.not_started > 0 {
+            line.push_str(&format!(", not started {}", summary.not_started));
         }
-    };
-    let status = match target {
-        _ if report.was_current() => Status::Current,
-        Target::Nowhere => Status::Outdated,
-        _ => Status::Upgraded,
-    };
-    if status == Status::Outdated && args.dry_run {
-        print_locked(stdout, &plan_text(path, &report));
-    } else if status == Status::Outdated {
-        eprintln!("not at version {}: {}", report.to, path.display());
-    } else if status == Status::Upgraded && args.diff {
-        print_locked(stdout, &diff_text(path, &report));
+        if !summary.stale_removed.is_empty() {
+            line.push_str(&format!(
+                "; removed {} temporary files left by killed runs",
+                summary.stale_removed.len()
+            ));
+        }
+        errln!("{line}");
     }
-    Outcome {
-        path: path.clone(),
-        from: Some(report.from),
-        to: Some(report.to),
-        status,
-        error: None,
-    }
-}
-
-impl Outcome {
-    fn failed(path: &Path, error: &savechain::Error) -> Outcome {
-        Outcome {
-            path: path.to_path_buf(),
-            from: None,
-            to: None,
-            status: Status::Failed,
-            error: Some(error.to_string()),
+    if let Some(target) = &args.report {
+        if let Err(e) = write_report(target, entries) {
+            errln!("error: cannot write the report {}: {e}", target.display());
+            return EXIT_FAILED;
         }
     }
-}
-
-fn print_locked(stdout: &Mutex<std::io::Stdout>, text: &str) {
-    let out = stdout.lock().unwrap_or_else(|e| e.into_inner());
-    let mut out = out.lock();
-    let _ = out.write_all(text.as_bytes());
+    if failed > 0 {
+        EXIT_FAILED
+    } else if args.check && summary.outdated > 0 {
+        EXIT_FOUND_WORK
+    } else {
+        EXIT_OK
+    }
 }
 
 /// The steps a dry run would run on one save.
@@ -314,40 +341,70 @@ fn diff_text(path: &Path, report: &FileReport) -> String {
             step.from, step.to, step.name, step.description
         ));
         if let Some(changes) = &step.changes {
-            for (sign, paths) in [
-                ('+', &changes.added),
-                ('-', &changes.removed),
-                ('~', &changes.changed),
-            ] {
-                for p in paths {
-                    text.push_str(&format!("    {sign} {p}\n"));
-                }
+            for change in &changes.added {
+                let after = change.after.as_deref().unwrap_or_default();
+                text.push_str(&format!("    + {}: {after}\n", change.path));
+            }
+            for change in &changes.removed {
+                let before = change.before.as_deref().unwrap_or_default();
+                text.push_str(&format!("    - {}: {before}\n", change.path));
+            }
+            for change in &changes.changed {
+                let before = change.before.as_deref().unwrap_or_default();
+                let after = change.after.as_deref().unwrap_or_default();
+                text.push_str(&format!("    ~ {}: {before} -> {after}\n", change.path));
             }
         }
     }
     text
 }
 
-fn write_report(target: &Path, outcomes: &[Outcome]) -> std::io::Result<()> {
-    let entries = outcomes
+/// One save's entry in the JSON report.
+fn report_entry(outcome: &Outcome<'_>) -> Value {
+    let report = outcome.report.as_ref();
+    let opt = |v: Option<u64>| v.map_or(Value::Null, Value::from);
+    let printed: Vec<Value> = outcome
+        .steps()
         .iter()
-        .map(|o| {
-            let opt = |v: Option<u64>| v.map_or(Value::Null, Value::from);
-            let entry: Map = [
-                ("path", Value::String(o.path.display().to_string())),
-                ("from", opt(o.from)),
-                ("to", opt(o.to)),
-                ("status", Value::from(o.status.name())),
-                ("error", o.error.clone().map_or(Value::Null, Value::String)),
-            ]
-            .into_iter()
-            .collect();
-            Value::Object(entry)
+        .flat_map(|step| {
+            step.printed.iter().map(|line| {
+                let entry: Map = [
+                    ("step", Value::from(step.name.as_str())),
+                    ("text", Value::from(line.as_str())),
+                ]
+                .into_iter()
+                .collect();
+                Value::Object(entry)
+            })
         })
         .collect();
+    let entry: Map = [
+        (
+            "path",
+            Value::String(outcome.found.path.display().to_string()),
+        ),
+        ("from", opt(report.map(|r| r.from))),
+        ("to", opt(report.map(|r| r.to))),
+        ("status", Value::from(status_name(outcome.status))),
+        (
+            "error",
+            outcome
+                .error
+                .as_ref()
+                .map_or(Value::Null, |e| Value::String(e.to_string())),
+        ),
+        ("printed", Value::Array(printed)),
+    ]
+    .into_iter()
+    .collect();
+    Value::Object(entry)
+}
+
+fn write_report(target: &Path, entries: Vec<Value>) -> std::io::Result<()> {
     let text = savechain::text::to_vec(&Value::Array(entries)).map_err(std::io::Error::other)?;
     if target.as_os_str() == "-" {
-        std::io::stdout().lock().write_all(&text)
+        output::out(&String::from_utf8_lossy(&text));
+        Ok(())
     } else {
         savechain::write_atomic(target, &text)
     }

@@ -1,0 +1,50 @@
+//! Writing to standard output and standard error without panicking: a closed pipe
+//! (`save-upgrade --dry-run saves/ | head`) is a normal end, noticed so that the run stops.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether standard output or standard error was closed by its reader: nothing more can be
+/// said, so the work should stop.
+pub fn closed() -> bool {
+    CLOSED.load(Ordering::Relaxed)
+}
+
+fn write(mut stream: impl Write, text: &str) {
+    if closed() {
+        return;
+    }
+    if stream
+        .write_all(text.as_bytes())
+        .and_then(|()| stream.flush())
+        .is_err()
+    {
+        // A reader that went away, or a full disk behind a redirection: either way there is
+        // nobody left to tell.
+        CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes machine output to standard output.
+pub fn out(text: &str) {
+    write(std::io::stdout().lock(), text);
+}
+
+/// Writes text for people to standard error.
+pub fn err(text: &str) {
+    write(std::io::stderr().lock(), text);
+}
+
+/// `println!` to standard output that never panics.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::output::out(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `eprintln!` that never panics.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::output::err(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+pub(crate) use {errln, outln};

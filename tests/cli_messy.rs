@@ -1,0 +1,504 @@
+//! `save-upgrade` on folders as players, modders and servers really have them: links,
+//! files that are not saves, read-only saves, output folders in the wrong place, steps
+//! with typos, killed runs, and scripts reading its output. Every file's bytes are checked
+//! afterwards.
+#![cfg(unix)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use common::{save_upgrade, stderr};
+use savechain::Save;
+
+const V1: &str = r#"{"meta": {"version": 1, "writer": "1.0.0"}, "data": {"gold": 5}}"#;
+const V2: &str = r#"{"meta": {"version": 2, "writer": "1.1.0"}, "data": {"gold": 5, "silver": 0}}"#;
+
+/// A game's steps: 1 -> 2 adds silver, 2 -> 3 prints and adds copper.
+fn steps(dir: &Path) -> PathBuf {
+    let steps = dir.join("steps");
+    fs::create_dir_all(&steps).unwrap();
+    fs::write(
+        steps.join("0001-silver.lua"),
+        "-- silver coins\nreturn function(data) data.silver = 0 end",
+    )
+    .unwrap();
+    fs::write(
+        steps.join("0002-copper.lua"),
+        "-- copper coins\nreturn function(data, ctx)\n  print('gold is', data.gold)\n  data.copper = data.gold * 100\nend",
+    )
+    .unwrap();
+    steps
+}
+
+const GAME: [&str; 4] = ["--upgrades", "steps", "--writer", "1.2.0"];
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut all: Vec<&str> = GAME.to_vec();
+    all.extend_from_slice(args);
+    save_upgrade(&all, dir)
+}
+
+/// Every file below `root` (links not followed) with its bytes, or where a link points.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let kind = fs::symlink_metadata(&path).unwrap().file_type();
+            let key = path.strip_prefix(root).unwrap().to_path_buf();
+            if kind.is_symlink() {
+                files.insert(
+                    key,
+                    format!("-> {}", fs::read_link(&path).unwrap().display()),
+                );
+            } else if kind.is_dir() {
+                stack.push(path);
+            } else {
+                files.insert(
+                    key,
+                    String::from_utf8_lossy(&fs::read(&path).unwrap()).into(),
+                );
+            }
+        }
+    }
+    files
+}
+
+/// The messy folder: a player's saves beside a settings file, a link to a save elsewhere,
+/// a link looping back, an upper-case name, a read-only save, and what killed runs left.
+fn messy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    steps(root);
+    let saves = root.join("saves");
+    fs::create_dir_all(saves.join("slots")).unwrap();
+    fs::create_dir_all(root.join("cloud")).unwrap();
+    fs::write(saves.join("slots/a.json"), V1).unwrap();
+    fs::write(saves.join("slots/UPPER.JSON"), V1).unwrap();
+    fs::write(saves.join("b.json"), V2).unwrap();
+    fs::write(
+        saves.join("settings.json"),
+        r#"{"volume": 7, "language": "en"}"#,
+    )
+    .unwrap();
+    fs::write(saves.join("notes.txt"), "remember the lamp").unwrap();
+    fs::write(root.join("cloud/synced.json"), V1).unwrap();
+    symlink(root.join("cloud/synced.json"), saves.join("synced.json")).unwrap();
+    symlink(&saves, saves.join("slots/loop")).unwrap();
+    symlink(saves.join("slots/a.json"), saves.join("a-again.json")).unwrap();
+    let locked = saves.join("locked.json");
+    fs::write(&locked, V1).unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o444)).unwrap();
+    // Left by a killed run a while ago, and a file of another program's.
+    let stale = saves.join(".b.json.savechain-k1l2m3.tmp");
+    fs::write(&stale, "half a save").unwrap();
+    let old = SystemTime::now() - Duration::from_secs(600);
+    fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    fs::write(saves.join(".b.json.swp"), "an editor's").unwrap();
+    dir
+}
+
+fn version(path: &Path) -> u64 {
+    Save::load(path).unwrap().meta.version
+}
+
+#[test]
+fn a_messy_folder_is_upgraded_and_nothing_else_is_touched() {
+    let dir = messy();
+    let root = dir.path();
+    let before = snapshot(root);
+    let out = run(root, &["--report", "saves/report.json", "saves"]);
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the read-only save failed: {err}"
+    );
+
+    let saves = root.join("saves");
+    // Upgraded, with backups: the plain saves, the upper-case one, the save behind a link
+    // (the file it names, the link kept), each once.
+    for (save, backup) in [
+        ("slots/a.json", Some("slots/a.json.v1.bak")),
+        ("slots/UPPER.JSON", Some("slots/UPPER.JSON.v1.bak")),
+        ("b.json", Some("b.json.v2.bak")),
+    ] {
+        assert_eq!(version(&saves.join(save)), 3, "{save}");
+        let backup = backup.unwrap();
+        assert_eq!(
+            fs::read_to_string(saves.join(backup)).unwrap(),
+            before[&PathBuf::from("saves").join(save)],
+            "{backup}"
+        );
+    }
+    assert_eq!(version(&root.join("cloud/synced.json")), 3);
+    assert!(fs::symlink_metadata(saves.join("synced.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        err.contains("skipped saves/a-again.json: the same file as saves/slots/a.json"),
+        "{err}"
+    );
+    assert!(
+        err.contains("skipped saves/slots/loop: a link back to a folder above it"),
+        "{err}"
+    );
+    // Not a save: skipped, not failed, untouched.
+    assert!(
+        err.contains("skipped saves/settings.json: not a save"),
+        "{err}"
+    );
+    // Read-only: refused, untouched, no backup.
+    assert!(
+        err.contains("saves/locked.json: the save is read-only"),
+        "{err}"
+    );
+    assert!(!saves.join("locked.json.v1.bak").exists());
+    // The killed run's temporary is gone; the editor's file is not.
+    assert!(!saves.join(".b.json.savechain-k1l2m3.tmp").exists());
+    assert!(saves.join(".b.json.swp").exists());
+    assert!(
+        err.contains("removed 1 temporary files left by killed runs"),
+        "{err}"
+    );
+    assert!(
+        err.contains("upgraded 4, already current 0, failed 1, not saves 1"),
+        "{err}"
+    );
+    // The step's print, named by save and step, in path order.
+    let printed: Vec<&str> = err.lines().filter(|l| l.contains("gold is")).collect();
+    assert_eq!(
+        printed,
+        [
+            "saves/b.json: 0002-copper.lua: gold is\t5",
+            "saves/slots/UPPER.JSON: 0002-copper.lua: gold is\t5",
+            "saves/slots/a.json: 0002-copper.lua: gold is\t5",
+            "saves/synced.json: 0002-copper.lua: gold is\t5",
+        ]
+    );
+
+    // Everything else is byte for byte as it was.
+    let after = snapshot(root);
+    let changed: Vec<&PathBuf> = before
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    let expected: Vec<PathBuf> = [
+        "cloud/synced.json",
+        "saves/.b.json.savechain-k1l2m3.tmp",
+        "saves/b.json",
+        "saves/slots/UPPER.JSON",
+        "saves/slots/a.json",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    assert_eq!(changed, expected.iter().collect::<Vec<_>>());
+
+    // The report, written into the folder, is no input to the next run; neither are the
+    // backups. Everything is current now but the read-only save.
+    let report =
+        savechain::text::from_slice(&fs::read(saves.join("report.json")).unwrap()).unwrap();
+    let entries = report.as_array().unwrap();
+    let a = entries
+        .iter()
+        .find(|e| e.get("path").and_then(|p| p.as_str()) == Some("saves/slots/a.json"))
+        .unwrap();
+    assert_eq!(a.get("status").and_then(|s| s.as_str()), Some("upgraded"));
+    assert_eq!(
+        a.get("printed").unwrap().to_string(),
+        r#"[{"step":"0002-copper.lua","text":"gold is\t5"}]"#
+    );
+    let out = run(root, &["--check", "saves"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("skipped saves/report.json: not a save"),
+        "{err}"
+    );
+    assert!(err.contains("not at version 3: saves/locked.json"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+}
+
+#[test]
+fn looking_never_writes() {
+    let dir = messy();
+    let root = dir.path();
+    let before = snapshot(root);
+    for args in [
+        &["--check", "saves"][..],
+        &["--dry-run", "saves"],
+        &["--diff", "--dry-run", "saves"],
+        &["inspect", "saves/slots/a.json"],
+        &["inspect", "--json", "saves/slots/a.json"],
+        &["cache", "verify", "saves"],
+        &["chain"],
+    ] {
+        let mut all = args.to_vec();
+        let game = ["--upgrades", "steps", "--writer", "1.2.0"];
+        if args[0] == "inspect" || args[0] == "cache" || args[0] == "chain" {
+            all.extend_from_slice(&game);
+        } else {
+            all.splice(0..0, game);
+        }
+        let out = save_upgrade(&all, root);
+        assert_ne!(
+            out.status.code(),
+            Some(101),
+            "{args:?} panicked: {}",
+            stderr(&out)
+        );
+        assert_eq!(snapshot(root), before, "{args:?} wrote something");
+    }
+}
+
+#[test]
+fn output_folders_that_overlap_a_source_are_refused() {
+    let dir = messy();
+    let root = dir.path();
+    let before = snapshot(root);
+    for (out_dir, why) in [
+        ("saves", "is the source"),
+        ("saves/./", "is the source"),
+        ("saves/upgraded", "lies inside the source"),
+        (".", "contains the source"),
+    ] {
+        let out = run(root, &["--out-dir", out_dir, "saves"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{out_dir}: {err}");
+        assert!(err.contains(why), "{out_dir}: {err}");
+        assert_eq!(snapshot(root), before, "{out_dir}");
+    }
+    // Two folders whose saves would land on the same output.
+    fs::create_dir(root.join("other")).unwrap();
+    fs::write(root.join("other/b.json"), V1).unwrap();
+    let before = snapshot(root);
+    let out = run(root, &["--out-dir", "new", "saves", "other"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("would both be written to new/b.json"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(root), before);
+    // Apart, it works, and the sources stay as they were.
+    let out = run(root, &["--out-dir", "new", "saves"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(version(&root.join("new/slots/a.json")), 3);
+    assert_eq!(
+        version(&root.join("new/locked.json")),
+        3,
+        "read-only sources may be copied"
+    );
+    let after = snapshot(root);
+    for (path, bytes) in &before {
+        if path.starts_with("saves") && !path.to_string_lossy().contains("savechain-") {
+            assert_eq!(after.get(path), Some(bytes), "{}", path.display());
+        }
+    }
+}
+
+#[test]
+fn paths_without_saves_and_repeats() {
+    let dir = messy();
+    let root = dir.path();
+    fs::create_dir(root.join("empty")).unwrap();
+    fs::write(root.join("empty/readme.txt"), "no saves").unwrap();
+    let out = run(root, &["--check", "empty"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("empty: no saves here"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(root, &["--check", "mistyped"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("mistyped: cannot read it"),
+        "{}",
+        stderr(&out)
+    );
+    // The same file named three ways is upgraded once: one backup, one history entry.
+    let out = run(
+        root,
+        &[
+            "saves/slots/a.json",
+            "saves/./slots/a.json",
+            "saves/a-again.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let save = Save::load(root.join("saves/slots/a.json")).unwrap();
+    assert_eq!(
+        save.meta
+            .extra
+            .get("history")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn chain_checks_steps_for_real_before_any_save_is_touched() {
+    let dir = messy();
+    let root = dir.path();
+    let before = snapshot(root);
+    let broken = [
+        (
+            "0003-typo.lua",
+            "return function(data) data.x = end",
+            "0003-typo.lua: syntax error on line 1",
+        ),
+        (
+            "0003-no-function.lua",
+            "local x = 1",
+            "must return the step's function",
+        ),
+        ("0003-upper.LUA", "return function() end", "0003-upper.LUA"),
+        ("3-short.lua", "return function() end", "3-short.lua"),
+        (
+            "0003_underscore.lua",
+            "return function() end",
+            "0003_underscore.lua",
+        ),
+    ];
+    for (name, source, expected) in broken {
+        let step = root.join("steps").join(name);
+        fs::write(&step, source).unwrap();
+        let out = run(root, &["chain"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(expected), "{name}: {err}");
+        let out = run(root, &["saves"]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(stderr(&out).contains(expected), "{name}: {}", stderr(&out));
+        fs::remove_file(&step).unwrap();
+        let mut now = snapshot(root);
+        now.remove(&PathBuf::from("steps").join(name));
+        assert_eq!(now, before, "{name}: a save was touched");
+    }
+}
+
+#[test]
+fn scripts_can_trust_the_output() {
+    let dir = messy();
+    let root = dir.path();
+    // Path order, whatever the number of jobs.
+    let one = run(root, &["--dry-run", "--jobs", "1", "saves"]);
+    let two = run(root, &["--dry-run", "--jobs", "2", "saves"]);
+    assert_eq!(one.stdout, two.stdout);
+    assert_eq!(stderr(&one), stderr(&two));
+    let listed: Vec<String> = String::from_utf8_lossy(&one.stdout)
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .map(String::from)
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(listed, sorted);
+    assert_eq!(listed.len(), 5, "{listed:?}");
+
+    // The report on standard output is the only thing there.
+    for extra in [
+        &["--dry-run"][..],
+        &["--diff", "--out-dir", "new"],
+        &["--check"],
+    ] {
+        let mut args = vec!["--report", "-"];
+        args.extend_from_slice(extra);
+        args.push("saves");
+        let out = run(root, &args);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{extra:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert_eq!(report.as_array().unwrap().len(), 6, "{extra:?}");
+    }
+
+    // --diff shows each path with its values.
+    let out = run(root, &["--diff", "--out-dir", "new", "saves/slots/a.json"]);
+    let diff = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        diff.contains("    + silver: 0\n") && diff.contains("    + copper: 500\n"),
+        "{diff}"
+    );
+
+    // What a failing step printed comes out with its error.
+    fs::write(
+        root.join("bad.json"),
+        r#"{"meta": {"version": 2}, "data": {"gold": "lots"}}"#,
+    )
+    .unwrap();
+    let out = run(root, &["--out-dir", "new", "bad.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bad.json: 0002-copper.lua: gold is\tlots"),
+        "{err}"
+    );
+    assert!(
+        err.contains("0002-copper.lua:4: attempt to mul a 'string' with a 'number'"),
+        "{err}"
+    );
+
+    // --to past the latest version is a usage error, before any save.
+    let out = run(root, &["--to", "42", "saves"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--to 42 is outside the chain's versions 1 to 3"),
+        "{}",
+        stderr(&out)
+    );
+
+    // --quiet says nothing when all is well, not even what steps print (the report has it).
+    let out = run(root, &["--quiet", "--out-dir", "new", "saves/b.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+
+    // --check: 1 for work to do, 2 when a save is broken.
+    fs::write(
+        root.join("saves/broken.json"),
+        r#"{"meta": {"version": 1}, "data": "#,
+    )
+    .unwrap();
+    let out = run(root, &["--check", "saves/b.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = run(root, &["--check", "saves/b.json", "saves/broken.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    let dir = messy();
+    let root = dir.path();
+    for many in 0..40 {
+        fs::write(root.join(format!("saves/slots/more{many:02}.json")), V1).unwrap();
+    }
+    let mut args: Vec<&str> = GAME.to_vec();
+    args.extend(["--dry-run", "saves"]);
+    // Standard output and standard error both into a pipe closed at once, as `2>&1 | head -0`.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let writer2 = writer.try_clone().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(&args)
+        .current_dir(root)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer2))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "no panic, no error");
+}
