@@ -22,9 +22,15 @@ const STALE_AFTER: Duration = Duration::from_secs(5);
 /// The bytes go to a temporary file in the same folder (so the rename cannot cross file
 /// systems), which is flushed to disk and then renamed over `path`. A crash at any moment
 /// leaves either the old file or the new one, never a mix; the temporary file is removed on
-/// failure. An existing file's permissions are kept.
+/// failure. An existing file keeps its permissions and, where the writer may set it (root
+/// upgrading a player's saves), its owner.
 pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
-    let path = path.as_ref();
+    write_atomic_like(path.as_ref(), bytes, None)
+}
+
+/// [`write_atomic`], giving a new file the permissions and owner of `like` (a backup or a
+/// cache those of its save), so that what is written beside a save is as private as it.
+pub(crate) fn write_atomic_like(path: &Path, bytes: &[u8], like: Option<&Path>) -> io::Result<()> {
     // Through a symbolic link, replace the file it names, as editors do, not the link.
     let resolved;
     let path = if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -52,14 +58,39 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
     // being written leaves it alone (remove_stale_temporaries).
     temp.as_file().lock()?;
     temp.write_all(bytes)?;
-    if let Ok(existing) = fs::metadata(path) {
-        temp.as_file().set_permissions(existing.permissions())?;
+    let model = fs::metadata(path)
+        .ok()
+        .or_else(|| like.and_then(|l| fs::metadata(l).ok()));
+    if let Some(model) = model {
+        take_owner(temp.as_file(), &model)?;
+        temp.as_file().set_permissions(model.permissions())?;
     }
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
     // The file is replaced by now. Failing to flush the folder only weakens durability across
     // a power cut; reporting the write as failed would be wrong, so this is best effort.
     let _ = sync_dir(dir);
+    Ok(())
+}
+
+/// Gives `file` the owner and group of `model`, when they differ and the writer may: root
+/// may, an ordinary user only to a group of its own, and otherwise the file stays the
+/// writer's (the user could not have taken the original's owner anyway).
+#[cfg(unix)]
+fn take_owner(file: &fs::File, model: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mine = file.metadata()?;
+    if (mine.uid(), mine.gid()) == (model.uid(), model.gid()) {
+        return Ok(());
+    }
+    match std::os::unix::fs::fchown(file, Some(model.uid()), Some(model.gid())) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(()),
+        other => other,
+    }
+}
+
+#[cfg(not(unix))]
+fn take_owner(_file: &fs::File, _model: &fs::Metadata) -> io::Result<()> {
     Ok(())
 }
 
@@ -82,7 +113,7 @@ pub(crate) fn refuse_read_only(path: &Path) -> crate::Result<()> {
         return Err(crate::Error::new(
             crate::ErrorKind::Io,
             "the save is read-only (no write permission), so it is left as it is; make it \
-             writable to upgrade it in place, or upgrade it into another folder",
+             writable first if it should change",
         ));
     }
     Ok(())
@@ -244,6 +275,31 @@ mod tests {
             ".a.json.savechain-1",
         ] {
             assert!(!is_temporary(OsStr::new(not_ours)), "{not_ours}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_like_another_takes_its_mode_and_owner() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let save = dir.path().join("a.json");
+        fs::write(&save, b"x").unwrap();
+        fs::set_permissions(&save, fs::Permissions::from_mode(0o600)).unwrap();
+        let running_as_root = fs::metadata(&save).unwrap().uid() == 0;
+        if running_as_root {
+            // A player's save, upgraded by root: it stays the player's.
+            std::os::unix::fs::chown(&save, Some(1000), Some(1000)).unwrap();
+        }
+        let backup = dir.path().join("a.json.v1.bak");
+        write_atomic_like(&backup, b"x", Some(&save)).unwrap();
+        write_atomic(&save, b"y").unwrap();
+        for path in [&save, &backup] {
+            let m = fs::metadata(path).unwrap();
+            assert_eq!(m.permissions().mode() & 0o777, 0o600, "{}", path.display());
+            if running_as_root {
+                assert_eq!((m.uid(), m.gid()), (1000, 1000), "{}", path.display());
+            }
         }
     }
 

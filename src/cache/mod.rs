@@ -206,7 +206,7 @@ pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
     let mtime = std::fs::metadata(path).map(|m| mtime_ns(&m)).unwrap_or(0);
     let built = build::build(save, &provenance(&json, mtime, chain))?;
     let cache_file = cache_path(path);
-    fsio::write_atomic(&cache_file, built.bytes())
+    fsio::write_atomic_like(&cache_file, built.bytes(), Some(path))
         .map_err(|e| Error::io(e, "cannot write the cache").with_file(&cache_file))
 }
 
@@ -293,7 +293,7 @@ fn from_json(
         .save;
     let built = build::build(&save, &provenance(&json, mtime, chain))?;
     let cache_file = cache_path(path);
-    let write_error = fsio::write_atomic(&cache_file, built.bytes())
+    let write_error = fsio::write_atomic_like(&cache_file, built.bytes(), Some(path))
         .err()
         .map(|e| Error::io(e, "cannot write the cache").with_file(&cache_file));
     Ok(Loaded {

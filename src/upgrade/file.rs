@@ -122,7 +122,10 @@ fn upgrade_file_at(
             return Ok(report);
         }
         Target::InPlace { .. } if plan.is_empty() => return Ok(report),
-        Target::InPlace { .. } => fsio::refuse_read_only(path)?,
+        Target::InPlace { .. } => fsio::refuse_read_only(path).map_err(|e| {
+            let hint = "; or upgrade it into another folder, leaving it as it is";
+            Error::new(e.kind(), format!("{}{hint}", e.message()))
+        })?,
         Target::To(out) if plan.is_empty() => {
             write_new(out, &original)?;
             report.written = Some(out.to_path_buf());
@@ -137,7 +140,7 @@ fn upgrade_file_at(
         Target::InPlace { backup } => {
             if backup {
                 let backup = backup_path(path, from, &original);
-                fsio::write_atomic(&backup, &original).map_err(|e| {
+                fsio::write_atomic_like(&backup, &original, Some(path)).map_err(|e| {
                     Error::io(e, format!("cannot write the backup {}", backup.display()))
                 })?;
                 report.backup = Some(backup);
