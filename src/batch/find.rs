@@ -33,7 +33,13 @@ pub struct Search {
     /// Every folder searched or holding a file given, links resolved: where a writing run
     /// removes what killed writes left behind.
     pub(crate) folders: BTreeSet<PathBuf>,
+    /// The folders searched, links resolved: an output folder may lie inside none of them.
+    pub(crate) searched: BTreeSet<PathBuf>,
 }
+
+/// Folders of the system's own pseudo-files, which a link in a saves folder may lead into:
+/// endless or huge, and never saves.
+const SYSTEM_FOLDERS: [&str; 3] = ["/proc", "/sys", "/dev"];
 
 /// Whether a file met inside a folder is a save: `*.json` in any case, not hidden (the
 /// temporary files of atomic writes are hidden).
@@ -89,7 +95,8 @@ pub fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Search {
             search.errors.push(
                 Error::new(
                     ErrorKind::Usage,
-                    "no saves here: no *.json files (in any case) in it or its subfolders",
+                    "no saves here: no *.json files (in any case, hidden ones left out) in it or \
+                     its subfolders",
                 )
                 .with_file(root),
             );
@@ -163,6 +170,10 @@ impl Walk<'_> {
             let why = "written by this run".to_string();
             return self.search.skipped.push((path.to_path_buf(), why));
         }
+        if SYSTEM_FOLDERS.iter().any(|s| canonical.starts_with(s)) {
+            let why = "a link into the system's own files".to_string();
+            return self.search.skipped.push((path.to_path_buf(), why));
+        }
         if self.ancestors.contains(&canonical) {
             let why = "a link back to a folder above it".to_string();
             return self.search.skipped.push((path.to_path_buf(), why));
@@ -176,6 +187,7 @@ impl Walk<'_> {
         };
         entries.sort_by_key(|e| e.file_name());
         self.search.folders.insert(canonical.clone());
+        self.search.searched.insert(canonical.clone());
         self.ancestors.push(canonical);
         for entry in entries {
             let name = entry.file_name();
@@ -196,7 +208,10 @@ impl Walk<'_> {
                 }
                 Ok(_) => {}
                 Err(e) if looks_like_a_save(&name) => {
-                    let what = if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                    // ELOOP: the link leads to itself, one way or another.
+                    let what = if e.raw_os_error() == Some(40) {
+                        "a link that loops"
+                    } else if entry.file_type().is_ok_and(|t| t.is_symlink()) {
                         "a link to nothing"
                     } else {
                         "cannot read it"

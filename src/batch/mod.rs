@@ -209,9 +209,18 @@ impl<'c> Batch<'c> {
         if let Mode::OutDir(out) = &self.mode {
             out_dir::check_apart(out, roots)?;
         }
-        let search = find_saves(roots, &self.exclude);
+        let mut exclude = self.exclude.clone();
+        if let Mode::OutDir(out) = &self.mode {
+            exclude.push(out.clone());
+        }
+        let search = find_saves(roots, &exclude);
         let targets = match &self.mode {
-            Mode::OutDir(out) => out_dir::targets(out, &search.saves)?,
+            Mode::OutDir(out) => {
+                // A source may reach a folder through a link: the output may not lie there.
+                let searched: Vec<&PathBuf> = search.searched.iter().collect();
+                out_dir::check_apart(out, &searched)?;
+                out_dir::targets(out, &search.saves)?
+            }
             _ => Vec::new(),
         };
         Ok(Plan {
@@ -243,8 +252,13 @@ impl<'c> Batch<'c> {
                 }
             }
         }
+        // No more threads than saves: each costs a stack and a Lua state.
+        let threads = match self.jobs {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.jobs)
+            .num_threads(threads.min(plan.saves.len()).max(1))
             .build()
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot start threads: {e}")))?;
         let mut options = self.options.clone();

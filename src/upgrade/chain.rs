@@ -121,7 +121,8 @@ impl Chain {
     }
 
     /// The steps that take a save from `version` to `target` (the latest when `None`), or
-    /// why it cannot be done.
+    /// why it cannot be done. A save already past `target` (but within the chain) needs no
+    /// steps.
     pub fn plan(
         &self,
         version: u64,
@@ -153,9 +154,8 @@ impl Chain {
             ));
         }
         if version > target {
-            return refuse(format!(
-                "the save is version {version}{by}, past the target version {target}"
-            ));
+            // Already past it (`--to 5` over saves at 9): nothing to do, as for one at 5.
+            return Ok(&[]);
         }
         let start = (version - self.oldest()) as usize;
         let end = (target - self.oldest()) as usize;
