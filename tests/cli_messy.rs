@@ -228,8 +228,163 @@ fn a_messy_folder_is_upgraded_and_nothing_else_is_touched() {
         err.contains("skipped saves/report.json: not a save"),
         "{err}"
     );
-    assert!(err.contains("not at version 3: saves/locked.json"), "{err}");
+    // As `grep -l`: the saves that need work, on standard output.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "saves/locked.json\n");
     assert_eq!(out.status.code(), Some(1), "{err}");
+}
+
+#[test]
+fn a_report_never_replaces_a_save_and_its_folder_is_checked_first() {
+    let dir = messy();
+    let root = dir.path();
+    let before = snapshot(root);
+    for (report, why) in [
+        ("saves/b.json", "a file that is not a report is there"),
+        (
+            "saves/settings.json",
+            "a file that is not a report is there",
+        ),
+        ("saves/notes.txt", "a file that is not a report is there"),
+        ("nowhere/report.json", "the folder nowhere does not exist"),
+    ] {
+        for mode in [&["--check"][..], &[]] {
+            let mut args = mode.to_vec();
+            args.extend(["--report", report, "saves"]);
+            let out = run(root, &args);
+            assert_eq!(out.status.code(), Some(2), "{report}");
+            assert!(stderr(&out).contains(why), "{report}: {}", stderr(&out));
+            assert_eq!(snapshot(root), before, "{report} {mode:?}");
+        }
+    }
+    // An earlier report may be replaced.
+    fs::write(root.join("report.json"), "[]").unwrap();
+    let out = run(root, &["--check", "--report", "report.json", "saves"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
+#[test]
+fn a_closed_pipe_does_not_stop_a_run_that_writes() {
+    let dir = messy();
+    let root = dir.path();
+    fs::set_permissions(
+        root.join("saves/locked.json"),
+        fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    for many in 0..40 {
+        fs::write(root.join(format!("saves/slots/more{many:02}.json")), V1).unwrap();
+    }
+    let mut args: Vec<&str> = GAME.to_vec();
+    args.extend(["--diff", "saves"]);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(&args)
+        .current_dir(root)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let out = run(root, &["--check", "saves"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "every save was upgraded: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_output_folder_a_source_reaches_through_a_link_is_refused() {
+    let dir = messy();
+    let root = dir.path();
+    let before = snapshot(root);
+    // saves/synced.json leads to cloud/; saves/linked-cloud is a link to cloud/ itself.
+    symlink(root.join("cloud"), root.join("saves/linked-cloud")).unwrap();
+    let out = run(root, &["--out-dir", "cloud/upgraded", "saves"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("lies inside the source"),
+        "{}",
+        stderr(&out)
+    );
+    let mut now = snapshot(root);
+    now.remove(&PathBuf::from("saves/linked-cloud"));
+    assert_eq!(now, before);
+}
+
+#[test]
+fn caches_and_folders_with_files_that_are_not_saves() {
+    let dir = messy();
+    let root = dir.path();
+    fs::set_permissions(
+        root.join("saves/locked.json"),
+        fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let cache = |action: &str| {
+        save_upgrade(
+            &[
+                "cache",
+                action,
+                "saves",
+                "--upgrades",
+                "steps",
+                "--writer",
+                "1.2.0",
+            ],
+            root,
+        )
+    };
+    let out = cache("build");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("skipped saves/settings.json: not a save"),
+        "{}",
+        stderr(&out)
+    );
+    let out = cache("verify");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A broken save is a failure, not a cache to build.
+    fs::write(
+        root.join("saves/broken.json"),
+        r#"{"meta": {"version": 1}, "data": "#,
+    )
+    .unwrap();
+    let out = cache("verify");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("saves/broken.json:1:"),
+        "{}",
+        stderr(&out)
+    );
+    // A folder whose only JSON is not a save holds no saves.
+    fs::create_dir(root.join("config")).unwrap();
+    fs::write(root.join("config/settings.json"), "{}").unwrap();
+    let out = run(root, &["--check", "config"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no saves found"), "{}", stderr(&out));
+}
+
+#[test]
+fn notes_come_in_path_order_and_saves_past_the_target_are_done() {
+    let dir = messy();
+    let root = dir.path();
+    let out = run(root, &["--dry-run", "--to", "2", "saves"]);
+    let err = stderr(&out);
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("skipped ")).collect();
+    assert_eq!(
+        notes,
+        [
+            "skipped saves/a-again.json: the same file as saves/slots/a.json",
+            "skipped saves/settings.json: not a save: no \"meta\" member; a save is an object {\"meta\": {\"version\": N, ...}, \"data\": ...}, found an object without one",
+            "skipped saves/slots/loop: a link back to a folder above it",
+        ]
+    );
+    // b.json is at version 2 already: nothing to do, not a failure.
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("b.json"));
 }
 
 #[test]

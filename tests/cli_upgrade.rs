@@ -165,8 +165,9 @@ fn check_dry_run_and_diff_write_nothing() {
     let dir = batch();
     let out = save_upgrade(&["--check", "old", "current.json"], dir.path());
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("not at version 9:"),
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "old/small.json\n",
         "{}",
         stderr(&out)
     );

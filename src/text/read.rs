@@ -792,6 +792,14 @@ fn decimal_double(text: &str, offset: usize) -> Parsed<Value> {
 }
 
 fn double_error(hex: &str, e: &hexfloat::HexFloatError) -> String {
+    // A decimal typed inside the quotes: the number goes without them.
+    let decimal = hex.trim();
+    if !decimal.is_empty() && decimal.parse::<f64>().is_ok_and(f64::is_finite) {
+        return format!(
+            "bad double [\"d\", {hex:?}]: a decimal number is written without quotes, \
+             [\"d\", {decimal}]; in quotes the format wants a hexadecimal float such as \"0x1.8p+1\""
+        );
+    }
     format!("bad double [\"d\", {hex:?}]: {e}")
 }
 

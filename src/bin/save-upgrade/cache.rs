@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 
 use savechain::cache::{self, Source};
-use savechain::Options;
+use savechain::{ErrorKind, Options, Save};
 
 use savechain::batch::find_saves;
 
 use super::chain::ChainArg;
-use super::output::outln;
+use super::output::{errln, outln};
 use super::report::print_error;
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
@@ -76,9 +76,10 @@ pub fn run(args: Args) -> i32 {
                 })
             }
             (Action::Verify(_), Some(chain)) => {
-                cache::verify(save, chain, &options).map(|source| match source {
-                    Source::Cache => Ok("ok"),
-                    Source::Json(why) => Err(why.to_string()),
+                cache::verify(save, chain, &options).and_then(|source| match source {
+                    Source::Cache => Ok(Ok("ok")),
+                    // Not used: is it worth building, or is the save itself broken?
+                    Source::Json(why) => Save::load(save).map(|_| Err(why.to_string())),
                 })
             }
             _ => cache::clear(save).map(|had| Ok(if had { "deleted" } else { "no cache" })),
@@ -92,6 +93,9 @@ pub fn run(args: Args) -> i32 {
                     failed += 1;
                 }
                 outln!("{}: {why}", save.display());
+            }
+            Err(e) if e.kind() == ErrorKind::NotASave => {
+                errln!("skipped {}: {}", save.display(), e.message());
             }
             Err(e) => {
                 failed += 1;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use savechain::batch::{Batch, Mode, Outcome, Plan, Status, Summary};
-use savechain::upgrade::{Chain, FileReport, StepReport};
+use savechain::upgrade::{FileReport, StepReport};
 use savechain::{Map, Options, Value};
 
 use super::chain::ChainArg;
@@ -31,13 +31,15 @@ pub struct Args {
     /// Do not keep the original as <name>.v<N>.bak when writing in place.
     #[arg(long)]
     no_backup: bool,
-    /// Write nothing; exit 1 if any save is not at the target version.
+    /// Write nothing; print the path of each save not at the target version, and exit 1 if
+    /// there is any.
     #[arg(long, conflicts_with_all = ["dry_run"])]
     check: bool,
     /// Write nothing; print the steps each save would go through.
     #[arg(long)]
     dry_run: bool,
-    /// Print, per save and step, each path added, removed and changed, with its values.
+    /// Upgrade as usual, and print, per save and step, each path added, removed and changed,
+    /// with its values (with --dry-run, only the steps that would run).
     #[arg(long)]
     diff: bool,
     /// Fail a step that removes a path it did not declare dropped.
@@ -46,7 +48,8 @@ pub struct Args {
     /// Upgrade only as far as version N.
     #[arg(long, value_name = "N")]
     to: Option<u64>,
-    /// Saves upgraded at once (default: all cores).
+    /// Saves upgraded at once (default, or 0: one per core; never more than there are
+    /// saves).
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
     /// Write a JSON report, one entry per save (`-` for standard output, and then
@@ -113,10 +116,15 @@ pub fn run(args: Args) -> i32 {
         diff: args.diff,
         ..Options::default()
     };
+    let writes = mode != Mode::Check;
     let mut batch = Batch::new(&chain, mode)
         .options(options)
         .jobs(args.jobs.unwrap_or(0));
     if let Some(report) = args.report.as_ref().filter(|r| r.as_os_str() != "-") {
+        if let Err(why) = check_report_path(report) {
+            errln!("error: --report {}: {why}", report.display());
+            return EXIT_USAGE;
+        }
         batch = batch.exclude(report);
     }
     let mut plan = match batch.plan(&roots) {
@@ -129,7 +137,7 @@ pub fn run(args: Args) -> i32 {
     if let Some((i, n)) = args.shard {
         plan.shard(i, n);
     }
-    let printer = Printer::new(&args, &chain, &plan);
+    let mut printer = Printer::new(&args, &plan);
     let mut entries = Vec::new();
     let progress = progress_bar(&args, plan.saves.len() as u64);
     let summary = batch.run(&plan, |outcome| {
@@ -138,12 +146,15 @@ pub fn run(args: Args) -> i32 {
         if args.report.is_some() {
             entries.push(report_entry(outcome));
         }
-        if output::closed() {
+        // A reader that went away (`--dry-run | head`) ends a run that only looks; a run
+        // that writes goes on, quietly, so that no save is left half way through a batch.
+        if output::closed() && !writes {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())
         }
     });
+    printer.skipped_before(None);
     progress.finish_and_clear();
     let summary = match summary {
         Ok(summary) => summary,
@@ -153,6 +164,27 @@ pub fn run(args: Args) -> i32 {
         }
     };
     finish(&args, &plan, &summary, entries)
+}
+
+/// A report may replace an earlier report, never a save or another file, and its folder
+/// must exist before any save is touched.
+fn check_report_path(report: &Path) -> Result<(), String> {
+    let folder = match report.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!("the folder {} does not exist", folder.display()));
+    }
+    match std::fs::read(report) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("cannot read what is there: {e}")),
+        // A report is a JSON array; a save, or anything else, is not replaced.
+        Ok(bytes) => match savechain::text::from_slice(&bytes) {
+            Ok(Value::Array(_)) => Ok(()),
+            _ => Err("a file that is not a report is there; choose another path".to_string()),
+        },
+    }
 }
 
 /// The paths named on the command line and in `--files-from`; `None` after a usage error.
@@ -189,34 +221,37 @@ fn read_list(source: &Path) -> std::io::Result<Vec<PathBuf>> {
         .collect())
 }
 
-/// Prints what each save's outcome says, where it belongs: dry-run plans and diffs on
-/// standard output unless the report is there, everything else on standard error.
+/// Prints what each save's outcome says, where it belongs: dry-run plans, diffs and the
+/// paths `--check` finds on standard output unless the report is there, everything else on
+/// standard error; notes on skipped paths in path order among them.
 struct Printer<'a> {
     args: &'a Args,
     report_on_stdout: bool,
-    latest: u64,
+    /// Notes on paths left out, in path order, printed as the outcomes pass them.
+    skipped: std::collections::VecDeque<(PathBuf, String)>,
 }
 
 impl<'a> Printer<'a> {
-    fn new(args: &'a Args, chain: &Chain, plan: &Plan) -> Printer<'a> {
-        let printer = Printer {
-            args,
-            report_on_stdout: args.report.as_ref().is_some_and(|r| r.as_os_str() == "-"),
-            latest: args.to.unwrap_or(chain.latest()),
-        };
+    fn new(args: &'a Args, plan: &Plan) -> Printer<'a> {
         for error in &plan.errors {
             print_error(error, None);
         }
-        if !args.quiet {
-            for (path, why) in &plan.skipped {
-                errln!("skipped {}: {why}", path.display());
-            }
+        let mut skipped = if args.quiet {
+            Vec::new()
+        } else {
+            plan.skipped.clone()
+        };
+        skipped.sort();
+        Printer {
+            args,
+            report_on_stdout: args.report.as_ref().is_some_and(|r| r.as_os_str() == "-"),
+            skipped: skipped.into(),
         }
-        printer
     }
 
-    /// Text that was asked for (plans, diffs): standard output, unless the report is there.
-    fn asked(&self, text: &str) {
+    /// Machine output (plans, diffs, paths found by `--check`): standard output, unless
+    /// the report is there.
+    fn machine(&self, text: &str) {
         if self.report_on_stdout {
             output::err(text);
         } else {
@@ -224,8 +259,20 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn print(&self, outcome: &Outcome<'_>) {
+    /// The notes on skipped paths that come before `path` (all of them without one).
+    fn skipped_before(&mut self, path: Option<&Path>) {
+        while let Some((skipped, why)) = self.skipped.front() {
+            if path.is_some_and(|p| skipped.as_path() > p) {
+                break;
+            }
+            errln!("skipped {}: {why}", skipped.display());
+            self.skipped.pop_front();
+        }
+    }
+
+    fn print(&mut self, outcome: &Outcome<'_>) {
         let path = &outcome.found.path;
+        self.skipped_before(Some(path));
         if !self.args.quiet {
             self.print_step_output(path, outcome.steps());
         }
@@ -235,15 +282,35 @@ impl<'a> Printer<'a> {
                 errln!("skipped {}: {}", path.display(), error.message());
             }
             (Status::Outdated, Some(report), _) if self.args.dry_run => {
-                self.asked(&plan_text(path, report));
+                self.machine(&plan_text(path, report));
             }
-            (Status::Outdated, Some(_), _) if !self.args.quiet => {
-                errln!("not at version {}: {}", self.latest, path.display());
+            (Status::Outdated, Some(_), _) => {
+                // As `grep -l`: the saves that need work, one a line.
+                self.machine(&format!("{}\n", path.display()));
             }
-            (Status::Upgraded, Some(report), _) if self.args.diff => {
-                self.asked(&diff_text(path, report));
+            (Status::Upgraded, Some(report), _) => {
+                if self.args.diff {
+                    self.machine(&diff_text(path, report));
+                }
+                self.print_backup_note(path, report);
             }
             _ => {}
+        }
+    }
+
+    /// A backup that could not take its usual name, `<name>.v<N>.bak`, because a different
+    /// file has it.
+    fn print_backup_note(&self, path: &Path, report: &FileReport) {
+        let Some(backup) = &report.backup else { return };
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let usual = path.with_file_name(format!("{name}.v{}.bak", report.from));
+        if *backup != usual && !self.args.quiet {
+            errln!(
+                "note: {} is a different file, so the original of {} is kept as {}",
+                usual.display(),
+                path.display(),
+                backup.display()
+            );
         }
     }
 
@@ -274,7 +341,12 @@ fn progress_bar(args: &Args, len: u64) -> ProgressBar {
 
 /// Prints the summary and the report; returns the exit status.
 fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>) -> i32 {
-    let failed = summary.failed + plan.errors.len();
+    let saves = summary.upgraded + summary.current + summary.outdated + summary.failed;
+    let no_saves = saves == 0 && summary.not_saves > 0 && summary.not_started == 0;
+    if no_saves {
+        errln!("error: no saves found: every file was JSON that is not a save");
+    }
+    let failed = summary.failed + plan.errors.len() + usize::from(no_saves);
     if !args.quiet {
         let would = if args.check || args.dry_run {
             "would upgrade"
