@@ -215,13 +215,13 @@ fn a_failing_step_is_named() {
     let err = upgrade(&chain, broken, &Options::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "step 0008 (rust) (rust, version 8 to 9) failed: ship.cargo is not an array"
+        "step 0008 (rust), version 8 to 9, failed: ship.cargo is not an array"
     );
     let broken = Save::from_str(r#"{"meta": {"version": 7}, "data": {"lua": {}}}"#).unwrap();
     let err = upgrade(&chain, broken, &Options::default()).unwrap_err();
     assert!(
         err.to_string()
-            .starts_with("step 0007-mission-log.lua (lua, version 7 to 8) failed:"),
+            .starts_with("step 0007-mission-log.lua, version 7 to 8, failed:"),
         "{err}"
     );
     assert!(err.to_string().contains("0007-mission-log.lua:7:"), "{err}");

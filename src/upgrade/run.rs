@@ -406,9 +406,8 @@ fn step_error(step: &Step, message: String) -> Error {
     Error::new(
         ErrorKind::Upgrade,
         format!(
-            "step {} ({}, version {} to {}) failed: {message}",
+            "step {}, version {} to {}, failed: {message}",
             step.name(),
-            step.kind_name(),
             step.from(),
             step.to()
         ),

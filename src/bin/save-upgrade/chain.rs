@@ -56,10 +56,11 @@ pub fn run(args: Args) -> i32 {
         output::out(&savechain::text::to_string(&describe(&chain)).expect("a shallow document"));
     } else {
         outln!(
-            "versions {} to {}, {} steps, writer {}",
+            "versions {} to {}, {} step{}, writer {}",
             chain.oldest(),
             chain.latest(),
             chain.steps().len(),
+            if chain.steps().len() == 1 { "" } else { "s" },
             chain.writer()
         );
         for step in chain.steps() {

@@ -80,7 +80,7 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
         .map_err(|e| e.to_string());
     // Where a game would get the document from: the cache, or the JSON (and why).
     let not_from_cache = if args.no_cache {
-        Some("--no-cache".to_string())
+        Some("not looked at (--no-cache)".to_string())
     } else {
         match cache::verify(&args.path, chain, &Options::default()) {
             Ok(Source::Cache) => None,
