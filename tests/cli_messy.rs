@@ -110,6 +110,38 @@ fn messy() -> tempfile::TempDir {
     dir
 }
 
+/// The messy folder with its read-only save made writable, and `more` extra version 1 saves.
+fn writable_messy(more: usize) -> tempfile::TempDir {
+    let dir = messy();
+    let locked = dir.path().join("saves/locked.json");
+    fs::set_permissions(locked, fs::Permissions::from_mode(0o644)).unwrap();
+    for i in 0..more {
+        fs::write(dir.path().join(format!("saves/slots/more{i:02}.json")), V1).unwrap();
+    }
+    dir
+}
+
+/// Runs the game's chain with `args`, standard output into a pipe whose reader is gone
+/// (as `| head -0`), and standard error there too (`2>&1`) or nowhere.
+fn into_closed_pipe(root: &Path, args: &[&str], stderr_too: bool) -> std::process::ExitStatus {
+    let mut all: Vec<&str> = GAME.to_vec();
+    all.extend_from_slice(args);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let stderr = if stderr_too {
+        Stdio::from(writer.try_clone().unwrap())
+    } else {
+        Stdio::null()
+    };
+    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(&all)
+        .current_dir(root)
+        .stdout(Stdio::from(writer))
+        .stderr(stderr)
+        .status()
+        .unwrap()
+}
+
 fn version(path: &Path) -> u64 {
     Save::load(path).unwrap().meta.version
 }
@@ -264,35 +296,13 @@ fn a_report_never_replaces_a_save_and_its_folder_is_checked_first() {
 
 #[test]
 fn a_closed_pipe_does_not_stop_a_run_that_writes() {
-    let dir = messy();
+    let dir = writable_messy(40);
     let root = dir.path();
-    fs::set_permissions(
-        root.join("saves/locked.json"),
-        fs::Permissions::from_mode(0o644),
-    )
-    .unwrap();
-    for many in 0..40 {
-        fs::write(root.join(format!("saves/slots/more{many:02}.json")), V1).unwrap();
-    }
-    let mut args: Vec<&str> = GAME.to_vec();
-    args.extend(["--diff", "saves"]);
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    let status = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(&args)
-        .current_dir(root)
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
+    let status = into_closed_pipe(root, &["--diff", "saves"], false);
     assert_eq!(status.code(), Some(0));
     let out = run(root, &["--check", "saves"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "every save was upgraded: {}",
-        stderr(&out)
-    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "every save was upgraded: {err}");
 }
 
 #[test]
@@ -316,13 +326,8 @@ fn an_output_folder_a_source_reaches_through_a_link_is_refused() {
 
 #[test]
 fn caches_and_folders_with_files_that_are_not_saves() {
-    let dir = messy();
+    let dir = writable_messy(0);
     let root = dir.path();
-    fs::set_permissions(
-        root.join("saves/locked.json"),
-        fs::Permissions::from_mode(0o644),
-    )
-    .unwrap();
     let cache = |action: &str| {
         save_upgrade(
             &[
@@ -637,23 +642,7 @@ fn scripts_can_trust_the_output() {
 
 #[test]
 fn a_closed_pipe_ends_the_run_quietly() {
-    let dir = messy();
-    let root = dir.path();
-    for many in 0..40 {
-        fs::write(root.join(format!("saves/slots/more{many:02}.json")), V1).unwrap();
-    }
-    let mut args: Vec<&str> = GAME.to_vec();
-    args.extend(["--dry-run", "saves"]);
-    // Standard output and standard error both into a pipe closed at once, as `2>&1 | head -0`.
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    let writer2 = writer.try_clone().unwrap();
-    let status = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(&args)
-        .current_dir(root)
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer2))
-        .status()
-        .unwrap();
+    let dir = writable_messy(40);
+    let status = into_closed_pipe(dir.path(), &["--dry-run", "saves"], true);
     assert_eq!(status.code(), Some(0), "no panic, no error");
 }
