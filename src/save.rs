@@ -152,6 +152,12 @@ impl Save {
             .map_err(|e| Error::io(e, "cannot write the file").with_file(path))
     }
 
+    /// The data section of a save's text as a game's own type, with the envelope checked;
+    /// errors name the line, column and path (from `data`).
+    pub fn data_from_slice<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T> {
+        Save::from_slice(bytes)?.data_as()
+    }
+
     /// Deserializes the data section into a game's own type.
     pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
         crate::serde::from_value_ref(&self.data)
