@@ -137,6 +137,16 @@ pub mod text;
 pub mod upgrade;
 pub mod value;
 
+/// What the fuzz targets drive besides the public surface (feature `fuzzing`); not for games.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// The text reader this version replaced, for differential fuzzing.
+    pub fn old_text_from_slice(bytes: &[u8]) -> crate::Result<crate::Value> {
+        crate::text::read_old::from_slice(bytes)
+    }
+}
+
 pub use crate::serde::{from_value, from_value_ref, to_value};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use fsio::write_atomic;

@@ -7,10 +7,11 @@ use std::path::Path as FsPath;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::fsio;
 use crate::path::{Path, Segment};
-use crate::text::read::{utf8, Parser};
+use crate::text::reader::{utf8, Parsed, Reader};
 use crate::text::write::write_members;
 use crate::text::Style;
-use crate::value::{Key, Map, Value};
+use crate::text::Tree;
+use crate::value::{Map, Value};
 
 /// The `meta` section of a save.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,10 +153,20 @@ impl Save {
             .map_err(|e| Error::io(e, "cannot write the file").with_file(path))
     }
 
-    /// The data section of a save's text as a game's own type, with the envelope checked;
+    /// The data section of a save's text as a game's own type, read straight from the text
+    /// (no tree is built; strings may be borrowed from `bytes`), with the envelope checked;
     /// errors name the line, column and path (from `data`).
-    pub fn data_from_slice<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T> {
-        Save::from_slice(bytes)?.data_as()
+    pub fn data_from_slice<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+        let text = utf8(bytes)?;
+        let mut reader = Reader::new(text, Tree);
+        match read_data(&mut reader) {
+            Ok(Some(data)) => Ok(data),
+            // The envelope is not right: the error a whole load gives, where it stands.
+            Ok(None) => Err(Save::from_slice(bytes)
+                .err()
+                .unwrap_or_else(|| Error::new(ErrorKind::Envelope, "the save has no data"))),
+            Err(failure) => Err(reader.error(failure)),
+        }
     }
 
     /// Deserializes the data section into a game's own type.
@@ -322,14 +333,14 @@ fn meta_writer(
 /// top-level members and the members of `meta`.
 struct Offsets {
     root: usize,
-    top: Vec<(Key, usize)>,
-    meta: Vec<(Key, usize)>,
+    top: Vec<(String, usize)>,
+    meta: Vec<(String, usize)>,
 }
 
 impl Offsets {
     /// The offset of the value at `path`, or of the nearest enclosing one known.
     fn of(&self, path: &Path) -> usize {
-        let find = |members: &[(Key, usize)], wanted: &str| {
+        let find = |members: &[(String, usize)], wanted: &str| {
             members.iter().find(|(k, _)| k == wanted).map(|&(_, at)| at)
         };
         match path.segments() {
@@ -344,34 +355,80 @@ impl Offsets {
     }
 }
 
-/// Parses a whole document, noting where its top-level members and the members of
-/// `meta` start, so that envelope errors point at them without a second parse.
+/// A save's data as `T`, streamed from the text; `None` when the envelope is not what a
+/// save's must be (then a whole load says why).
+fn read_data<'de, T: serde::Deserialize<'de>>(reader: &mut Reader<'de, Tree>) -> Parsed<Option<T>> {
+    reader.skip_whitespace();
+    if reader.peek() != Some(b'{') {
+        return Ok(None);
+    }
+    reader.seek(reader.pos() + 1);
+    let (mut data, mut meta) = (None, None);
+    loop {
+        reader.skip_whitespace();
+        if reader.peek() != Some(b'"') {
+            return Ok(None);
+        }
+        let key = reader.string_text()?;
+        reader.expect(b':', "':' after the key")?;
+        match key.as_ref() {
+            "data" if data.is_none() => {
+                let mut de = crate::serde::from_text::TextDeserializer::new(reader);
+                let value = T::deserialize(&mut de)
+                    .map_err(|e| e.inside(Segment::Key("data".to_string())))?;
+                data = Some(value);
+            }
+            "meta" if meta.is_none() => meta = Some(reader.value()?),
+            _ => return Ok(None),
+        }
+        reader.skip_whitespace();
+        match reader.peek() {
+            Some(b',') => reader.seek(reader.pos() + 1),
+            Some(b'}') => {
+                reader.seek(reader.pos() + 1);
+                break;
+            }
+            _ => return Ok(None),
+        }
+    }
+    reader.end()?;
+    let (Some(data), Some(meta)) = (data, meta) else {
+        return Ok(None);
+    };
+    let envelope: Map = [("data", Value::Null), ("meta", meta)]
+        .into_iter()
+        .collect();
+    Ok(Save::from_value(Value::Object(envelope)).ok().map(|_| data))
+}
+
+/// Reads a whole document, noting where its top-level members and the members of
+/// `meta` start, so that envelope errors point at them without a second reading.
 fn read_document(text: &str) -> Result<(Value, Offsets)> {
-    let mut parser = Parser::new(text);
-    let document = read_top(&mut parser).map_err(|e| parser.error(e))?;
-    parser.end().map_err(|e| parser.error(e))?;
+    let mut reader = Reader::new(text, Tree);
+    let document = read_top(&mut reader).map_err(|e| reader.error(e))?;
+    reader.end().map_err(|e| reader.error(e))?;
     Ok(document)
 }
 
-fn read_top(parser: &mut Parser<'_>) -> crate::text::read::Parsed<(Value, Offsets)> {
-    parser.skip_whitespace();
+fn read_top(reader: &mut Reader<'_, Tree>) -> Parsed<(Value, Offsets)> {
+    reader.skip_whitespace();
     let mut offsets = Offsets {
-        root: parser.pos(),
+        root: reader.pos(),
         top: Vec::new(),
         meta: Vec::new(),
     };
-    if parser.peek() != Some(b'{') {
-        return Ok((parser.value()?, offsets));
+    if reader.peek() != Some(b'{') {
+        return Ok((reader.value()?, offsets));
     }
-    let (top, top_offsets) = parser.object_with(|parser, key| {
-        parser.skip_whitespace();
-        if key != "meta" || parser.peek() != Some(b'{') {
-            return parser.value();
+    let (top, top_offsets) = reader.object_with(|reader, key| {
+        reader.skip_whitespace();
+        if key != "meta" || reader.peek() != Some(b'{') {
+            return reader.value();
         }
-        let (meta, meta_offsets) = parser.object_with(|parser, _| parser.value())?;
+        let (meta, meta_offsets) = reader.object_with(|reader, _| reader.value())?;
         offsets.meta = meta_offsets;
-        Ok(Value::Object(meta))
+        Ok(meta)
     })?;
     offsets.top = top_offsets;
-    Ok((Value::Object(top), offsets))
+    Ok((top, offsets))
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod de;
 mod error;
+pub(crate) mod from_text;
 mod ser;
 #[cfg(test)]
 mod tests;

@@ -8,11 +8,19 @@
 //! [`Table`](crate::value::Table). Every other letter is reserved and refused on reading,
 //! so that later versions can add tags without changing what an existing save means.
 
-pub(crate) mod read;
+mod build;
+#[cfg(test)]
+mod differential;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod read_old;
+pub(crate) mod reader;
 mod scan;
+mod tags;
+mod tree;
 pub(crate) mod write;
 
-pub use read::{from_slice, from_str};
+pub(crate) use tree::Tree;
+pub use tree::{from_slice, from_str};
 pub use write::{to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style};
 
 /// The revision of the format (`docs/FORMAT.md`) this reader and writer implement. It is part

@@ -3,8 +3,8 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
-use crate::text::read::{tag_of, tag_of_pair};
 use crate::text::scan::string_run;
+use crate::text::tags::{tag_of, tag_of_pair};
 use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
 use crate::value::{Table, Value};
 

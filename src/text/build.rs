@@ -1,0 +1,44 @@
+//! What the reader hands over as it reads a text, and the builders that make something of
+//! it: a tree of [`Value`](crate::Value)s here, Lua tables in the Lua bridge.
+
+use std::borrow::Cow;
+use std::vec::Drain;
+
+/// Makes values out of what the [`Reader`](super::reader::Reader) finds, in text order: each
+/// scalar as it is read, each array and object once its last element is. The reader has
+/// already decoded the format's tags (a double's hexfloat, a byte string's characters, an
+/// `["a", ...]` escape) and checked everything but what only the builder can see.
+pub(crate) trait Build<'a> {
+    /// What one value of the text becomes.
+    type Value;
+    /// What one object key becomes.
+    type Key;
+
+    /// `null`.
+    fn null(&mut self) -> Self::Value;
+    /// `true` or `false`.
+    fn bool(&mut self, b: bool) -> Self::Value;
+    /// An integer that fits an `i64`.
+    fn int(&mut self, i: i64) -> Self::Value;
+    /// An integer above `i64::MAX`.
+    fn uint(&mut self, u: u64) -> Self::Value;
+    /// A double, from a tag or typed as a decimal.
+    fn double(&mut self, d: f64) -> Self::Value;
+    /// A string, borrowed from the text when it has no escapes.
+    fn string(&mut self, s: Cow<'a, str>) -> Self::Value;
+    /// A byte string.
+    fn bytes(&mut self, b: Vec<u8>) -> Self::Value;
+    /// An object key, borrowed from the text when it has no escapes.
+    fn key(&mut self, k: Cow<'a, str>) -> Self::Key;
+    /// An array of the elements given, in order.
+    fn array(&mut self, items: Drain<'_, Self::Value>) -> Self::Value;
+    /// An object of the members given, in text order; `Err((i, j))` when members `i` and
+    /// `j` (counted in text order) have the same key.
+    fn object(
+        &mut self,
+        members: Drain<'_, (Self::Key, Self::Value)>,
+    ) -> Result<Self::Value, (usize, usize)>;
+    /// A Lua table of the tags `t`, `s`, `r` and `c` from its content, an array made by
+    /// [`Build::array`]; `Err` says what the tag expects.
+    fn table(&mut self, tag: u8, content: Self::Value) -> Result<Self::Value, String>;
+}

@@ -1,0 +1,98 @@
+//! Reader findings to the document model: the builder that makes a [`Value`] tree, and
+//! the functions that read a whole text into one.
+
+use std::borrow::Cow;
+use std::vec::Drain;
+
+use super::build::Build;
+use super::reader::{utf8, Reader};
+use crate::error::Result;
+use crate::value::{Key, Map, Table, Value};
+
+/// Builds [`Value`]s: strings owned, objects sorted by key, Lua tables checked.
+pub(crate) struct Tree;
+
+impl<'a> Build<'a> for Tree {
+    type Value = Value;
+    type Key = Key;
+
+    #[inline]
+    fn null(&mut self) -> Value {
+        Value::Null
+    }
+
+    #[inline]
+    fn bool(&mut self, b: bool) -> Value {
+        Value::Bool(b)
+    }
+
+    #[inline]
+    fn int(&mut self, i: i64) -> Value {
+        Value::Int(i)
+    }
+
+    #[inline]
+    fn uint(&mut self, u: u64) -> Value {
+        Value::UInt(u)
+    }
+
+    #[inline]
+    fn double(&mut self, d: f64) -> Value {
+        Value::Double(d)
+    }
+
+    #[inline]
+    fn string(&mut self, s: Cow<'a, str>) -> Value {
+        Value::String(s.into_owned())
+    }
+
+    #[inline]
+    fn bytes(&mut self, b: Vec<u8>) -> Value {
+        Value::Bytes(b)
+    }
+
+    #[inline]
+    fn key(&mut self, k: Cow<'a, str>) -> Key {
+        // Short keys, nearly all of them, are stored inline without a heap allocation.
+        match k {
+            Cow::Borrowed(text) => Key::new(text),
+            Cow::Owned(text) => Key::from(text),
+        }
+    }
+
+    #[inline]
+    fn array(&mut self, items: Drain<'_, Value>) -> Value {
+        Value::Array(items.collect())
+    }
+
+    #[inline]
+    fn object(
+        &mut self,
+        members: Drain<'_, (Key, Value)>,
+    ) -> std::result::Result<Value, (usize, usize)> {
+        Map::from_entries(members.collect())
+            .map(Value::Object)
+            .map_err(|(_, first, second)| (first, second))
+    }
+
+    fn table(&mut self, tag: u8, content: Value) -> std::result::Result<Value, String> {
+        let Value::Array(items) = content else {
+            unreachable!("the reader gives tables arrays")
+        };
+        Table::from_tag(tag, items).map(Value::from)
+    }
+}
+
+/// Reads a whole JSON text into a value (no save envelope required).
+pub fn from_slice(bytes: &[u8]) -> Result<Value> {
+    let text = utf8(bytes)?;
+    let mut reader = Reader::new(text, Tree);
+    let value = reader.value().map_err(|e| reader.error(e))?;
+    reader.end().map_err(|e| reader.error(e))?;
+    Ok(value)
+}
+
+/// Reads a whole JSON text into a value (no save envelope required).
+pub fn from_str(text: &str) -> Result<Value> {
+    from_slice(text.as_bytes())
+}
