@@ -216,7 +216,11 @@ pub(crate) fn parse_canonical_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
     let mut fraction_digits = 0;
     if rest.first() == Some(&b'.') {
         i = 1;
-        if rest.get(14) == Some(&b'p') {
+        if let Some((digits, count)) = rest.get(1..17).and_then(fraction_digits_at_once) {
+            fraction = digits;
+            fraction_digits = count;
+            i = 1 + count;
+        } else if rest.get(14) == Some(&b'p') {
             // All 13 digits, the usual case: a branch-free loop that checks
             // validity once at the end (NOT_HEX has high bits set).
             let mut invalid = 0u8;
@@ -275,6 +279,56 @@ pub(crate) fn parse_canonical_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
     Some((
         f64::from_bits(sign | exponent_field << 52 | fraction),
         consumed,
+    ))
+}
+
+/// The hexadecimal digits (at most 13, either case) at the start of `sixteen`, up to the
+/// `p` that must follow them, read sixteen bytes at a time: their value as a number and how
+/// many there are. `None` (the loop decides) when `p` is not among the first 14 bytes or a byte
+/// before it is not a hexadecimal digit. Canonical spellings drop trailing zeros, so the
+/// count varies, and a digit at a time cost a branch each.
+#[inline]
+fn fraction_digits_at_once(sixteen: &[u8]) -> Option<(u64, usize)> {
+    const ONES: u128 = u128::from_ne_bytes([0x01; 16]);
+    const LOW7: u128 = ONES * 0x7f;
+    const HIGH: u128 = ONES * 0x80;
+    let x = u128::from_be_bytes(sixteen.try_into().ok()?);
+    // Each byte equal to 'p' becomes 0x80, exactly (no carries between bytes).
+    let diff = x ^ (ONES * u128::from(b'p'));
+    let is_p = !(((diff & LOW7) + LOW7) | diff | LOW7);
+    let count = (is_p.leading_zeros() / 8) as usize;
+    if count > 13 {
+        return None;
+    }
+    // The digits, with '0' in place of everything from the 'p' on.
+    let keep = u128::MAX.checked_shl(8 * (16 - count) as u32).unwrap_or(0);
+    let x = (x & keep) | (ONES * u128::from(b'0') & !keep);
+    // Every byte must be 0-9, a-f or A-F: in range when adding (0x80 - low) sets the high
+    // bit and adding (0x7f - high) does not; bytes from 0x80 up are refused first.
+    let low7 = x & LOW7;
+    let between = |low: u8, high: u8| {
+        (low7 + ONES * u128::from(0x80 - low)) & !(low7 + ONES * u128::from(0x7f - high)) & HIGH
+    };
+    let folded = (x | (ONES * 0x20)) & LOW7;
+    let letters = (folded + ONES * u128::from(0x80 - b'a'))
+        & !(folded + ONES * u128::from(0x7f - b'f'))
+        & HIGH;
+    if x & HIGH != 0 || (between(b'0', b'9') | letters) != HIGH {
+        return None;
+    }
+    // Each byte to its value ('a' and 'A' are 0x_1 plus 9), then sixteen nibbles into 64 bits.
+    let mut v = (x & (ONES * 0x0f)) + ((x >> 6) & ONES) * 9;
+    v = (v | (v >> 4))
+        & u128::from_ne_bytes([
+            0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0,
+        ]);
+    v = (v | (v >> 8)) & (u128::MAX / 0xffff_ffff * 0xffff);
+    v = (v | (v >> 16)) & (u128::MAX / 0xffff_ffff_ffff_ffff * 0xffff_ffff);
+    v = (v | (v >> 32)) & u128::from(u64::MAX);
+    // Sixteen digits, the zeros put in after the real ones dropped.
+    Some((
+        (v as u64).checked_shr(4 * (16 - count) as u32).unwrap_or(0),
+        count,
     ))
 }
 
@@ -812,6 +866,49 @@ mod tests {
             .to_string()
             .starts_with("nan payload"));
         let _: &dyn std::error::Error = &error;
+    }
+
+    #[test]
+    fn sixteen_digits_at_once_agree_with_one_at_a_time() {
+        // The reference: a digit at a time, up to 'p', at most 13.
+        let reference = |bytes: &[u8]| -> Option<(u64, usize)> {
+            let count = bytes.iter().position(|&b| b == b'p')?;
+            if count > 13 {
+                return None;
+            }
+            let mut value = 0u64;
+            for &b in &bytes[..count] {
+                let digit = HEX_VALUE[b as usize];
+                if digit == NOT_HEX {
+                    return None;
+                }
+                value = value << 4 | u64::from(digit);
+            }
+            Some((value, count))
+        };
+        let digits = b"0123456789abcdefABCDEF";
+        for count in 0..=15 {
+            for at in 0..count.max(1) {
+                for byte in 0..=255u8 {
+                    let mut sixteen = [b'7'; 16];
+                    for (i, slot) in sixteen.iter_mut().enumerate().take(count) {
+                        *slot = digits[(i * 7 + count) % digits.len()];
+                    }
+                    if count > 0 {
+                        sixteen[at] = byte;
+                    }
+                    if count < 16 {
+                        sixteen[count] = b'p';
+                    }
+                    assert_eq!(
+                        fraction_digits_at_once(&sixteen),
+                        reference(&sixteen),
+                        "{}",
+                        String::from_utf8_lossy(&sixteen)
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -141,6 +141,14 @@ pub mod value;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing {
+    /// Reads a text without building anything: what reading alone costs.
+    pub fn read_only(bytes: &[u8]) -> crate::Result<()> {
+        let text = crate::text::reader::utf8(bytes)?;
+        let mut reader = crate::text::reader::Reader::new(text, crate::text::build::Count);
+        reader.value().map_err(|e| reader.error(e))?;
+        Ok(())
+    }
+
     /// The text reader this version replaced, for differential fuzzing.
     pub fn old_text_from_slice(bytes: &[u8]) -> crate::Result<crate::Value> {
         crate::text::read_old::from_slice(bytes)

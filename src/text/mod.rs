@@ -8,7 +8,7 @@
 //! [`Table`](crate::value::Table). Every other letter is reserved and refused on reading,
 //! so that later versions can add tags without changing what an existing save means.
 
-mod build;
+pub(crate) mod build;
 #[cfg(test)]
 mod differential;
 #[cfg(any(test, feature = "fuzzing"))]

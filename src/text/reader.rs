@@ -448,10 +448,12 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     /// literally: its array closes right after it, and that array is itself a real escape,
     /// not the literal content of another. Each answer is kept until the array at that
     /// depth is done, so the brackets that follow are looked at once each.
+    #[inline]
     fn is_escaped(&mut self, after: usize, chain: EscapeChain, depth: usize) -> bool {
-        if chain == 0 {
-            return false;
-        }
+        chain > 0 && self.is_escaped_in_chain(after, chain, depth)
+    }
+
+    fn is_escaped_in_chain(&mut self, after: usize, chain: EscapeChain, depth: usize) -> bool {
         if let Some(known) = self.escaped[depth] {
             return known;
         }
