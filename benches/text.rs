@@ -27,17 +27,20 @@
 //! steadier than criterion's means. Dropping the loaded tree and the written text is inside
 //! the timed work on both sides.
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/game.rs"]
 mod game;
+#[path = "support/json.rs"]
+mod json;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
-use savechain::{Save, Value};
+use savechain::Save;
 
 const CORPORA: &[&str] = &["canada", "citm_catalog", "twitter"];
-const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench-data/");
 const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
 /// Size of the generated game save, in MiB of canonical pretty text.
 const GAME_MIB: usize = 50;
@@ -84,11 +87,7 @@ impl Doc {
     /// A corpus file in a save envelope, as savechain reads it (plain decimals load as
     /// doubles) and as serde_json reads it.
     fn corpus(name: &str) -> Doc {
-        let path = format!("{DATA_DIR}{name}.json");
-        let file = std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
-        let mut text = br#"{"meta": {"version": 1, "writer": "0.1.0"}, "data": "#.to_vec();
-        text.extend_from_slice(&file);
-        text.extend_from_slice(b"}\n");
+        let text = json::corpus_envelope(name);
         let save = Save::from_slice(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         let json = serde_json::from_slice(&text).expect("the corpus is JSON");
         Doc::new(name.to_string(), save, json, text)
@@ -97,39 +96,9 @@ impl Doc {
     /// The generated game save of about `target` bytes.
     fn game(target: usize) -> Doc {
         let save = game::game_save(target, GAME_SEED);
-        let mut meta = serde_json::Map::new();
-        meta.insert("version".into(), save.meta.version.into());
-        if let Some(writer) = &save.meta.writer {
-            meta.insert("writer".into(), writer.to_string().into());
-        }
-        let mut top = serde_json::Map::new();
-        top.insert("data".into(), to_json(&save.data));
-        top.insert("meta".into(), serde_json::Value::Object(meta));
-        let json = serde_json::Value::Object(top);
+        let json = json::save_to_json(&save);
         let json_text = serde_json::to_vec_pretty(&json).unwrap();
         Doc::new("game".to_string(), save, json, json_text)
-    }
-}
-
-/// The savechain value as plain JSON: doubles as numbers (finite only: the generator makes
-/// no others), byte strings as arrays of integers, Lua tables as their tag arrays.
-fn to_json(value: &Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match value {
-        Value::Null => J::Null,
-        Value::Bool(b) => J::Bool(*b),
-        Value::Int(i) => J::from(*i),
-        Value::UInt(u) => J::from(*u),
-        Value::Double(d) => J::from(serde_json::Number::from_f64(*d).expect("a finite double")),
-        Value::String(s) => J::String(s.clone()),
-        Value::Bytes(b) => J::Array(b.iter().map(|&x| J::from(x)).collect()),
-        Value::Array(items) => J::Array(items.iter().map(to_json).collect()),
-        Value::Object(map) => J::Object(
-            map.iter()
-                .map(|(k, v)| (k.to_string(), to_json(v)))
-                .collect(),
-        ),
-        Value::Table(table) => to_json(&table.spelling()),
     }
 }
 
@@ -285,45 +254,6 @@ fn bench_doc<M: criterion::measurement::Measurement>(
     group.bench_function("serde_json", |b| b.iter(|| op.run_json(doc)));
 }
 
-/// Criterion's positional filter, if any: arguments that are neither options nor the value
-/// of an option that takes one.
-fn filters(args: &[String]) -> Vec<String> {
-    const WITH_VALUE: &[&str] = &[
-        "--baseline",
-        "--baseline-lenient",
-        "--save-baseline",
-        "--load-baseline",
-        "-b",
-        "-s",
-        "--sample-size",
-        "--warm-up-time",
-        "--measurement-time",
-        "--nresamples",
-        "--noise-threshold",
-        "--confidence-level",
-        "--significance-level",
-        "--profile-time",
-        "--plotting-backend",
-        "--output-format",
-        "--color",
-        "-c",
-        "--format",
-        "--logfile",
-    ];
-    let mut out = Vec::new();
-    let mut skip = false;
-    for arg in args.iter().skip(1) {
-        if skip {
-            skip = false;
-        } else if WITH_VALUE.contains(&arg.as_str()) {
-            skip = true;
-        } else if !arg.starts_with('-') {
-            out.push(arg.clone());
-        }
-    }
-    out
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let has = |flag: &str| args.iter().any(|a| a == flag);
@@ -334,7 +264,7 @@ fn main() {
     let timing = (bench_mode || table_only)
         && !has("--list")
         && !args.iter().any(|a| a.starts_with("--profile-time"));
-    let filters = filters(&args);
+    let filters = args::filters(&args);
     // A document is prepared when one of its benchmark ids matches a filter as a substring
     // or a filter (say `canada|game`) names it.
     let wanted = |name: &str| {
