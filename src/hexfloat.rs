@@ -302,7 +302,7 @@ fn fraction_digits_at_once(sixteen: &[u8]) -> Option<(u64, usize)> {
     }
     // The digits, with '0' in place of everything from the 'p' on.
     let keep = u128::MAX.checked_shl(8 * (16 - count) as u32).unwrap_or(0);
-    let x = (x & keep) | (ONES * u128::from(b'0') & !keep);
+    let x = (x & keep) | ((ONES * u128::from(b'0')) & !keep);
     // Every byte must be 0-9, a-f or A-F: in range when adding (0x80 - low) sets the high
     // bit and adding (0x7f - high) does not; bytes from 0x80 up are refused first.
     let low7 = x & LOW7;

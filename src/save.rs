@@ -364,6 +364,7 @@ fn read_data<'de, T: serde::Deserialize<'de>>(reader: &mut Reader<'de, Tree>) ->
     }
     reader.seek(reader.pos() + 1);
     let (mut data, mut meta) = (None, None);
+    let mut keys = Vec::new();
     loop {
         reader.skip_whitespace();
         if reader.peek() != Some(b'"') {
@@ -373,7 +374,7 @@ fn read_data<'de, T: serde::Deserialize<'de>>(reader: &mut Reader<'de, Tree>) ->
         reader.expect(b':', "':' after the key")?;
         match key.as_ref() {
             "data" if data.is_none() => {
-                let mut de = crate::serde::from_text::TextDeserializer::new(reader);
+                let mut de = crate::serde::from_text::TextDeserializer::new(reader, &mut keys);
                 let value = T::deserialize(&mut de)
                     .map_err(|e| e.inside(Segment::Key("data".to_string())))?;
                 data = Some(value);

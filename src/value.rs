@@ -453,6 +453,11 @@ impl Map {
         Ok(Map { entries })
     }
 
+    /// The members, in key order, with their keys as they are kept.
+    pub(crate) fn into_entries(self) -> Vec<(Key, Value)> {
+        self.entries
+    }
+
     /// Builds a map from entries already sorted by key, with no two alike.
     pub(crate) fn from_sorted(entries: Vec<(Key, Value)>) -> Map {
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));

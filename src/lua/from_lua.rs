@@ -11,6 +11,7 @@ use std::ptr;
 use mlua::{ffi, Lua};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::lazy;
 use super::metatables::Metatables;
 use super::order::{key_order, number_shared_tables};
 use crate::error::{Error, ErrorKind, Result};
@@ -21,10 +22,31 @@ use crate::value::{Key, Map, Table, Value};
 /// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`,
 /// with the state's `tables` telling arrays, boxes and classes apart.
 pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &mlua::Value) -> Result<Value> {
-    let mut walker = Walker::default();
+    convert_lent(lua, tables, value, false)
+}
+
+/// [`convert`], for a value that may hold tables lent by `lazy.rs` and never touched: their
+/// document values are put back as they are, taken out of the loan when `end_loan` (the
+/// loan ends with this conversion) or copied.
+pub(crate) fn convert_lent(
+    lua: &Lua,
+    tables: &Metatables,
+    value: &mlua::Value,
+    end_loan: bool,
+) -> Result<Value> {
+    let mut walker = Walker {
+        loan: tables.loan.clone(),
+        ..Walker::default()
+    };
     let mut value = walker.run(lua, value, tables)?;
     if !walker.shared.is_empty() {
         number_shared_tables(&mut value);
+    }
+    if walker.lent > 0 {
+        lazy::resolve(&mut value, &mut tables.loan.borrow_mut(), end_loan)?;
+    }
+    if end_loan {
+        lazy::end_loan(tables);
     }
     Ok(value)
 }
@@ -35,6 +57,8 @@ const ARRAY_MT: c_int = 2;
 const U64_MT: c_int = 3;
 const BYTES_MT: c_int = 4;
 const CLASS_NAMES: c_int = 5;
+const LAZY_MT: c_int = 6;
+const LAZY_SLOTS: c_int = 7;
 
 /// A key as met while walking a table: integers and strings are kept raw until the table's
 /// shape is known, since most tables turn out to be plain arrays or objects.
@@ -57,6 +81,13 @@ struct Walker {
     /// Entries of the tables being walked, on one stack for all of them.
     scratch: Vec<(RawKey, Value)>,
     error: Option<(Path, String)>,
+    /// How many lent tables, never touched, the walk left placeholders for.
+    lent: usize,
+    /// The loan of the Lua state, for lent tables met as keys.
+    loan: lazy::SharedLoan,
+    /// While converting a key of a keyed table: a lent table there is copied out of its loan
+    /// at once, since keys are ordered by their contents.
+    in_key: bool,
 }
 
 /// The error travels in the walker; frames only say that one happened.
@@ -83,6 +114,8 @@ impl Walker {
             tables.u64.clone(),
             tables.bytes.clone(),
             tables.class_names.clone(),
+            tables.lazy.clone(),
+            tables.lazy_slots.clone(),
         );
         // SAFETY: the closure only reads from the Lua state with functions that do not
         // raise errors (type queries, `lua_next` over a table nobody modifies, raw gets,
@@ -162,28 +195,34 @@ impl Walker {
         }
         let mut class = None;
         let mut array = false;
+        let mut lent = None;
         if ffi::lua_getmetatable(l, idx) != 0 {
-            if ffi::lua_rawequal(l, -1, U64_MT) != 0 {
+            if ffi::lua_rawequal(l, -1, LAZY_MT) != 0 {
                 ffi::lua_pop(l, 1);
-                return self.u64(l, idx);
-            }
-            if ffi::lua_rawequal(l, -1, BYTES_MT) != 0 {
-                ffi::lua_pop(l, 1);
-                return self.bytes(l, idx);
-            }
-            array = ffi::lua_rawequal(l, -1, ARRAY_MT) != 0;
-            if !array {
-                ffi::lua_rawget(l, CLASS_NAMES);
-                if ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
+                lent = Some(self.lent_key(l, idx)?);
+            } else {
+                if ffi::lua_rawequal(l, -1, U64_MT) != 0 {
                     ffi::lua_pop(l, 1);
-                    return self.fail(
-                        "cannot save a table with a metatable that is not a registered class \
-                         (register it with savechain.register_class(name, metatable))",
-                    );
+                    return self.u64(l, idx);
                 }
-                class = Some(String::from_utf8_lossy(lua_bytes(l, -1)).into_owned());
+                if ffi::lua_rawequal(l, -1, BYTES_MT) != 0 {
+                    ffi::lua_pop(l, 1);
+                    return self.bytes(l, idx);
+                }
+                array = ffi::lua_rawequal(l, -1, ARRAY_MT) != 0;
+                if !array {
+                    ffi::lua_rawget(l, CLASS_NAMES);
+                    if ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
+                        ffi::lua_pop(l, 1);
+                        return self.fail(
+                            "cannot save a table with a metatable that is not a registered class \
+                             (register it with savechain.register_class(name, metatable))",
+                        );
+                    }
+                    class = Some(String::from_utf8_lossy(lua_bytes(l, -1)).into_owned());
+                }
+                ffi::lua_pop(l, 1);
             }
-            ffi::lua_pop(l, 1);
         }
         let table = ffi::lua_topointer(l, idx);
         let shared_id = if self.second_pass {
@@ -205,7 +244,10 @@ impl Walker {
             }
             None
         };
-        let mut value = self.contents(l, idx, array, depth)?;
+        let mut value = match lent {
+            Some(key) => self.lent_value(key)?,
+            None => self.contents(l, idx, array, depth)?,
+        };
         if let Some(name) = class {
             value = Value::from(Table::Class { name, value });
         }
@@ -213,6 +255,40 @@ impl Walker {
             value = Value::from(Table::Shared { id, value });
         }
         Ok(value)
+    }
+
+    /// The place in the loan of the lent table at `idx`.
+    unsafe fn lent_key(&mut self, l: *mut ffi::lua_State, idx: c_int) -> Step<i64> {
+        ffi::lua_pushvalue(l, idx);
+        ffi::lua_rawget(l, LAZY_SLOTS);
+        let key =
+            (ffi::lua_isinteger(l, -1) != 0).then(|| ffi::lua_tointegerx(l, -1, ptr::null_mut()));
+        ffi::lua_pop(l, 1);
+        match key {
+            Some(key) => Ok(key),
+            None => self.fail("a table of a save whose upgrade is over was kept past its run"),
+        }
+    }
+
+    /// A lent table never touched: a placeholder the lent value replaces after the walk,
+    /// or, as a key (keys are ordered by their contents), a copy of the value now.
+    fn lent_value(&mut self, key: i64) -> Step<Value> {
+        if !self.in_key {
+            self.lent += 1;
+            return Ok(Value::from(Table::Class {
+                name: lazy::PLACEHOLDER.to_string(),
+                value: Value::Int(key),
+            }));
+        }
+        let mut copy = Value::from(Table::Class {
+            name: lazy::PLACEHOLDER.to_string(),
+            value: Value::Int(key),
+        });
+        let resolved = lazy::resolve(&mut copy, &mut self.loan.borrow_mut(), false);
+        match resolved {
+            Ok(()) => Ok(copy),
+            Err(e) => self.fail(e.message().to_string()),
+        }
     }
 
     /// A `savechain.u64` box: an integer above `math.maxinteger`, kept as its bits.
@@ -315,7 +391,9 @@ impl Walker {
             _ => {
                 (shape.in_order, shape.all_text) = (false, false);
                 let key_idx = ffi::lua_absindex(l, -2);
+                let in_key = std::mem::replace(&mut self.in_key, true);
                 let key = self.value(l, key_idx, depth + 1);
+                self.in_key = in_key;
                 RawKey::Other(self.within(key, || Segment::LuaKey(describe_key(l, key_idx)))?)
             }
         })

@@ -4,6 +4,8 @@
 
 use mlua::{Lua, Table};
 
+use super::lazy::SharedLoan;
+
 /// The tables the conversions and the Lua library share, one set per Lua state.
 #[derive(Clone)]
 pub(crate) struct Metatables {
@@ -17,6 +19,12 @@ pub(crate) struct Metatables {
     pub classes: Table,
     /// Registered classes: metatable to name.
     pub class_names: Table,
+    /// The metatable of tables lent to Lua and not yet touched (`lazy.rs`).
+    pub lazy: Table,
+    /// Lent tables to their place in the loan (weak keys).
+    pub lazy_slots: Table,
+    /// What is lent, by place.
+    pub loan: SharedLoan,
 }
 
 impl Metatables {
@@ -28,6 +36,13 @@ impl Metatables {
             bytes: lua.create_table_from([("__name", "savechain.bytes")])?,
             classes: lua.create_table()?,
             class_names: lua.create_table()?,
+            lazy: lua.create_table()?,
+            lazy_slots: {
+                let slots = lua.create_table()?;
+                slots.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
+                slots
+            },
+            loan: SharedLoan::default(),
         })
     }
 }

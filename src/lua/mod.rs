@@ -34,7 +34,8 @@
 //! the library and the budgeted string functions of `patterns/`.
 
 mod from_lua;
-mod library;
+pub(crate) mod lazy;
+pub(crate) mod library;
 mod metatables;
 mod order;
 mod patterns;
@@ -80,6 +81,26 @@ pub fn from_lua(lua: &Lua, value: &mlua::Value) -> Result<Value> {
 pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
     let tables = library::installed(lua)?;
     to_lua::convert(lua, &tables, value)
+}
+
+/// Lends a document to the Lua state of a sandbox set up with [`install_lending`]: its
+/// tables are converted a table at a time, as scripts touch them (see `lazy.rs`).
+pub(crate) fn lend(lua: &Lua, value: Value) -> Result<mlua::Value> {
+    let tables = library::installed(lua)?;
+    lazy::lend(lua, &tables, value)
+}
+
+/// Takes a lent document back from Lua, what no script touched as it was lent, and ends
+/// the loan.
+pub(crate) fn take_back(lua: &Lua, value: &mlua::Value) -> Result<Value> {
+    let tables = library::installed(lua)?;
+    from_lua::convert_lent(lua, &tables, value, true)
+}
+
+/// Sets up lending in a sandbox's Lua state.
+pub(crate) fn install_lending(lua: &Lua) -> Result<()> {
+    let tables = library::installed(lua)?;
+    Ok(lazy::install(lua, &tables)?)
 }
 
 /// A Lua error becomes an error of kind [`ErrorKind::Lua`] with the same message.

@@ -9,6 +9,7 @@ use std::ptr;
 use mlua::{ffi, Lua};
 use rustc_hash::FxHashSet;
 
+use super::lazy::{self, Loan};
 use super::metatables::Metatables;
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
@@ -69,6 +70,71 @@ pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &Value) -> Result<m
     Ok(result)
 }
 
+/// Fills the lent table `target` with the members of `value` (an array or an object, taken
+/// out of its loan), lending the tables among them in turn, and takes the lazy metatable
+/// away (or marks an empty array).
+pub(crate) fn fill_lent(
+    lua: &Lua,
+    tables: &Metatables,
+    target: &mlua::Table,
+    value: Value,
+) -> Result<()> {
+    let mut builder = Builder::default();
+    let mut panicked = None;
+    let args = (
+        tables.array.clone(),
+        tables.u64.clone(),
+        tables.bytes.clone(),
+        tables.classes.clone(),
+        lua.create_table()?, // REFS: no lent document has shared tables
+        target.clone(),
+        tables.lazy.clone(),
+        tables.lazy_slots.clone(),
+    );
+    // The members wait outside the frames Lua may unwind (see below), each taken in turn.
+    let mut members = match value {
+        Value::Array(items) => Members::Items(items),
+        Value::Object(map) => Members::Entries(map.into_entries()),
+        other => {
+            return Err(Error::new(
+                ErrorKind::Value,
+                format!("a lent table holds {}", other.kind()),
+            ))
+        }
+    };
+    let mut loan = tables.loan.borrow_mut();
+    // SAFETY: a Lua error (out of memory while growing the table) unwinds by longjmp through
+    // the frames of the closure. They hold only references and integers: the members, the
+    // loan and the builder's state live outside. Panics are caught before they reach Lua's
+    // C frames.
+    let result = unsafe {
+        lua.exec_raw::<()>(args, |state| {
+            let filled = panic::catch_unwind(AssertUnwindSafe(|| {
+                builder.fill_lent(state, &mut members, &mut loan)
+            }));
+            if let Err(payload) = filled {
+                panicked = Some(payload);
+            }
+            ffi::lua_settop(state, 0);
+        })
+    };
+    drop(loan);
+    if let Some(payload) = panicked {
+        panic::resume_unwind(payload);
+    }
+    result?;
+    match builder.error {
+        Some((path, message)) => Err(Error::new(ErrorKind::Value, message).in_path(path)),
+        None => Ok(()),
+    }
+}
+
+/// The members of a table being filled from its loan.
+enum Members {
+    Items(Vec<Value>),
+    Entries(Vec<(crate::value::Key, Value)>),
+}
+
 /// Stack slots of the arguments and the table of shared tables by id.
 const ARRAY_MT: c_int = 1;
 const U64_MT: c_int = 2;
@@ -99,6 +165,63 @@ impl Builder {
             }
         }
         step
+    }
+
+    /// Fills the lent table at `lazy::TARGET` with `members`, each taken out in turn.
+    unsafe fn fill_lent(
+        &mut self,
+        l: *mut ffi::lua_State,
+        members: &mut Members,
+        loan: &mut Loan,
+    ) -> Step {
+        match members {
+            Members::Items(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    self.push_lent(l, item, loan)?;
+                    ffi::lua_rawseti(l, lazy::TARGET, i as i64 + 1);
+                }
+                if items.is_empty() {
+                    ffi::lua_pushvalue(l, ARRAY_MT);
+                } else {
+                    ffi::lua_pushnil(l);
+                }
+            }
+            Members::Entries(entries) => {
+                for (key, item) in entries.iter_mut() {
+                    push_bytes(l, key.as_bytes());
+                    self.push_lent(l, item, loan)?;
+                    ffi::lua_rawset(l, lazy::TARGET);
+                }
+                ffi::lua_pushnil(l);
+            }
+        }
+        ffi::lua_setmetatable(l, lazy::TARGET);
+        Ok(())
+    }
+
+    /// Pushes `value`: a lent table if it is a non-empty array or object (the value moved
+    /// into the loan first, so no frame Lua may unwind owns it), else converted.
+    unsafe fn push_lent(
+        &mut self,
+        l: *mut ffi::lua_State,
+        value: &mut Value,
+        loan: &mut Loan,
+    ) -> Step {
+        if ffi::lua_checkstack(l, 8) == 0 {
+            return self.fail("the Lua stack is full".into());
+        }
+        let lendable = match value {
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(map) => !map.is_empty(),
+            _ => false,
+        };
+        if !lendable {
+            return self.push(l, value, 0);
+        }
+        let key = loan.lend(std::mem::take(value));
+        ffi::lua_createtable(l, 0, 0);
+        lazy::mark_lent(l, key);
+        Ok(())
     }
 
     /// Pushes the Lua value of `value`.

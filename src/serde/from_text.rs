@@ -29,20 +29,33 @@ impl de::Error for Box<Failure> {
     }
 }
 
+/// The keys of the objects being read, innermost last, with where each stands: shared by
+/// all objects so none allocates its own, and checked for repeats as each object ends.
+pub(crate) type Keys<'de> = Vec<(Cow<'de, str>, usize)>;
+
 /// Deserializes from save text, one value at the current position of a reader.
 pub(crate) struct TextDeserializer<'r, 'de> {
     reader: &'r mut Reader<'de, Tree>,
+    keys: &'r mut Keys<'de>,
     depth: usize,
 }
 
 impl<'r, 'de> TextDeserializer<'r, 'de> {
-    pub(crate) fn new(reader: &'r mut Reader<'de, Tree>) -> TextDeserializer<'r, 'de> {
-        TextDeserializer { reader, depth: 0 }
+    pub(crate) fn new(
+        reader: &'r mut Reader<'de, Tree>,
+        keys: &'r mut Keys<'de>,
+    ) -> TextDeserializer<'r, 'de> {
+        TextDeserializer {
+            reader,
+            keys,
+            depth: 0,
+        }
     }
 
     fn nested(&mut self) -> TextDeserializer<'_, 'de> {
         TextDeserializer {
             reader: &mut *self.reader,
+            keys: &mut *self.keys,
             depth: self.depth,
         }
     }
@@ -139,7 +152,7 @@ impl<'de> de::Deserializer<'de> for &mut TextDeserializer<'_, 'de> {
             Some(b'{') => {
                 self.enter()?;
                 self.reader.seek(start + 1);
-                let mut members = Members::new(self, start);
+                let mut members = Members::new(self);
                 let value = visitor.visit_map(&mut members)?;
                 members.finish()?;
                 self.depth -= 1;
@@ -361,52 +374,59 @@ impl<'de> de::SeqAccess<'de> for Elements<'_, '_, 'de> {
 /// The members of an object, after its `{`; keys are checked for repeats at the end.
 struct Members<'a, 'r, 'de> {
     de: &'a mut TextDeserializer<'r, 'de>,
-    /// Each key read, and where.
-    keys: Vec<(Cow<'de, str>, usize)>,
-    /// The key whose value is next.
-    pending: Option<usize>,
+    /// Where this object's keys start on the shared stack.
+    base: usize,
+    /// Whether the keys so far came in strictly increasing order, as a canonical text has
+    /// them: then no key can repeat, and nothing more needs checking.
+    sorted: bool,
     done: bool,
 }
 
 impl<'a, 'r, 'de> Members<'a, 'r, 'de> {
-    fn new(de: &'a mut TextDeserializer<'r, 'de>, _start: usize) -> Self {
+    fn new(de: &'a mut TextDeserializer<'r, 'de>) -> Self {
+        let base = de.keys.len();
         Members {
             de,
-            keys: Vec::new(),
-            pending: None,
+            base,
+            sorted: true,
             done: false,
         }
+    }
+
+    fn count(&self) -> usize {
+        self.de.keys.len() - self.base
     }
 
     /// After the visitor: refuses a key that appears twice, as the reader does, and an
     /// object the visitor did not read to the end (more members than the type takes, an
     /// error as from a tree).
     fn finish(mut self) -> Parsed<()> {
-        let read = self.keys.len();
+        let read = self.count();
         while !self.done {
             if de::MapAccess::next_key::<de::IgnoredAny>(&mut self)?.is_some() {
                 de::MapAccess::next_value::<de::IgnoredAny>(&mut self)?;
             }
         }
-        let stopped_early = self.keys.len() > read;
-        if let Some((first, second)) = repeated(&self.keys) {
-            let key = &self.keys[second].0;
-            let earlier = crate::error::Location::of_offset(
-                self.de.reader.text().as_bytes(),
-                self.keys[first].1,
-            );
+        let count = self.count();
+        let keys = &self.de.keys[self.base..];
+        let repeat = if self.sorted { None } else { repeated(keys) };
+        if let Some((first, second)) = repeat {
+            let key = &keys[second].0;
+            let text = self.de.reader.text().as_bytes();
+            let earlier = crate::error::Location::of_offset(text, keys[first].1);
             return Err(Failure::at(
                 ErrorKind::Value,
-                self.keys[second].1,
+                keys[second].1,
                 format!(
                     "duplicate key {key:?} (first at line {}, column {}); each key may appear once",
                     earlier.line, earlier.column
                 ),
             ));
         }
-        if stopped_early {
+        self.de.keys.truncate(self.base);
+        if count > read {
             return Err(<TextError as de::Error>::invalid_length(
-                self.keys.len(),
+                count,
                 &"fewer elements in map",
             ));
         }
@@ -438,7 +458,7 @@ impl<'de> de::MapAccess<'de> for Members<'_, '_, 'de> {
         }
         let reader = &mut *self.de.reader;
         reader.skip_whitespace();
-        if !self.keys.is_empty() {
+        if self.de.keys.len() > self.base {
             match reader.peek() {
                 Some(b',') => {
                     reader.seek(reader.pos() + 1);
@@ -454,7 +474,7 @@ impl<'de> de::MapAccess<'de> for Members<'_, '_, 'de> {
                     return Ok(None);
                 }
                 _ => {
-                    let key = &self.keys[self.keys.len() - 1].0;
+                    let key = &self.de.keys[self.de.keys.len() - 1].0;
                     return reader.syntax(&format!("',' or '}}' after the member {key:?}"));
                 }
             }
@@ -469,8 +489,10 @@ impl<'de> de::MapAccess<'de> for Members<'_, '_, 'de> {
         let at = reader.pos();
         let key = reader.string_text()?;
         reader.expect(b':', "':' after the key")?;
-        self.keys.push((key.clone(), at));
-        self.pending = Some(self.keys.len() - 1);
+        if self.sorted && self.de.keys.len() > self.base {
+            self.sorted = self.de.keys[self.de.keys.len() - 1].0 < key;
+        }
+        self.de.keys.push((key.clone(), at));
         let read = match key {
             Cow::Borrowed(k) => seed.deserialize(de::value::BorrowedStrDeserializer::new(k)),
             Cow::Owned(k) => seed.deserialize(de::value::StringDeserializer::new(k)),
@@ -479,9 +501,9 @@ impl<'de> de::MapAccess<'de> for Members<'_, '_, 'de> {
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Parsed<S::Value> {
-        let index = self.pending.take().expect("a key before its value");
+        let index = self.de.keys.len() - 1;
         seed.deserialize(&mut self.de.nested())
-            .map_err(|e| e.inside(Segment::Key(self.keys[index].0.to_string())))
+            .map_err(|e| e.inside(Segment::Key(self.de.keys[index].0.to_string())))
     }
 }
 

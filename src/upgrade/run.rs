@@ -7,7 +7,7 @@ use super::chain::Chain;
 use super::diff::{covered_by, diff, Changes};
 use super::step::{load_lua, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lua::{from_lua, to_lua, Limits, Sandbox};
+use crate::lua::{lend, take_back, to_lua, Limits, Sandbox};
 use crate::options::Options;
 use crate::save::{Meta, Save};
 use crate::value::{Map, Value};
@@ -197,11 +197,10 @@ impl<'c> Upgrader<'c> {
                 let value = match data {
                     Data::Lua(value) => value,
                     Data::Tree(tree) => {
-                        let value = self.lua_of(&tree, step, options)?;
                         if per_step {
-                            before = Some(tree);
+                            before = Some(tree.clone());
                         }
-                        value
+                        self.lua_of(tree, step, options)?
                     }
                 };
                 let (value, dropped) = self.run_lua(step, value, &ctx, options)?;
@@ -246,16 +245,17 @@ impl<'c> Upgrader<'c> {
             .lua
             .as_ref()
             .expect("a Lua value exists only with the sandbox");
-        let tree = from_lua(lua.sandbox.lua(), &value);
+        let tree = take_back(lua.sandbox.lua(), &value);
         drop(value);
         let _ = lua.sandbox.lua().gc_collect();
         tree
     }
 
-    /// The data as Lua values, in the sandbox, for a run of Lua steps starting at `step`.
-    fn lua_of(&mut self, tree: &Value, step: &Step, options: &Options) -> Result<mlua::Value> {
+    /// The data lent to the sandbox, for a run of Lua steps starting at `step`: converted a
+    /// table at a time as the steps touch it, and what they do not touch never converted.
+    fn lua_of(&mut self, tree: Value, step: &Step, options: &Options) -> Result<mlua::Value> {
         let lua = self.lua(options)?;
-        to_lua(lua.sandbox.lua(), tree).map_err(|e| step_error(step, e.to_string()))
+        lend(lua.sandbox.lua(), tree).map_err(|e| step_error(step, e.to_string()))
     }
 
     /// The sandbox, made on first use (and again when the limits change), with the
@@ -270,6 +270,7 @@ impl<'c> Upgrader<'c> {
         }
         if self.lua.is_none() {
             let sandbox = Sandbox::new(options.limits)?;
+            crate::lua::install_lending(sandbox.lua())?;
             for (name, module) in &self.chain.modules().by_name {
                 sandbox.add_module(name, &module.file.display().to_string(), &module.source)?;
             }

@@ -1,0 +1,402 @@
+//! A document lent to Lua a table at a time: upgrade steps get tables that turn into the
+//! document's contents the first time anything touches them, and what no step touched goes
+//! back to the document without ever having been converted.
+//!
+//! A lent table is an empty table with the metatable `Metatables::lazy` and its place in
+//! the loan (`Metatables::lazy_slots`, weak keys). Reading, writing, `#`, `pairs`, `ipairs`
+//! and the `table` library reach it through metamethods, which fill it with its members
+//! (its own tables lent in turn) and take the metatable away, leaving the very table a full
+//! conversion would have made. The functions that go around metamethods (`next`, `rawget`,
+//! `rawset`, `rawlen`, `getmetatable`, `setmetatable`) are wrapped in the sandbox to fill it
+//! first; Rust's own conversions know lent tables. So a step sees exactly what it would see
+//! on a fully converted table, and only pays for what it touches.
+//!
+//! Documents with shared tables are lent whole (converted at once): their references tie
+//! places together that a table at a time cannot keep apart.
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+use std::rc::Rc;
+
+use mlua::{ffi, Lua};
+
+use super::metatables::Metatables;
+use super::to_lua;
+use crate::error::{Error, ErrorKind, Result};
+use crate::value::{Table, Value};
+
+/// The parts of a document lent to Lua and not yet touched, by slot. A slot is taken when
+/// its table is filled or the loan ends.
+#[derive(Debug, Default)]
+pub(crate) struct Loan {
+    /// Counts loans, so that a table kept from an earlier one is known as such.
+    generation: u32,
+    slots: Vec<Option<Value>>,
+}
+
+/// The loan of a Lua state, shared by the conversions and the materializing function.
+pub(crate) type SharedLoan = Rc<RefCell<Loan>>;
+
+/// How a table's place in a loan is written in `lazy_slots`: the loan's generation above,
+/// the slot below.
+fn slot_key(generation: u32, slot: usize) -> i64 {
+    (i64::from(generation) << 32) | slot as i64
+}
+
+impl Loan {
+    /// Puts `value` in a new slot; returns the key `lazy_slots` keeps for it.
+    pub(crate) fn lend(&mut self, value: Value) -> i64 {
+        self.slots.push(Some(value));
+        slot_key(self.generation, self.slots.len() - 1)
+    }
+
+    /// The value of the slot `key` names, taken (the table is being filled) or copied
+    /// (converted elsewhere while the table stays lent); `None` for a key of another loan
+    /// or a slot taken already.
+    fn get(&mut self, key: i64, take: bool) -> Option<Value> {
+        if (key >> 32) as u32 != self.generation {
+            return None;
+        }
+        let slot = self.slots.get_mut((key & 0xffff_ffff) as usize)?;
+        if take {
+            slot.take()
+        } else {
+            slot.clone()
+        }
+    }
+
+    /// Ends the loan: tables of it still in Lua are dead (touching them is an error).
+    fn end(&mut self) {
+        self.slots.clear();
+        self.generation = self.generation.wrapping_add(1);
+    }
+}
+
+/// The class name of the placeholder that the Lua-to-document conversion leaves where it
+/// meets a lent table, with the slot's key as its value; [`resolve`] puts the lent value
+/// there. No real class can have it: class names come from Lua, and this one is replaced
+/// before the conversion returns.
+pub(crate) const PLACEHOLDER: &str = "\u{0}savechain lent table";
+
+/// Gives `value` to Lua: a lent table for a non-empty array or object (whose members are
+/// converted when first touched), the converted value for anything else, or for a
+/// document with shared tables.
+pub(crate) fn lend(lua: &Lua, tables: &Metatables, value: Value) -> Result<mlua::Value> {
+    let lendable = match &value {
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+        _ => false,
+    };
+    if !lendable || has_shared_tables(&value) {
+        return to_lua::convert(lua, tables, &value);
+    }
+    let table = lua.create_table()?;
+    table.set_metatable(Some(tables.lazy.clone()))?;
+    let key = tables.loan.borrow_mut().lend(value);
+    tables.lazy_slots.raw_set(table.clone(), key)?;
+    Ok(mlua::Value::Table(table))
+}
+
+/// Whether a shared table or a reference to one is anywhere in `value`.
+fn has_shared_tables(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(has_shared_tables),
+        Value::Object(map) => map.iter().any(|(_, v)| has_shared_tables(v)),
+        Value::Table(table) => match &**table {
+            Table::Shared { .. } | Table::Ref(_) => true,
+            Table::Keyed(entries) => entries
+                .iter()
+                .any(|(k, v)| has_shared_tables(k) || has_shared_tables(v)),
+            Table::Class { value, .. } => has_shared_tables(value),
+        },
+        _ => false,
+    }
+}
+
+/// Fills the lent table `table` with its members, lending its own tables in turn, and
+/// takes the lazy metatable away. Called through the metamethods and the wrapped raw
+/// functions; does nothing to a table that is not lent.
+pub(crate) fn materialize(lua: &Lua, tables: &Metatables, table: &mlua::Table) -> mlua::Result<()> {
+    if table.metatable().as_ref() != Some(&tables.lazy) {
+        return Ok(());
+    }
+    let key: Option<i64> = tables.lazy_slots.raw_get(table.clone())?;
+    let value = key.and_then(|key| tables.loan.borrow_mut().get(key, true));
+    let Some(value) = value else {
+        return Err(mlua::Error::runtime(
+            "this table belongs to a save whose upgrade is over (a step kept it past its run)",
+        ));
+    };
+    tables.lazy_slots.raw_set(table.clone(), mlua::Nil)?;
+    to_lua::fill_lent(lua, tables, table, value).map_err(mlua::Error::external)
+}
+
+/// Puts back, in a document converted from Lua, the lent values its placeholders stand for:
+/// taken when the loan ends with it, copied otherwise (a step encoding a part of its data).
+pub(crate) fn resolve(value: &mut Value, loan: &mut Loan, take: bool) -> Result<()> {
+    match value {
+        Value::Array(items) => items.iter_mut().try_for_each(|v| resolve(v, loan, take)),
+        Value::Object(map) => map.iter_mut().try_for_each(|(_, v)| resolve(v, loan, take)),
+        Value::Table(table) => {
+            let key = match &mut **table {
+                Table::Class { name, value } if name == PLACEHOLDER => match value {
+                    Value::Int(key) => *key,
+                    _ => unreachable!("a placeholder holds its key"),
+                },
+                Table::Class { value, .. } | Table::Shared { value, .. } => {
+                    return resolve(value, loan, take)
+                }
+                Table::Keyed(entries) => {
+                    return entries.iter_mut().try_for_each(|(k, v)| {
+                        resolve(k, loan, take)?;
+                        resolve(v, loan, take)
+                    })
+                }
+                Table::Ref(_) => return Ok(()),
+            };
+            *value = loan.get(key, take).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Lua,
+                    "a table of a save whose upgrade is over was kept past its run",
+                )
+            })?;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Ends the loan of `lua`'s state.
+pub(crate) fn end_loan(tables: &Metatables) {
+    tables.loan.borrow_mut().end();
+}
+
+/// The sandbox's wrappers of the functions that go around metamethods, and the lazy
+/// metatable's metamethods: each fills a lent table before doing what Lua does.
+const WRAPPERS: &str = r#"
+local materialize, lazy = ...
+local getmt, setmt, raw_next, raw_get, raw_set, raw_len = getmetatable, setmetatable, next, rawget, rawset, rawlen
+local type, pairs = type, pairs
+local function real(t)
+  if type(t) == "table" and getmt(t) == lazy then materialize(t) end
+  return t
+end
+next = function(t, ...) return raw_next(real(t), ...) end
+rawget = function(t, ...) return raw_get(real(t), ...) end
+rawset = function(t, ...) return raw_set(real(t), ...) end
+rawlen = function(t) return raw_len(real(t)) end
+getmetatable = function(t) return getmt(real(t)) end
+setmetatable = function(t, ...) return setmt(real(t), ...) end
+lazy.__index = function(t, k) materialize(t) return t[k] end
+lazy.__newindex = function(t, k, v) materialize(t) t[k] = v end
+lazy.__len = function(t) materialize(t) return #t end
+lazy.__pairs = function(t) materialize(t) return pairs(t) end
+"#;
+
+/// Sets up lending in `lua`, whose globals are a sandbox's: the metamethods of lent tables
+/// and the wrapped raw functions.
+pub(crate) fn install(lua: &Lua, tables: &Metatables) -> mlua::Result<()> {
+    let for_lua = tables.clone();
+    let materialize =
+        lua.create_function(move |lua, table: mlua::Table| materialize(lua, &for_lua, &table))?;
+    lua.load(WRAPPERS)
+        .set_name("=savechain lending")
+        .call::<()>((materialize, tables.lazy.clone()))
+}
+
+/// Stack slots of the arguments [`to_lua::fill_lent`] runs with, after the shared ones.
+pub(crate) const TARGET: c_int = 6;
+pub(crate) const LAZY_MT: c_int = 7;
+pub(crate) const LAZY_SLOTS: c_int = 8;
+
+/// Makes the table on top of the stack a lent table of `value`, in slot `key`.
+///
+/// # Safety
+/// The stack must hold the lazy metatable at [`LAZY_MT`] and the slots at [`LAZY_SLOTS`],
+/// and room for two more values.
+pub(crate) unsafe fn mark_lent(l: *mut ffi::lua_State, key: i64) {
+    ffi::lua_pushvalue(l, LAZY_MT);
+    ffi::lua_setmetatable(l, -2);
+    ffi::lua_pushvalue(l, -1);
+    ffi::lua_pushinteger(l, key);
+    ffi::lua_rawset(l, LAZY_SLOTS);
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every way a step can look at or change its data gives the same as on a fully
+    //! converted table: each snippet runs once on lent data and once on converted data, and
+    //! what it returns, what it prints and the document it leaves must be the same.
+
+    use crate::lua::{from_lua, install_lending, lend, take_back, to_lua, Limits, Sandbox};
+    use crate::value::Value;
+
+    const DOCUMENT: &str = r#"{
+        "player": {"name": "Wren", "hp": 24, "tags": ["brave", "tall", "quick"], "nothing": null},
+        "list": [3, 1, 2, ["d", "0x1.8p+1"]],
+        "empty": [],
+        "blank": {},
+        "big": 18446744073709551615,
+        "blob": ["b", "h\u00e9llo"],
+        "text_blob": ["b", "hello"],
+        "nested": {"a": {"b": {"c": [1, {"d": 2}]}}},
+        "keyed": ["t", [[true, "yes"], [1, "one"]]],
+        "systems": [{"id": "sol", "planets": 8}, {"id": "vega", "planets": 3}]
+    }"#;
+
+    fn sandbox() -> Sandbox {
+        let sandbox = Sandbox::new(Limits::default()).unwrap();
+        install_lending(sandbox.lua()).unwrap();
+        sandbox
+    }
+
+    /// Runs `step` (a chunk returning `function(data) ... end`) on the document, lent or
+    /// converted; returns its result, what it printed and the document after.
+    fn run(sandbox: &Sandbox, step: &str, lent: bool) -> (Value, Vec<String>, Value) {
+        let document = crate::text::from_str(DOCUMENT).unwrap();
+        let lua = sandbox.lua();
+        let data = if lent {
+            lend(lua, document).unwrap()
+        } else {
+            to_lua(lua, &document).unwrap()
+        };
+        let function: mlua::Function = sandbox.run(step, "step").unwrap();
+        let result: mlua::Value = sandbox
+            .guard(|_| function.call(data.clone()))
+            .unwrap_or_else(|e| panic!("{step}: {e}"));
+        let printed = sandbox.take_printed();
+        let result = from_lua(lua, &result).unwrap();
+        let after = if lent {
+            take_back(lua, &data).unwrap()
+        } else {
+            from_lua(lua, &data).unwrap()
+        };
+        (result, printed, after)
+    }
+
+    fn same_either_way(step: &str) {
+        let sandbox = sandbox();
+        let converted = run(&sandbox, step, false);
+        let lent = run(&sandbox, step, true);
+        assert_eq!(lent, converted, "{step}");
+    }
+
+    #[test]
+    fn reading_behaves_as_on_converted_tables() {
+        for body in [
+            // pairs, next, ipairs, #, rawlen, rawget, rawequal, type
+            "local keys = {} for k in pairs(data) do keys[#keys + 1] = k end table.sort(keys) return keys",
+            "local k, v = next(data.player) return k ~= nil and type(v) ~= 'nil'",
+            "local n = 0 for k, v in next, data.nested.a do n = n + 1 end return n",
+            "local s = 0 for i, v in ipairs(data.list) do if type(v) == 'number' then s = s + v end end return s",
+            "return {#data.list, rawlen(data.player.tags), #data.empty, #data.blank}",
+            "return {rawget(data, 'player') ~= nil, rawget(data.player, 'hp'), rawget(data.player, 'none') == nil}",
+            "return {rawequal(data.player, data.player), type(data.nested), data.nested == data.nested}",
+            "return data.nested.a.b.c[2].d",
+            // getmetatable and the library's views of it
+            "local sc = require('savechain') return {sc.is_array(data.empty), sc.is_array(data.blank), getmetatable(data.player) == nil, sc.is_bytes(data.text_blob)}",
+            "return {tostring(data.big), type(data.blob)}",
+            // table library
+            "return table.concat(data.player.tags, ',')",
+            "return {table.unpack(data.player.tags)}",
+            "local t = {} for i = 1, #data.systems do t[i] = data.systems[i].id end return t",
+            // encoding a part while it is lent
+            "return require('savechain').encode(data.nested)",
+            "print(data.player.name, #data.list) print(data.nested.a.b.c[1]) return true",
+            // inside a coroutine
+            "return coroutine.wrap(function() local n = 0 for _ in pairs(data.player) do n = n + 1 coroutine.yield() end return n end)()",
+            "local co = coroutine.wrap(function() for k in pairs(data.blank) do coroutine.yield(k) end return 'done' end) return co()",
+            "return require('savechain').equal(data.nested, data.nested)",
+        ] {
+            same_either_way(&format!("return function(data) {body} end"));
+        }
+    }
+
+    #[test]
+    fn writing_behaves_as_on_converted_tables() {
+        for body in [
+            "data.player.hp = data.player.hp + 1",
+            "rawset(data.player, 'level', 3)",
+            "data.player.nothing = nil data.blank.x = 1",
+            "table.insert(data.list, 9) table.insert(data.player.tags, 1, 'first')",
+            "table.remove(data.list, 1) table.remove(data.player.tags)",
+            "table.sort(data.player.tags)",
+            "table.move(data.list, 1, 2, 3, data.player.tags)",
+            "setmetatable(data.empty, nil) data.empty[1] = 1",
+            "require('savechain').array(data.blank)",
+            "setmetatable(data.list, nil) setmetatable(data.systems, nil)",
+            "setmetatable(data.nested.a, {__index = function() return 1 end}) data.nested.a = nil",
+            "for k, v in pairs(data.systems[1]) do data.systems[1][k] = nil end",
+            // sharing: the same table in two places, and a lent table as a key
+            "data.alias = data.player",
+            "data.by_table = setmetatable({}, nil) local t = {} t[data.nested.a] = 'a' data.keyed_by = t",
+            "data.player.self = data.player",
+            // the upgrade helpers
+            "local up = require('savechain.upgrade') up.rename(data, 'player.hp', 'health')",
+            "local up = require('savechain.upgrade') up.move(data, 'nested.a.b', 'moved')",
+            "local up = require('savechain.upgrade') up.default(data, 'player.level', 1) up.default(data, 'player.hp', 99)",
+            "local up = require('savechain.upgrade') up.map(data, 'systems', function(s) s.planets = s.planets * 2 end)",
+            "local up = require('savechain.upgrade') up.index_by(data, 'systems', 'id')",
+            "local up = require('savechain.upgrade') up.drop(data, 'nested.a') up.take_dropped()",
+            // a new document from lent parts
+            "data = {player = data.player, count = #data.systems}",
+        ] {
+            same_either_way(&format!("return function(data) {body} return data end"));
+        }
+    }
+
+    #[test]
+    fn untouched_parts_come_back_without_being_converted() {
+        let sandbox = sandbox();
+        let lua = sandbox.lua();
+        let document = crate::text::from_str(DOCUMENT).unwrap();
+        let data = lend(lua, document.clone()).unwrap();
+        let touch: mlua::Function = sandbox
+            .run("return function(data) return data.player.name end", "step")
+            .unwrap();
+        let _: String = touch.call(data.clone()).unwrap();
+        // Only the root and `player` were filled: the rest is still lent.
+        let tables = crate::lua::library::installed(lua).unwrap();
+        let lent: Vec<i64> = {
+            let mut keys = Vec::new();
+            for pair in tables.lazy_slots.pairs::<mlua::Value, i64>() {
+                keys.push(pair.unwrap().1);
+            }
+            keys
+        };
+        // Still lent: list, nested, systems and player.tags (empty tables, Lua tables and
+        // scalars are converted with their parent).
+        assert_eq!(lent.len(), 4, "{lent:?}");
+        assert_eq!(take_back(lua, &data).unwrap(), document);
+    }
+
+    #[test]
+    fn a_table_kept_past_its_run_is_an_error_not_another_saves_data() {
+        let sandbox = sandbox();
+        let lua = sandbox.lua();
+        let keep: mlua::Function = sandbox
+            .run("return function(data) stash = data.nested end", "step")
+            .unwrap();
+        let data = lend(lua, crate::text::from_str(DOCUMENT).unwrap()).unwrap();
+        keep.call::<()>(data.clone()).unwrap();
+        take_back(lua, &data).unwrap();
+        // The next save: a step touches what an earlier one kept.
+        let other = lend(
+            lua,
+            crate::text::from_str(r#"{"nested": {"x": 1}}"#).unwrap(),
+        )
+        .unwrap();
+        let touch: mlua::Function = sandbox
+            .run("return function(data) return stash.a end", "step")
+            .unwrap();
+        let err = touch.call::<mlua::Value>(other.clone()).unwrap_err();
+        assert!(
+            err.to_string().contains("a save whose upgrade is over"),
+            "{err}"
+        );
+        assert_eq!(
+            take_back(lua, &other).unwrap(),
+            crate::text::from_str(r#"{"nested": {"x": 1}}"#).unwrap()
+        );
+    }
+}
