@@ -6,7 +6,7 @@ mod common;
 use common::{any_double, any_value};
 use mlua::{Lua, Table};
 use proptest::prelude::*;
-use savechain::lua::{from_lua, install, to_lua};
+use savechain::lua::{from_lua, from_text, install, to_lua};
 use savechain::{text, Value};
 
 /// A Lua value to build: leaves, new tables, and references to tables built earlier (which
@@ -162,6 +162,37 @@ proptest! {
         let (lua, ..) = lua_with_library();
         let back = from_lua(&lua, &to_lua(&lua, &value).unwrap()).unwrap();
         prop_assert_eq!(back, value);
+    }
+
+    #[test]
+    fn text_goes_straight_to_the_same_lua_values_as_through_a_tree(
+        value in any_value(),
+        compact in any::<bool>(),
+    ) {
+        // Any document, Lua tables included (shared ones that are well formed, that is:
+        // from_lua makes them so below).
+        let (lua, ..) = lua_with_library();
+        let text = if compact { text::to_vec_compact(&value) } else { text::to_vec(&value) }.unwrap();
+        let through_tree = to_lua(&lua, &text::from_slice(&text).unwrap());
+        let straight = from_text(&lua, &text);
+        match (through_tree, straight) {
+            (Ok(tree), Ok(direct)) => {
+                prop_assert_eq!(from_lua(&lua, &direct).unwrap(), from_lua(&lua, &tree).unwrap());
+            }
+            (Err(tree), Err(direct)) => prop_assert_eq!(direct.to_string(), tree.to_string()),
+            (tree, direct) => prop_assert!(false, "tree {:?}, straight {:?}", tree.is_ok(), direct.is_ok()),
+        }
+    }
+
+    #[test]
+    fn lua_values_from_text_come_back_equal_with_their_sharing(spec in any_spec()) {
+        let (lua, equal, class, array) = lua_with_library();
+        let mut builder = Builder { lua: &lua, tables: Vec::new(), class, array };
+        let original = builder.build(&spec);
+        let saved = text::to_vec(&from_lua(&lua, &original).unwrap()).unwrap();
+        let back = from_text(&lua, &saved).unwrap();
+        let same: bool = equal.call((original, back)).unwrap();
+        prop_assert!(same, "came back different; the save was\n{}", String::from_utf8_lossy(&saved));
     }
 
     #[test]

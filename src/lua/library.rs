@@ -123,8 +123,7 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
     core.raw_set(
         "decode",
         lua.create_function(move |lua, source: mlua::String| {
-            let value = text::from_slice(&source.as_bytes()).map_err(runtime)?;
-            super::to_lua::convert(lua, &decode_tables, &value).map_err(runtime)
+            super::text_to_lua::read(lua, &decode_tables, &source.as_bytes()).map_err(runtime)
         })?,
     )?;
     Ok(core)

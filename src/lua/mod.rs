@@ -40,6 +40,7 @@ mod metatables;
 mod order;
 mod patterns;
 mod sandbox;
+mod text_to_lua;
 mod to_lua;
 
 pub use library::install;
@@ -81,6 +82,14 @@ pub fn from_lua(lua: &Lua, value: &mlua::Value) -> Result<Value> {
 pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
     let tables = library::installed(lua)?;
     to_lua::convert(lua, &tables, value)
+}
+
+/// Reads save text (a whole JSON text, such as what `savechain.encode` writes) straight into
+/// Lua values, as [`to_lua`] of [`text::from_slice`](crate::text::from_slice) would make
+/// them but without a document tree in between. Errors say where, as the text reader's do.
+pub fn from_text(lua: &Lua, text: &[u8]) -> Result<mlua::Value> {
+    let tables = library::installed(lua)?;
+    text_to_lua::read(lua, &tables, text)
 }
 
 /// Lends a document to the Lua state of a sandbox set up with [`install_lending`]: its

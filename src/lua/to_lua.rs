@@ -58,15 +58,7 @@ pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &Value) -> Result<m
         panic::resume_unwind(payload);
     }
     let result = result?;
-    if let Some((path, message)) = builder.error {
-        return Err(Error::new(ErrorKind::Value, message).in_path(path));
-    }
-    if let Some(id) = builder.referenced.difference(&builder.defined).min() {
-        return Err(Error::new(
-            ErrorKind::Value,
-            format!("reference [\"r\", [{id}]] to a shared table that is never defined (no [\"s\", [{id}, ...]])"),
-        ));
-    }
+    builder.finish()?;
     Ok(result)
 }
 
@@ -142,23 +134,40 @@ const BYTES_MT: c_int = 3;
 const CLASSES: c_int = 4;
 const REFS: c_int = 5;
 
+/// Pushes document values on the raw Lua stack, keeping the shared tables met so far.
 #[derive(Default)]
-struct Builder {
+pub(crate) struct Builder {
     defined: FxHashSet<u64>,
     referenced: FxHashSet<u64>,
     error: Option<(Path, String)>,
 }
 
 /// The error travels in the builder; frames only say that one happened.
-type Step = std::result::Result<(), ()>;
+pub(crate) type Step = std::result::Result<(), ()>;
 
 impl Builder {
+    /// After the values are made: the error met, or a reference to a shared table that was
+    /// never defined.
+    pub(crate) fn finish(self) -> Result<()> {
+        if let Some((path, message)) = self.error {
+            return Err(Error::new(ErrorKind::Value, message).in_path(path));
+        }
+        if let Some(id) = self.referenced.difference(&self.defined).min() {
+            return Err(Error::new(
+                ErrorKind::Value,
+                format!("reference [\"r\", [{id}]] to a shared table that is never defined (no [\"s\", [{id}, ...]])"),
+            ));
+        }
+        Ok(())
+    }
+
     fn fail(&mut self, message: String) -> Step {
         self.error = Some((Path::new(), message));
         Err(())
     }
 
-    fn within(&mut self, step: Step, segment: impl FnOnce() -> Segment) -> Step {
+    /// Adds `segment` in front of the path of an error raised below it.
+    pub(crate) fn within(&mut self, step: Step, segment: impl FnOnce() -> Segment) -> Step {
         if step.is_err() {
             if let Some((path, _)) = &mut self.error {
                 path.push_front(segment());
@@ -225,33 +234,20 @@ impl Builder {
     }
 
     /// Pushes the Lua value of `value`.
-    unsafe fn push(&mut self, l: *mut ffi::lua_State, value: &Value, depth: usize) -> Step {
+    pub(crate) unsafe fn push(
+        &mut self,
+        l: *mut ffi::lua_State,
+        value: &Value,
+        depth: usize,
+    ) -> Step {
         match value {
             Value::Null => ffi::lua_pushlightuserdata(l, ptr::null_mut()),
             Value::Bool(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
             Value::Int(i) => ffi::lua_pushinteger(l, *i),
-            Value::UInt(u) => match i64::try_from(*u) {
-                Ok(i) => ffi::lua_pushinteger(l, i),
-                Err(_) => {
-                    ffi::lua_createtable(l, 1, 0);
-                    ffi::lua_pushinteger(l, *u as i64);
-                    ffi::lua_rawseti(l, -2, 1);
-                    ffi::lua_pushvalue(l, U64_MT);
-                    ffi::lua_setmetatable(l, -2);
-                }
-            },
+            Value::UInt(u) => push_u64(l, *u),
             Value::Double(d) => ffi::lua_pushnumber(l, *d),
             Value::String(s) => push_bytes(l, s.as_bytes()),
-            // Lua has one string type: byte strings that read as text are boxed, or they
-            // would come back as text.
-            Value::Bytes(b) if std::str::from_utf8(b).is_ok() => {
-                ffi::lua_createtable(l, 1, 0);
-                push_bytes(l, b);
-                ffi::lua_rawseti(l, -2, 1);
-                ffi::lua_pushvalue(l, BYTES_MT);
-                ffi::lua_setmetatable(l, -2);
-            }
-            Value::Bytes(b) => push_bytes(l, b),
+            Value::Bytes(b) => push_byte_string(l, b),
             Value::Array(_) | Value::Object(_) => {
                 self.enter(l, depth)?;
                 new_table(l, value);
@@ -265,7 +261,8 @@ impl Builder {
         Ok(())
     }
 
-    unsafe fn enter(&mut self, l: *mut ffi::lua_State, depth: usize) -> Step {
+    /// Checks the depth of a table about to be made, and room on the stack for it.
+    pub(crate) unsafe fn enter(&mut self, l: *mut ffi::lua_State, depth: usize) -> Step {
         if depth >= MAX_DEPTH {
             return self.fail(format!("nested more than {MAX_DEPTH} deep"));
         }
@@ -399,11 +396,47 @@ impl Builder {
     }
 }
 
-unsafe fn push_bytes(l: *mut ffi::lua_State, bytes: &[u8]) {
+/// Pushes a Lua string of `bytes`.
+pub(crate) unsafe fn push_bytes(l: *mut ffi::lua_State, bytes: &[u8]) {
     ffi::lua_pushlstring(l, bytes.as_ptr().cast(), bytes.len());
 }
 
-fn clamp(n: usize) -> c_int {
+/// Pushes an unsigned integer: a Lua integer, or above `math.maxinteger` a `savechain.u64`
+/// box (the u64 metatable at stack slot 2).
+pub(crate) unsafe fn push_u64(l: *mut ffi::lua_State, u: u64) {
+    match i64::try_from(u) {
+        Ok(i) => ffi::lua_pushinteger(l, i),
+        Err(_) => {
+            ffi::lua_createtable(l, 1, 0);
+            ffi::lua_pushinteger(l, u as i64);
+            ffi::lua_rawseti(l, -2, 1);
+            ffi::lua_pushvalue(l, U64_MT);
+            ffi::lua_setmetatable(l, -2);
+        }
+    }
+}
+
+/// Pushes a byte string. Lua has one string type: byte strings that read as text are
+/// boxed (the bytes metatable at stack slot 3), or they would come back as text.
+pub(crate) unsafe fn push_byte_string(l: *mut ffi::lua_State, bytes: &[u8]) {
+    if std::str::from_utf8(bytes).is_err() {
+        return push_bytes(l, bytes);
+    }
+    ffi::lua_createtable(l, 1, 0);
+    push_bytes(l, bytes);
+    ffi::lua_rawseti(l, -2, 1);
+    ffi::lua_pushvalue(l, BYTES_MT);
+    ffi::lua_setmetatable(l, -2);
+}
+
+/// Marks the empty table on top of the stack as an array (the array metatable at stack
+/// slot 1).
+pub(crate) unsafe fn mark_empty_array(l: *mut ffi::lua_State) {
+    ffi::lua_pushvalue(l, ARRAY_MT);
+    ffi::lua_setmetatable(l, -2);
+}
+
+pub(crate) fn clamp(n: usize) -> c_int {
     c_int::try_from(n).unwrap_or(c_int::MAX)
 }
 

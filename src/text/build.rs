@@ -41,6 +41,22 @@ pub(crate) trait Build<'a> {
     /// A Lua table of the tags `t`, `s`, `r` and `c` from its content, an array made by
     /// [`Build::array`]; `Err` says what the tag expects.
     fn table(&mut self, tag: u8, content: Self::Value) -> Result<Self::Value, String>;
+
+    // For builders that make a container before its contents: the reader says where each
+    // starts, and what became of an array that turned out to be a tag.
+
+    /// An array starts; its elements follow, and then [`Build::array`], [`Build::table`],
+    /// [`Build::unescape`] or [`Build::drop_array`] ends it.
+    fn begin_array(&mut self) {}
+    /// An object starts; its members follow, and then [`Build::object`].
+    fn begin_object(&mut self) {}
+    /// The array begun last was `["d", x]` or `["b", x]`, which the reader decodes itself:
+    /// the builder forgets it and its first element.
+    fn drop_array(&mut self) {}
+    /// The array begun last was the escape `["a", content]`: `content` stands for it.
+    fn unescape(&mut self, content: Self::Value) -> Self::Value {
+        content
+    }
 }
 
 /// Counts values instead of building them: what reading alone costs, for measurements.

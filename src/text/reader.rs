@@ -319,6 +319,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     pub(crate) fn object(&mut self) -> Parsed<B::Value> {
         self.enter()?;
         self.pos += 1;
+        self.builder.begin_object();
         let base = self.members.len();
         let first_key = self.key_offsets.len();
         self.skip_whitespace();
@@ -337,6 +338,8 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                 self.key_offsets.push(self.pos);
                 let text = self.string_text()?;
                 self.expect(b':', "':' after the key")?;
+                // The key before its value: some builders make things in text order.
+                let key = self.builder.key(text.clone());
                 let value = match self.value() {
                     Ok(v) => v,
                     Err(mut f) => {
@@ -345,7 +348,6 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                     }
                 };
                 let more = self.after_member(&text)?;
-                let key = self.builder.key(text);
                 self.members.push((key, value));
                 if !more {
                     break;
@@ -406,6 +408,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     ) -> Parsed<(B::Value, MemberOffsets)> {
         self.enter()?;
         self.pos += 1;
+        self.builder.begin_object();
         let base = self.members.len();
         let mut key_offsets = Vec::new();
         let mut value_offsets = Vec::new();
@@ -427,9 +430,9 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                 self.expect(b':', "':' after the key")?;
                 self.skip_whitespace();
                 value_offsets.push((text.to_string(), self.pos));
+                let key = self.builder.key(text.clone());
                 let item = within(value(self, &text), || Segment::Key(text.to_string()))?;
                 let more = self.after_member(&text)?;
-                let key = self.builder.key(text);
                 self.members.push((key, item));
                 if !more {
                     break;
@@ -473,6 +476,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             self.depth -= 1;
             return Ok((self.builder.double(d), Shape::Double));
         }
+        self.builder.begin_array();
         let base = self.items.len();
         let mut letter = None;
         let mut second = (Shape::Null, self.pos);
@@ -497,6 +501,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                             tagged => {
                                 self.depth -= 1;
                                 self.items.truncate(base);
+                                self.builder.drop_array();
                                 return self.decode_scalar_tag(l, second.1, tagged);
                             }
                         }
@@ -553,7 +558,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         let content = self.items.pop().expect("a tag has two elements");
         self.items.truncate(base);
         match (tag, shape) {
-            (TAG_LITERAL, Shape::Array) => Ok((content, Shape::Array)),
+            (TAG_LITERAL, Shape::Array) => Ok((self.builder.unescape(content), Shape::Array)),
             (TAG_LITERAL, other) => fail(
                 ErrorKind::Value,
                 offset,
