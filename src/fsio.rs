@@ -31,6 +31,44 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
 /// [`write_atomic`], giving a new file the permissions and owner of `like` (a backup or a
 /// cache those of its save), so that what is written beside a save is as private as it.
 pub(crate) fn write_atomic_like(path: &Path, bytes: &[u8], like: Option<&Path>) -> io::Result<()> {
+    write_atomic_with(path, bytes, like, None)
+}
+
+/// Folders whose renames are flushed together, once, at the end of a batch: each file's
+/// contents are on disk before its rename, and the folder flush that makes the rename
+/// survive a power cut is shared by every save renamed in it. Until then a power cut can
+/// only undo a rename, leaving that save as it was.
+#[derive(Debug, Default)]
+pub(crate) struct FolderFlush {
+    folders: std::sync::Mutex<std::collections::BTreeSet<PathBuf>>,
+}
+
+impl FolderFlush {
+    fn defer(&self, dir: &Path) {
+        let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+        if !folders.contains(dir) {
+            folders.insert(dir.to_path_buf());
+        }
+    }
+
+    /// Flushes every folder renamed in since the last call; the folders that could not be.
+    pub(crate) fn flush(&self) -> Vec<(PathBuf, io::Error)> {
+        let folders = std::mem::take(&mut *self.folders.lock().unwrap_or_else(|e| e.into_inner()));
+        folders
+            .into_iter()
+            .filter_map(|dir| sync_dir(&dir).err().map(|e| (dir, e)))
+            .collect()
+    }
+}
+
+/// [`write_atomic_like`]; with `flush`, the folder is flushed later, with others, by
+/// [`FolderFlush::flush`].
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    like: Option<&Path>,
+    flush: Option<&FolderFlush>,
+) -> io::Result<()> {
     // Through a symbolic link, replace the file it names, as editors do, not the link.
     let resolved;
     let path = if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -67,9 +105,15 @@ pub(crate) fn write_atomic_like(path: &Path, bytes: &[u8], like: Option<&Path>) 
     }
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
-    // The file is replaced by now. Failing to flush the folder only weakens durability across
-    // a power cut; reporting the write as failed would be wrong, so this is best effort.
-    let _ = sync_dir(dir);
+    match flush {
+        Some(flush) => flush.defer(dir),
+        // The file is replaced by now. Failing to flush the folder only weakens durability
+        // across a power cut; reporting the write as failed would be wrong, so this is best
+        // effort.
+        None => {
+            let _ = sync_dir(dir);
+        }
+    }
     Ok(())
 }
 

@@ -46,7 +46,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::lua::Limits;
 use crate::options::Options;
-use crate::upgrade::{upgrade_file, Chain, FileReport, StepReport, Target, Upgrader};
+use crate::upgrade::{Chain, FileReport, StepReport, Target, Upgrader};
 
 /// What a batch does with each save.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,6 +167,10 @@ pub struct Summary {
     pub not_started: usize,
     /// Temporary files of killed runs that were removed from the folders searched.
     pub stale_removed: Vec<PathBuf>,
+    /// Folders whose flush failed at the end of the run: the saves renamed in them may be
+    /// undone by a power cut (each one then as it was before). A tool should treat these
+    /// as failures.
+    pub unflushed: Vec<Error>,
 }
 
 impl<'c> Batch<'c> {
@@ -266,6 +270,8 @@ impl<'c> Batch<'c> {
         options.limits.memory = options.limits.memory.min(share);
         let options = &options;
         let stop = AtomicBool::new(false);
+        let flush = fsio::FolderFlush::default();
+        let flush = &flush;
         let (sender, receiver) = std::sync::mpsc::channel();
         pool.in_place_scope(|scope| {
             let stop = &stop;
@@ -274,7 +280,7 @@ impl<'c> Batch<'c> {
                     || (self.chain.upgrader(), sender.clone()),
                     |(upgrader, sender), (i, found)| {
                         let outcome = (!stop.load(Ordering::Relaxed))
-                            .then(|| self.upgrade_one(upgrader, options, plan, i, found));
+                            .then(|| self.upgrade_one(upgrader, options, flush, plan, i, found));
                         // The receiver lives until every save is sent.
                         let _ = sender.send((i, outcome));
                     },
@@ -298,6 +304,12 @@ impl<'c> Batch<'c> {
                 }
             }
         });
+        // Every rename is made durable before the run says it is done: one flush a folder.
+        summary.unflushed = flush
+            .flush()
+            .into_iter()
+            .map(|(dir, e)| Error::io(e, "cannot flush the folder to disk").with_file(dir))
+            .collect();
         Ok(summary)
     }
 
@@ -305,6 +317,7 @@ impl<'c> Batch<'c> {
         &self,
         upgrader: &mut Upgrader<'_>,
         options: &Options,
+        flush: &fsio::FolderFlush,
         plan: &'p Plan,
         i: usize,
         found: &'p Found,
@@ -314,7 +327,9 @@ impl<'c> Batch<'c> {
             Mode::OutDir(_) => Target::To(&plan.targets[i]),
             Mode::Check => Target::Nowhere,
         };
-        match upgrade_file(upgrader, &found.path, target, options) {
+        let upgraded =
+            crate::upgrade::upgrade_file_in_batch(upgrader, &found.path, target, options, flush);
+        match upgraded {
             Ok(report) => {
                 let status = match self.mode {
                     _ if report.was_current() => Status::Current,

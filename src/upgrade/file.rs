@@ -83,7 +83,20 @@ pub fn upgrade_file(
     options: &Options,
 ) -> Result<FileReport> {
     let path = path.as_ref();
-    upgrade_file_at(upgrader, path, target, options).map_err(|e| e.with_file(path))
+    upgrade_file_at(upgrader, path, target, options, None).map_err(|e| e.with_file(path))
+}
+
+/// [`upgrade_file`] for a batch: with `flush`, the folder of each upgraded save is flushed
+/// later, once for many saves (the save's own bytes are on disk before its rename, and a
+/// backup is made durable before the save is replaced).
+pub(crate) fn upgrade_file_in_batch(
+    upgrader: &mut Upgrader<'_>,
+    path: &Path,
+    target: Target<'_>,
+    options: &Options,
+    flush: &fsio::FolderFlush,
+) -> Result<FileReport> {
+    upgrade_file_at(upgrader, path, target, options, Some(flush)).map_err(|e| e.with_file(path))
 }
 
 fn upgrade_file_at(
@@ -91,6 +104,7 @@ fn upgrade_file_at(
     path: &Path,
     target: Target<'_>,
     options: &Options,
+    flush: Option<&fsio::FolderFlush>,
 ) -> Result<FileReport> {
     if let Target::To(out) = target {
         if same_file(path, out) {
@@ -127,7 +141,7 @@ fn upgrade_file_at(
             Error::new(e.kind(), format!("{}{hint}", e.message()))
         })?,
         Target::To(out) if plan.is_empty() => {
-            write_new(out, &original)?;
+            write_new(out, &original, flush)?;
             report.written = Some(out.to_path_buf());
             return Ok(report);
         }
@@ -145,12 +159,12 @@ fn upgrade_file_at(
                 })?;
                 report.backup = Some(backup);
             }
-            fsio::write_atomic(path, &text)
+            fsio::write_atomic_with(path, &text, None, flush)
                 .map_err(|e| Error::io(e, "cannot write the upgraded save"))?;
             report.written = Some(path.to_path_buf());
         }
         Target::To(out) => {
-            write_new(out, &text)?;
+            write_new(out, &text, flush)?;
             report.written = Some(out.to_path_buf());
         }
         Target::Nowhere => unreachable!("returned above"),
@@ -159,12 +173,12 @@ fn upgrade_file_at(
 }
 
 /// Writes `bytes` to `out`, making its folder first.
-fn write_new(out: &Path, bytes: &[u8]) -> Result<()> {
+fn write_new(out: &Path, bytes: &[u8], flush: Option<&fsio::FolderFlush>) -> Result<()> {
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::io(e, format!("cannot make the folder {}", parent.display())))?;
     }
-    fsio::write_atomic(out, bytes)
+    fsio::write_atomic_with(out, bytes, None, flush)
         .map_err(|e| Error::io(e, format!("cannot write {}", out.display())))
 }
 

@@ -341,12 +341,16 @@ fn progress_bar(args: &Args, len: u64) -> ProgressBar {
 
 /// Prints the summary and the report; returns the exit status.
 fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>) -> i32 {
+    for error in &summary.unflushed {
+        print_error(error, None);
+    }
     let saves = summary.upgraded + summary.current + summary.outdated + summary.failed;
     let no_saves = saves == 0 && summary.not_saves > 0 && summary.not_started == 0;
     if no_saves {
         errln!("error: no saves found: every file was JSON that is not a save");
     }
-    let failed = summary.failed + plan.errors.len() + usize::from(no_saves);
+    let failed =
+        summary.failed + plan.errors.len() + summary.unflushed.len() + usize::from(no_saves);
     if !args.quiet {
         let would = if args.check || args.dry_run {
             "would upgrade"

@@ -1,0 +1,41 @@
+//! Any bytes, as save text straight into Lua (`lua::from_text`) and through a document tree
+//! (`text::from_slice` then `lua::to_lua`): both refuse with the same error, or make Lua
+//! values that save as the same text.
+#![no_main]
+
+use std::cell::RefCell;
+
+use libfuzzer_sys::fuzz_target;
+use savechain::lua::{from_lua, from_text, install, mlua, to_lua};
+use savechain::text;
+
+thread_local! {
+    static LUA: RefCell<Option<mlua::Lua>> = const { RefCell::new(None) };
+}
+
+fuzz_target!(|data: &[u8]| {
+    LUA.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let lua = cell.get_or_insert_with(|| {
+            let lua = mlua::Lua::new();
+            let register: mlua::Function = install(&lua).unwrap().get("register_class").unwrap();
+            register.call::<()>(("Ship", lua.create_table().unwrap())).unwrap();
+            lua
+        });
+        let straight = from_text(lua, data);
+        let through_tree = text::from_slice(data).and_then(|value| to_lua(lua, &value));
+        match (&straight, &through_tree) {
+            (Ok(straight), Ok(tree)) => {
+                let a = text::to_vec(&from_lua(lua, straight).unwrap()).unwrap();
+                let b = text::to_vec(&from_lua(lua, tree).unwrap()).unwrap();
+                assert!(a == b, "different values");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            _ => panic!(
+                "one way refused, the other did not: straight {:?}, tree {:?}",
+                straight.as_ref().err(),
+                through_tree.as_ref().err()
+            ),
+        }
+    });
+});
