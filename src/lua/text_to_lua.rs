@@ -8,7 +8,6 @@
 
 use std::borrow::Cow;
 use std::ffi::c_int;
-use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::vec::Drain;
 
@@ -259,47 +258,10 @@ pub(crate) fn read(lua: &Lua, tables: &Metatables, bytes: &[u8]) -> Result<mlua:
 
 /// Makes the Lua values of a tape.
 fn make(lua: &Lua, tables: &Metatables, tape: &Tape<'_>) -> Result<mlua::Value> {
-    let mut builder = Builder::default();
-    let mut panicked = None;
-    let args = (
-        tables.array.clone(),
-        tables.u64.clone(),
-        tables.bytes.clone(),
-        tables.classes.clone(),
-    );
-    let collecting = lua.gc_is_running();
-    lua.gc_stop();
-    // SAFETY: a Lua error (out of memory) unwinds by longjmp through the frames of the
-    // closure and of `make_at`, which hold only references and integers: the tape and the
-    // builder's state live outside. Panics are caught before they reach Lua's C frames.
-    let result = unsafe {
-        lua.exec_raw::<mlua::Value>(args, |state| {
-            ffi::lua_createtable(state, 0, 0); // REFS, as the tree's conversion keeps it
-            let made = panic::catch_unwind(AssertUnwindSafe(|| {
-                make_at(state, tape, &mut builder, 0, 0)
-            }));
-            match made {
-                Ok(Ok(_)) => {
-                    ffi::lua_replace(state, 1);
-                    ffi::lua_settop(state, 1);
-                }
-                Ok(Err(())) => ffi::lua_settop(state, 0),
-                Err(payload) => {
-                    panicked = Some(payload);
-                    ffi::lua_settop(state, 0);
-                }
-            }
-        })
-    };
-    if collecting {
-        lua.gc_restart();
-    }
-    if let Some(payload) = panicked {
-        panic::resume_unwind(payload);
-    }
-    let value = result?;
-    builder.finish()?;
-    Ok(value)
+    // SAFETY: `make_at` owns nothing: the tape is borrowed, the builder lives outside.
+    to_lua::make_value(lua, tables, |l, builder| unsafe {
+        make_at(l, tape, builder, 0, 0).map(|_| ())
+    })
 }
 
 /// Pushes the value the tape spells from `at`; returns where it ends.

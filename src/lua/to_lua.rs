@@ -19,6 +19,23 @@ use crate::value::{Map, Table, Value};
 /// Converts a document value to a Lua value, following the mapping of `docs/FORMAT.md`,
 /// marking arrays, boxes and class instances with the state's `tables`.
 pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &Value) -> Result<mlua::Value> {
+    make_value(lua, tables, |l, builder| unsafe {
+        builder.push(l, value, 0)
+    })
+}
+
+/// The Lua value `push` pushes with a [`Builder`], on the raw stack with the shared tables
+/// at their slots (and an empty table of shared tables), the collector paused meanwhile:
+/// everything built stays reachable, so collecting garbage would be wasted work.
+///
+/// `push` must own nothing with a destructor in its frames: a Lua error (running out of
+/// memory while building tables) unwinds through them by longjmp. Its state lives outside,
+/// in the builder and what the closure borrows.
+pub(crate) fn make_value(
+    lua: &Lua,
+    tables: &Metatables,
+    push: impl FnOnce(*mut ffi::lua_State, &mut Builder) -> Step,
+) -> Result<mlua::Value> {
     let mut builder = Builder::default();
     let mut panicked = None;
     let args = (
@@ -27,17 +44,14 @@ pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &Value) -> Result<m
         tables.bytes.clone(),
         tables.classes.clone(),
     );
-    // Everything built here stays reachable: collecting garbage meanwhile is wasted work.
     let collecting = lua.gc_is_running();
     lua.gc_stop();
-    // SAFETY: Lua errors (running out of memory while building tables) unwind by longjmp
-    // through the frames of the closure. Those frames hold only references and integers,
-    // nothing with a destructor: the builder's state lives outside, in `builder`. Panics are
-    // caught before they reach Lua's C frames.
+    // SAFETY: the closure's frames and those of `push` hold only references and integers
+    // (see above); panics are caught before they reach Lua's C frames.
     let result = unsafe {
         lua.exec_raw::<mlua::Value>(args, |state| {
             ffi::lua_createtable(state, 0, 0); // REFS
-            let pushed = panic::catch_unwind(AssertUnwindSafe(|| builder.push(state, value, 0)));
+            let pushed = panic::catch_unwind(AssertUnwindSafe(|| push(state, &mut builder)));
             match pushed {
                 Ok(Ok(())) => {
                     ffi::lua_replace(state, 1);
