@@ -102,27 +102,34 @@ pub fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Search {
             );
         }
     }
-    // A file reached by several paths is taken by the path that is not itself a link, so
-    // that its backup sits beside it, or else by the first in path order.
+    take_each_once(candidates, &mut search);
+    search
+}
+
+/// Puts each file of `candidates` in `search.saves` once, in path order, and the other
+/// paths to it in `search.skipped`. A file reached by several paths is taken by the path
+/// that is not itself a link, so that its backup sits beside it, or else by the first in
+/// path order.
+fn take_each_once(mut candidates: Vec<Found>, search: &mut Search) {
     let is_link = |f: &Found| fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_symlink());
     candidates.sort_by_cached_key(|f| (is_link(f), f.path.clone()));
     let mut taken: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
     let mut repeats = Vec::new();
     for found in candidates {
-        match taken.get(&found.canonical) {
-            Some(first) => {
-                repeats.push((found.path, format!("the same file as {}", first.display())))
-            }
+        let why = match taken.get(&found.canonical) {
             None => {
                 taken.insert(found.canonical.clone(), found.path.clone());
                 search.saves.push(found);
+                continue;
             }
-        }
+            Some(first) if *first == found.path => "named twice".to_string(),
+            Some(first) => format!("the same file as {}", first.display()),
+        };
+        repeats.push((found.path, why));
     }
     repeats.sort();
     search.skipped.extend(repeats);
     search.saves.sort_by(|a, b| a.path.cmp(&b.path));
-    search
 }
 
 fn push_file(
@@ -307,6 +314,7 @@ mod tests {
         let search = find_saves(&[a.clone(), dotted, a.clone()], &[]);
         assert_eq!(search.saves.len(), 1);
         assert_eq!(search.skipped.len(), 2);
+        assert_eq!(search.skipped[0].1, "named twice");
         // A file named directly is taken whatever its extension.
         let other = dir.path().join("world.save");
         fs::write(&other, "{}").unwrap();

@@ -256,15 +256,7 @@ impl<'c> Batch<'c> {
                 }
             }
         }
-        // No more threads than saves: each costs a stack and a Lua state.
-        let threads = match self.jobs {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.min(plan.saves.len()).max(1))
-            .build()
-            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot start threads: {e}")))?;
+        let pool = self.pool(plan.saves.len())?;
         let mut options = self.options.clone();
         let share = Limits::for_jobs(pool.current_num_threads()).memory;
         options.limits.memory = options.limits.memory.min(share);
@@ -286,23 +278,16 @@ impl<'c> Batch<'c> {
                     },
                 );
             });
-            // Outcomes arrive in any order; each is handed on once those before it are.
-            let mut waiting = BTreeMap::new();
-            let mut next = 0;
-            for (i, outcome) in receiver {
-                waiting.insert(i, outcome);
-                while let Some(outcome) = waiting.remove(&next) {
-                    next += 1;
-                    let Some(outcome) = outcome else {
-                        summary.not_started += 1;
-                        continue;
-                    };
-                    summary.count(&outcome);
-                    if each(&outcome).is_break() {
-                        stop.store(true, Ordering::Relaxed);
-                    }
+            in_order(receiver, |outcome| {
+                let Some(outcome) = outcome else {
+                    summary.not_started += 1;
+                    return;
+                };
+                summary.count(&outcome);
+                if each(&outcome).is_break() {
+                    stop.store(true, Ordering::Relaxed);
                 }
-            }
+            });
         });
         // Every rename is made durable before the run says it is done: one flush a folder.
         summary.unflushed = flush
@@ -311,6 +296,19 @@ impl<'c> Batch<'c> {
             .map(|(dir, e)| Error::io(e, "cannot flush the folder to disk").with_file(dir))
             .collect();
         Ok(summary)
+    }
+
+    /// The threads of a run of `saves` saves: as many as asked (one per core by default),
+    /// but no more than there are saves, since each costs a stack and a Lua state.
+    fn pool(&self, saves: usize) -> Result<rayon::ThreadPool> {
+        let threads = match self.jobs {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.min(saves).max(1))
+            .build()
+            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot start threads: {e}")))
     }
 
     fn upgrade_one<'p>(
@@ -359,6 +357,20 @@ impl<'c> Batch<'c> {
     }
 }
 
+/// Hands on what arrives numbered in any order, in the order of the numbers: each as soon
+/// as every one before it has arrived.
+fn in_order<T>(arriving: impl IntoIterator<Item = (usize, T)>, mut each: impl FnMut(T)) {
+    let mut waiting = BTreeMap::new();
+    let mut next = 0;
+    for (i, item) in arriving {
+        waiting.insert(i, item);
+        while let Some(item) = waiting.remove(&next) {
+            next += 1;
+            each(item);
+        }
+    }
+}
+
 impl Summary {
     fn count(&mut self, outcome: &Outcome<'_>) {
         let counter = match outcome.status {
@@ -369,5 +381,20 @@ impl Summary {
             Status::Failed => &mut self.failed,
         };
         *counter += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_order;
+
+    #[test]
+    fn what_arrives_out_of_order_is_handed_on_in_order() {
+        let mut seen = Vec::new();
+        in_order(
+            [(2, 'c'), (0, 'a'), (3, 'd'), (1, 'b'), (5, 'f'), (4, 'e')],
+            |c| seen.push(c),
+        );
+        assert_eq!(seen, ['a', 'b', 'c', 'd', 'e', 'f']);
     }
 }
