@@ -522,18 +522,43 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                     _ => {}
                 }
                 self.items.push(element.0);
-                self.skip_whitespace();
-                match self.peek() {
-                    Some(b',') => self.pos += 1,
-                    Some(b']') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return self.syntax("',' or ']' after an array element"),
+                if !self.after_element()? {
+                    break;
                 }
             }
         }
         self.depth -= 1;
+        self.close_array(base, letter, second, chain)
+    }
+
+    /// After an array element: whether another follows (`,`) or the array ends (`]`).
+    #[inline]
+    fn after_element(&mut self) -> Parsed<bool> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b']') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => self.syntax("',' or ']' after an array element"),
+        }
+    }
+
+    /// The array whose elements stand at `items[base..]`, just closed: a tag if it is one
+    /// (`letter` its first element's, `second` its second's shape and offset), unless it is
+    /// the content of an escape.
+    #[inline]
+    fn close_array(
+        &mut self,
+        base: usize,
+        letter: Option<u8>,
+        second: (Shape, usize),
+        chain: EscapeChain,
+    ) -> Parsed<(B::Value, Shape)> {
         let count = self.items.len() - base;
         let tag = letter.filter(|&l| count == 2 && tags::is_tag(l, second.0));
         match tag {
