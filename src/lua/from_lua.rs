@@ -80,6 +80,11 @@ struct Walker {
     second_pass: bool,
     /// Entries of the tables being walked, on one stack for all of them.
     scratch: Vec<(RawKey, Value)>,
+    /// The keys of the last object sorted, as Lua's strings in walk order, and the order
+    /// sorting gave them: objects of one shape (the same keys, set in the same order) walk
+    /// their keys in the same order, and need no sort of their own.
+    last_keys: Vec<*const u8>,
+    last_order: Vec<u32>,
     error: Option<(Path, String)>,
     /// How many lent tables, never touched, the walk left placeholders for.
     lent: usize,
@@ -426,18 +431,33 @@ impl Walker {
     ///
     /// SAFETY: as for `raw_str`; the table is still being walked.
     unsafe fn take_object(&mut self, base: usize) -> Value {
-        // Lua walks keys in hash order; sorting the raw bytes is cheaper than sorting the
-        // map's keys.
-        self.scratch[base..].sort_unstable_by(|(a, _), (b, _)| raw_str(a).cmp(raw_str(b)));
-        let pairs: Vec<(Key, Value)> = self
-            .scratch
-            .drain(base..)
-            .map(|(key, value)| {
-                // Checked to be UTF-8 on the way.
-                let text = std::str::from_utf8_unchecked(raw_str(&key));
-                (Key::from(text), value)
-            })
-            .collect();
+        // Lua walks keys in hash order, to be sorted: in the order learnt from the last
+        // object when it has the same keys in the same walk order (interned strings, one
+        // pointer each), else by sorting their raw bytes (cheaper than the map's keys).
+        let entries = &self.scratch[base..];
+        let same_shape = entries.len() == self.last_keys.len()
+            && entries
+                .iter()
+                .zip(&self.last_keys)
+                .all(|((key, _), &last)| key_pointer(key) == last);
+        if !same_shape {
+            self.last_keys.clear();
+            self.last_keys
+                .extend(entries.iter().map(|(key, _)| key_pointer(key)));
+            self.last_order.clear();
+            self.last_order.extend(0..entries.len() as u32);
+            self.last_order.sort_unstable_by(|&a, &b| {
+                raw_str(&entries[a as usize].0).cmp(raw_str(&entries[b as usize].0))
+            });
+        }
+        let mut pairs: Vec<(Key, Value)> = Vec::with_capacity(entries.len());
+        for &i in &self.last_order {
+            let (key, value) = &mut self.scratch[base + i as usize];
+            // Checked to be UTF-8 on the way.
+            let text = std::str::from_utf8_unchecked(raw_str(key));
+            pairs.push((Key::from(text), std::mem::take(value)));
+        }
+        self.scratch.truncate(base);
         Value::Object(Map::from_sorted(pairs))
     }
 
@@ -497,6 +517,15 @@ unsafe fn lua_bytes<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
     let mut len = 0usize;
     let p = ffi::lua_tolstring(l, idx, &mut len);
     std::slice::from_raw_parts(p.cast::<u8>(), len)
+}
+
+/// Where a string key's bytes are (null for other keys): the same pointer for the same
+/// interned string.
+fn key_pointer(key: &RawKey) -> *const u8 {
+    match *key {
+        RawKey::Str(p, _) => p,
+        _ => ptr::null(),
+    }
 }
 
 /// The bytes of a string key (empty for other keys).
