@@ -1,45 +1,96 @@
-//! The example game's whole upgrade chain on a large save, and batches of small saves on
-//! one core against all of them.
+//! Upgrade chains on a large save, and batches of small saves on one core against two.
 //!
 //! ```text
-//! cargo bench --bench upgrade                      # table + criterion, a few minutes
-//! SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench upgrade
-//! SAVECHAIN_BENCH_GAME_MB=10 cargo bench --bench upgrade
-//! SAVECHAIN_BENCH_CHAIN_ONLY=1 cargo bench --bench upgrade   # only the chain's table
+//! cargo bench --bench upgrade                                   # all tables + criterion
+//! SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench upgrade      # only the tables
+//! SAVECHAIN_BENCH_ONLY=chain,memory cargo bench --bench upgrade # some parts:
+//!                                                               #   chain, memory, batch
+//! SAVECHAIN_BENCH_CHAIN_ONLY=1 cargo bench --bench upgrade      # = SAVECHAIN_BENCH_ONLY=chain,memory
+//! SAVECHAIN_BENCH_GAME_MB=2 SAVECHAIN_BENCH_BATCH_SAVES=40 SAVECHAIN_BENCH_RUNS=1 \
+//!     SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench upgrade  # a quick check
 //! ```
 //!
-//! 1. A version 1 save of the example game (`src/bin/save-upgrade/starlane.rs`), about 50 MiB of text,
-//!    made by the generator of `support/game.rs` with the fields the chain expects. Timed
-//!    in one process: a plain load and save of it (`Save::from_slice` + `Save::to_vec`),
-//!    against the same load, all eight steps (five in Lua, sharing conversions), and the
-//!    save. Goal: the full chain costs at most 2x the plain load and save.
-//! 2. `save-upgrade --out-dir` on 1,000 copies of the fixtures, with `--jobs 1` and with
-//!    all cores. Goal: near-linear scaling.
+//! Other settings: `SAVECHAIN_BENCH_BATCH_KB` (size of each save of the batch, default
+//! 100), `SAVECHAIN_BENCH_JOBS` (the jobs set against `--jobs 1`, default 2),
+//! `SAVECHAIN_BENCH_BATCH_DIR` (where the batch's folders are made, default `target/tmp`,
+//! which must be on a disk, not tmpfs, for the durable writes to cost what they cost).
 //!
-//! Best of alternating runs, as in the other benches.
+//! The saves are version 1 saves of the example game (`src/bin/save-upgrade/starlane.rs`),
+//! made by the generator of `support/game.rs` with the fields the example chain expects.
+//!
+//! 1. `chain`: a save of about 50 MiB of text (`SAVECHAIN_BENCH_GAME_MB`), in one process,
+//!    best of alternating runs (4 unless `SAVECHAIN_BENCH_RUNS`): a plain load and save
+//!    (`Save::from_slice` + `Save::to_vec`), against the same load, a chain and the save
+//!    (`chain.upgrader().upgrade(save, &Options::default())`, `Save::to_vec`), for three
+//!    chains:
+//!    - *example*: the example chain, eight steps, five in Lua. Goal: at most 2x.
+//!    - *small*: four Lua steps that each touch a small part of the save (a player field,
+//!      a setting of the ui module, the tick counter, the ship's name). Goal: at most 1.3x.
+//!    - *half*: two Lua steps that go over every star system and rewrite a field of each of
+//!      its planets and of the planet's orbit (the share of the save's text in the planets'
+//!      arrays is printed: about 40 %, and the steps also convert each system's own
+//!      members). Goal: at most 2x.
+//!
+//!    Before timing, each chain runs once and the fields its steps change are checked.
+//! 2. `memory`: peak heap of a load, the example chain and the save, from the counting
+//!    allocator of `support/alloc.rs` (Rust's heap and the Lua heap of the steps' sandbox,
+//!    which mlua allocates through Rust's global allocator), as a multiple of the save's
+//!    text, without and with the input text (which is allocated before); the other chains
+//!    and the plain load and save beside it. Goal: at most 4x the save.
+//! 3. `batch`: 400 saves (`SAVECHAIN_BENCH_BATCH_SAVES`) of about 100 KB, each from its own
+//!    seed, in a folder on disk. `save-upgrade --jobs 1` against `--jobs 2`, in place (with
+//!    backups, the default) and with `--out-dir`; each run on a fresh copy of the folder,
+//!    made and flushed to disk (`sync`) before the timing starts. Best of alternating runs
+//!    (3 unless `SAVECHAIN_BENCH_RUNS`). Then the same load, upgrade and write of the texts
+//!    in memory, no files, on rayon pools of 1 and 2 threads. Goal: `--jobs 2` at least
+//!    1.8x `--jobs 1`.
 
+#[path = "support/alloc.rs"]
+mod alloc;
+#[path = "support/env.rs"]
+mod env;
 #[path = "support/game.rs"]
 mod game;
 #[path = "../src/bin/save-upgrade/starlane.rs"]
 mod starlane;
 
 use std::hint::black_box;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use savechain::upgrade::Chain;
+use savechain::upgrade::{Chain, Step};
 use savechain::Options;
 use savechain::{Save, Value};
 
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
+
 const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
 const GAME_MIB: usize = 50;
+const CHAIN_RUNS: usize = 4;
+const BATCH_RUNS: usize = 3;
+const BATCH_SAVES: usize = 400;
+const BATCH_KB: usize = 100;
 const MIB: f64 = 1024.0 * 1024.0;
+const PARTS: &[&str] = &["chain", "memory", "batch"];
 
-/// The generated save, given what the example chain's version 1 has.
-fn starlane_v1(mib: usize) -> Save {
-    let mut save = game::game_save(mib << 20, GAME_SEED);
+fn part(name: &str) -> bool {
+    if env::flag("SAVECHAIN_BENCH_CHAIN_ONLY") {
+        return name != "batch";
+    }
+    env::part(name, PARTS)
+}
+
+fn ms(t: Duration) -> f64 {
+    t.as_secs_f64() * 1e3
+}
+
+/// A generated save of about `bytes` bytes of text before the fields the example chain's
+/// version 1 has are added (which add about 1 %, less for big saves).
+fn starlane_v1(bytes: usize, seed: u64) -> Save {
+    let mut save = game::game_save(bytes, seed);
     let data = save.data.as_object_mut().unwrap();
     let player = data.get_mut("player").unwrap().as_object_mut().unwrap();
     player.insert("reputation", Value::Double(0.25));
@@ -69,133 +120,461 @@ fn starlane_v1(mib: usize) -> Save {
                 .collect(),
         )
     };
-    let missions: savechain::Map = [("active", ids("m", 200)), ("done", ids("d", 2000))]
+    // 200 active missions and 2000 done in a large save; fewer in a small one, where
+    // they would otherwise be a third of the text.
+    let done = (bytes / 500).min(2000);
+    let missions: savechain::Map = [("active", ids("m", done / 10)), ("done", ids("d", done))]
         .into_iter()
         .collect();
     lua.insert("missions", Value::Object(missions));
     save
 }
 
-fn load_save(text: &[u8]) {
-    let save = Save::from_slice(black_box(text)).unwrap();
-    drop(black_box(save.to_vec().unwrap()));
+// ---------------------------------------------------------------------------------------
+// Part `chain`: chains on a large save against a plain load and save.
+
+/// Four Lua steps that each touch a small part of the save.
+const SMALL_STEPS: &[(&str, &str)] = &[
+    (
+        "0001-player-callsign.lua",
+        "-- The player gets a callsign, their name to begin with.
+return function(data)
+  data.player.callsign = data.player.name
+end
+",
+    ),
+    (
+        "0002-ui-scale.lua",
+        "-- A setting of the ui module: the interface scale, 1 unless set; the module's version.
+return function(data)
+  local ui = data.lua.modules.ui
+  if ui.scale == nil then ui.scale = 1.0 end
+  ui.version = ui.version + 1
+end
+",
+    ),
+    (
+        "0003-tick.lua",
+        "-- The tick counter moves on by one.
+return function(data)
+  data.tick = data.tick + 1
+end
+",
+    ),
+    (
+        "0004-ship-name.lua",
+        "-- The ship's name gets its refit.
+return function(data)
+  data.ship.name = data.ship.name .. ' (refit)'
+end
+",
+    ),
+];
+
+/// Two Lua steps that rewrite a field of every planet and of its orbit.
+const HALF_STEPS: &[(&str, &str)] = &[
+    (
+        "0001-planet-radius-km.lua",
+        "-- Planet radii from metres to kilometres.
+return function(data)
+  local systems = data.systems
+  for i = 1, #systems do
+    local planets = systems[i].planets
+    for j = 1, #planets do
+      local planet = planets[j]
+      planet.radius = planet.radius / 1000.0
+    end
+  end
+end
+",
+    ),
+    (
+        "0002-orbit-phase-degrees.lua",
+        "-- Orbit phases from radians to degrees.
+local up = require('savechain.upgrade')
+
+return function(data)
+  up.map(data, 'systems', function(system)
+    up.map(system, 'planets', function(planet)
+      planet.orbit.phase = math.deg(planet.orbit.phase)
+    end)
+  end)
+end
+",
+    ),
+];
+
+fn lua_chain(steps: &[(&str, &str)]) -> Chain {
+    let steps = steps
+        .iter()
+        .map(|(name, source)| Step::lua(name, source).unwrap())
+        .collect();
+    Chain::new("1.0.0", steps).unwrap()
 }
 
-fn load_upgrade_save(chain: &Chain, text: &[u8]) {
+struct Chains {
+    example: Chain,
+    small: Chain,
+    half: Chain,
+}
+
+fn chains() -> Chains {
+    Chains {
+        example: starlane::chain().unwrap(),
+        small: lua_chain(SMALL_STEPS),
+        half: lua_chain(HALF_STEPS),
+    }
+}
+
+fn load_save(text: &[u8]) -> Vec<u8> {
+    let save = Save::from_slice(black_box(text)).unwrap();
+    save.to_vec().unwrap()
+}
+
+fn load_upgrade_save(chain: &Chain, text: &[u8]) -> Vec<u8> {
     let save = Save::from_slice(black_box(text)).unwrap();
     let upgraded = chain.upgrader().upgrade(save, &Options::default()).unwrap();
-    drop(black_box(upgraded.save.to_vec().unwrap()));
+    upgraded.save.to_vec().unwrap()
 }
 
-fn best<F: FnMut()>(best: &mut Duration, mut f: F) {
-    let t = Instant::now();
-    f();
-    *best = (*best).min(t.elapsed());
+fn get<'v>(value: &'v Value, path: &str) -> &'v Value {
+    path.split('.')
+        .fold(value, |v, key| match key.parse::<usize>() {
+            Ok(i) => &v.as_array().unwrap()[i],
+            Err(_) => v
+                .get(key)
+                .unwrap_or_else(|| panic!("the save has no {path}")),
+        })
 }
 
-fn batch_dir(copies: usize) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
-    let sources: Vec<Vec<u8>> = ["v1/small.json", "v1/edge.json", "v5/frontier.json"]
-        .iter()
-        .map(|f| std::fs::read(Path::new(fixtures).join(f)).unwrap())
-        .collect();
-    for i in 0..copies {
-        std::fs::write(
-            dir.path().join(format!("s{i:04}.json")),
-            &sources[i % sources.len()],
-        )
-        .unwrap();
+/// Runs each chain once on `text` and checks what its steps change.
+fn check_chains(chains: &Chains, text: &[u8]) {
+    let before = Save::from_slice(text).unwrap();
+    let up = |chain: &Chain| Save::from_slice(&load_upgrade_save(chain, text)).unwrap();
+
+    let after = up(&chains.example);
+    assert_eq!(after.meta.version, chains.example.latest());
+    assert!(
+        get(&after.data, "systems").as_object().is_some(),
+        "the example chain keys systems by id"
+    );
+    assert!(get(&after.data, "player").get("standing").is_some());
+
+    let after = up(&chains.small);
+    assert_eq!(after.meta.version, 5);
+    let (b, a) = (&before.data, &after.data);
+    assert_eq!(get(a, "player.callsign"), get(b, "player.name"));
+    assert_eq!(get(a, "lua.modules.ui.scale"), &Value::Double(1.0));
+    let int = |v: &Value, path: &str| get(v, path).as_i64().unwrap();
+    assert_eq!(
+        int(a, "lua.modules.ui.version"),
+        int(b, "lua.modules.ui.version") + 1
+    );
+    assert_eq!(int(a, "tick"), int(b, "tick") + 1);
+    assert_eq!(
+        get(a, "ship.name").as_str().unwrap(),
+        format!("{} (refit)", get(b, "ship.name").as_str().unwrap())
+    );
+
+    let after = up(&chains.half);
+    assert_eq!(after.meta.version, 3);
+    let (b, a) = (&before.data, &after.data);
+    let double = |v: &Value, path: &str| match get(v, path) {
+        Value::Double(d) => *d,
+        other => panic!("{path} is {other:?}"),
+    };
+    let systems = get(b, "systems").as_array().unwrap();
+    let mut planets = 0;
+    for (i, system) in systems.iter().enumerate() {
+        for j in 0..get(system, "planets").as_array().unwrap().len() {
+            let p = format!("systems.{i}.planets.{j}");
+            assert_eq!(
+                double(a, &format!("{p}.radius")),
+                double(b, &format!("{p}.radius")) / 1000.0
+            );
+            // Lua's 180 / pi may be another rounding than Rust's.
+            let (phase, radians) = (
+                double(a, &format!("{p}.orbit.phase")),
+                double(b, &format!("{p}.orbit.phase")),
+            );
+            assert!((phase - radians.to_degrees()).abs() <= 1e-12 * phase.abs().max(1.0));
+            planets += 1;
+        }
     }
-    dir
+    assert!(planets > 0);
+
+    // The share of the save's text in the arrays the half chain goes through (compact).
+    let len = |v: &Value| savechain::text::to_vec_compact(v).unwrap().len();
+    let planets_text: usize = systems.iter().map(|s| len(get(s, "planets"))).sum();
+    println!(
+        "Checked: each chain changes what its steps say. The half chain rewrote {planets} \
+         planets of {} systems; their arrays hold {:.0} % of the text of the save's data \
+         (compact), and the steps also convert each system's own members",
+        systems.len(),
+        100.0 * planets_text as f64 / len(&before.data) as f64
+    );
 }
 
-fn run_batch(dir: &Path, jobs: &str) -> Duration {
-    let out = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    let status = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(["--jobs", jobs, "--out-dir"])
-        .arg(out.path())
-        .arg(dir)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    let elapsed = start.elapsed();
-    assert!(status.success());
-    elapsed
-}
-
-fn main() {
-    let mib = std::env::var("SAVECHAIN_BENCH_GAME_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(GAME_MIB);
-    let chain = starlane::chain().unwrap();
-    let text = starlane_v1(mib).to_vec().unwrap();
-
-    let (mut plain, mut full) = (Duration::MAX, Duration::MAX);
-    for _ in 0..4 {
-        best(&mut plain, || load_save(&text));
-        best(&mut full, || load_upgrade_save(&chain, &text));
+fn chain_table(chains: &Chains, text: &[u8], runs: usize) {
+    let mut best = [Duration::MAX; 4];
+    for _ in 0..runs {
+        let ops: [&dyn Fn() -> Vec<u8>; 4] = [
+            &|| load_save(text),
+            &|| load_upgrade_save(&chains.example, text),
+            &|| load_upgrade_save(&chains.small, text),
+            &|| load_upgrade_save(&chains.half, text),
+        ];
+        for (op, best) in ops.iter().zip(best.iter_mut()) {
+            let t = Instant::now();
+            drop(black_box(op()));
+            *best = (*best).min(t.elapsed());
+        }
     }
-    let ms = |t: Duration| t.as_secs_f64() * 1e3;
     let rate = |t: Duration| text.len() as f64 / MIB / t.as_secs_f64();
     println!();
     println!(
-        "Version 1 save of the example game, {:.1} MiB of text (best of 4):",
+        "Version 1 save of the example game, {:.1} MiB of text (best of {runs}):",
         text.len() as f64 / MIB
     );
     println!(
-        "{:<34} {:>9.1} ms {:>8.1} MiB/s",
-        "load + save",
-        ms(plain),
-        rate(plain)
+        "{:<44} {:>9} {:>8} {:>16}",
+        "run", "ms", "MiB/s", "/ (load + save)"
     );
-    println!(
-        "{:<34} {:>9.1} ms {:>8.1} MiB/s",
-        "load + 8 steps (5 Lua) + save",
-        ms(full),
-        rate(full)
-    );
-    println!(
-        "full chain / (load + save) = {:.2} (goal: at most 2.00)",
-        full.as_secs_f64() / plain.as_secs_f64()
-    );
-
-    if std::env::var_os("SAVECHAIN_BENCH_CHAIN_ONLY").is_some() {
-        return;
+    let rows = [
+        ("load + save", ""),
+        (
+            "load + example chain (8 steps, 5 Lua) + save",
+            "goal: at most 2.00",
+        ),
+        (
+            "load + 4 Lua steps touching little + save",
+            "goal: at most 1.30",
+        ),
+        (
+            "load + 2 Lua steps rewriting half + save",
+            "goal: at most 2.00",
+        ),
+    ];
+    for ((name, goal), t) in rows.iter().zip(best) {
+        println!(
+            "{name:<44} {:>9.1} {:>8.1} {:>16.2}  {goal}",
+            ms(t),
+            rate(t),
+            t.as_secs_f64() / best[0].as_secs_f64()
+        );
     }
-    let copies = 1000;
-    let dir = batch_dir(copies);
+}
+
+// ---------------------------------------------------------------------------------------
+// Part `memory`: peak heap of an upgrade.
+
+fn memory_table(chains: &Chains, text: &[u8]) {
+    let len = text.len() as f64;
+    println!();
+    println!(
+        "Peak heap of an upgrade of the {:.1} MiB save (Rust's and the steps' Lua heap; \
+         multiples of the save's text, without / with the input text):",
+        len / MIB
+    );
+    let runs: [(&str, &dyn Fn() -> Vec<u8>); 4] = [
+        ("load + save", &|| load_save(text)),
+        ("load + example chain + save", &|| {
+            load_upgrade_save(&chains.example, text)
+        }),
+        ("load + 4 Lua steps touching little + save", &|| {
+            load_upgrade_save(&chains.small, text)
+        }),
+        ("load + 2 Lua steps rewriting half + save", &|| {
+            load_upgrade_save(&chains.half, text)
+        }),
+    ];
+    for (i, (name, run)) in runs.iter().enumerate() {
+        let ((), peak) = alloc::peak_of(|| drop(run()));
+        println!(
+            "{name:<44} {:>9.1} MiB {:>6.2}x / {:>5.2}x{}",
+            peak as f64 / MIB,
+            peak as f64 / len,
+            (peak as f64 + len) / len,
+            if i == 1 {
+                "  goal: at most 4x the save"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Part `batch`: save-upgrade on a folder of small saves, 1 job against 2.
+
+/// A folder under `base` holding `saves` generated saves of about `bytes` bytes each, and
+/// their texts.
+fn batch_master(base: &Path, saves: usize, bytes: usize) -> (tempfile::TempDir, Vec<Vec<u8>>) {
+    // The fields added for version 1 make a save larger than asked: aim lower by as much.
+    let made = starlane_v1(bytes, GAME_SEED).to_vec().unwrap().len();
+    let target = bytes.saturating_sub(made.saturating_sub(bytes));
+    let dir = tempfile::Builder::new()
+        .prefix("batch-master-")
+        .tempdir_in(base)
+        .unwrap();
+    let texts: Vec<Vec<u8>> = (0..saves)
+        .map(|i| {
+            let text = starlane_v1(target, GAME_SEED + 1 + i as u64)
+                .to_vec()
+                .unwrap();
+            std::fs::write(dir.path().join(format!("s{i:04}.json")), &text).unwrap();
+            text
+        })
+        .collect();
+    (dir, texts)
+}
+
+/// Where the batch's folders go, and what file system that is.
+fn batch_base() -> PathBuf {
+    let base = std::env::var_os("SAVECHAIN_BENCH_BATCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
+    std::fs::create_dir_all(&base).unwrap();
+    base
+}
+
+#[cfg(target_os = "linux")]
+fn file_system(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a zeroed statfs filled by the call, for a NUL-terminated path.
+    let kind = unsafe {
+        let mut s: libc::statfs = std::mem::zeroed();
+        if libc::statfs(c.as_ptr(), &mut s) != 0 {
+            return "unknown file system".to_string();
+        }
+        s.f_type
+    };
+    match kind {
+        0x0102_1994 => "tmpfs (NOT a disk: the flushes cost nothing)".to_string(),
+        0xef53 => "ext2/3/4".to_string(),
+        0x5846_5342 => "xfs".to_string(),
+        0x9123_683e => "btrfs".to_string(),
+        other => format!("file system type {other:#x}"),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn file_system(_: &Path) -> String {
+    "file system not checked".to_string()
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    InPlace,
+    OutDir,
+}
+
+/// One `save-upgrade` run on a fresh copy of `master`; the copy (flushed to disk) is not
+/// timed. Checks that every save was upgraded.
+fn run_batch(base: &Path, master: &Path, saves: usize, mode: Mode, jobs: usize) -> Duration {
+    let run = tempfile::Builder::new()
+        .prefix("batch-run-")
+        .tempdir_in(base)
+        .unwrap();
+    let source = run.path().join("saves");
+    std::fs::create_dir(&source).unwrap();
+    for entry in std::fs::read_dir(master).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), source.join(entry.file_name())).unwrap();
+    }
+    let out = run.path().join("out");
+    // SAFETY: `sync` has no preconditions: the copies (and what earlier runs removed)
+    // reach the disk before the timing starts.
+    #[cfg(unix)]
+    unsafe {
+        libc::sync()
+    };
+    let mut command = Command::new(env!("CARGO_BIN_EXE_save-upgrade"));
+    command.args(["--jobs", &jobs.to_string()]);
+    if mode == Mode::OutDir {
+        command.arg("--out-dir").arg(&out);
+    }
+    command.arg(&source).stderr(std::process::Stdio::null());
+    let start = Instant::now();
+    let status = command.status().unwrap();
+    let elapsed = start.elapsed();
+    assert!(status.success(), "save-upgrade failed: {status}");
+
+    let written = if mode == Mode::OutDir { &out } else { &source };
+    let last = format!("s{:04}.json", saves - 1);
+    let save = Save::load(written.join(&last)).unwrap();
+    assert_eq!(save.meta.version, 9, "{last} was upgraded");
+    let count = |dir: &Path, suffix: &str| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(suffix)
+            })
+            .count()
+    };
+    assert_eq!(count(written, ".json"), saves);
+    if mode == Mode::InPlace {
+        assert_eq!(count(&source, ".bak"), saves, "a backup of each save");
+    }
+    elapsed
+}
+
+fn batch_table(chain: &Chain, runs: usize) {
+    let saves = env::number("SAVECHAIN_BENCH_BATCH_SAVES", BATCH_SAVES).max(1);
+    let kb = env::number("SAVECHAIN_BENCH_BATCH_KB", BATCH_KB).max(1);
+    let jobs = env::number("SAVECHAIN_BENCH_JOBS", 2).max(1);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (mut one, mut all) = (Duration::MAX, Duration::MAX);
-    for _ in 0..3 {
-        one = one.min(run_batch(dir.path(), "1"));
-        all = all.min(run_batch(dir.path(), &cores.to_string()));
+    let base = batch_base();
+    let (master, texts) = batch_master(&base, saves, kb * 1000);
+    let total: usize = texts.iter().map(Vec::len).sum();
+
+    // [in place 1, in place N, out-dir 1, out-dir N]
+    let mut best = [Duration::MAX; 4];
+    for _ in 0..runs {
+        let order = [
+            (Mode::InPlace, 1),
+            (Mode::InPlace, jobs),
+            (Mode::OutDir, 1),
+            (Mode::OutDir, jobs),
+        ];
+        for ((mode, j), best) in order.into_iter().zip(best.iter_mut()) {
+            *best = (*best).min(run_batch(&base, master.path(), saves, mode, j));
+        }
     }
     println!();
-    println!("save-upgrade --out-dir on {copies} fixture-sized saves (best of 3):");
     println!(
-        "{:<34} {:>9.1} ms {:>8.0} saves/s",
-        "--jobs 1",
-        ms(one),
-        copies as f64 / one.as_secs_f64()
+        "save-upgrade on {saves} saves of {:.1} kB on average ({:.1} MiB), in {} ({}), \
+         {cores} cores (best of {runs}; each run on a fresh copy, copying not timed):",
+        total as f64 / saves as f64 / 1000.0,
+        total as f64 / MIB,
+        base.display(),
+        file_system(&base)
     );
     println!(
-        "{:<34} {:>9.1} ms {:>8.0} saves/s",
-        format!("--jobs {cores} (all cores)"),
-        ms(all),
-        copies as f64 / all.as_secs_f64()
+        "{:<28} {:>12} {:>12} {:>10}",
+        "",
+        "--jobs 1 ms",
+        format!("--jobs {jobs} ms"),
+        "speed-up"
     );
-    println!(
-        "speed-up {:.2} on {cores} cores (near-linear: close to {cores})",
-        one.as_secs_f64() / all.as_secs_f64()
-    );
+    let row = |name: &str, one: Duration, many: Duration, goal: &str| {
+        println!(
+            "{name:<28} {:>12.1} {:>12.1} {:>10.2}  {goal}",
+            ms(one),
+            ms(many),
+            one.as_secs_f64() / many.as_secs_f64()
+        )
+    };
+    let goal = format!("goal: at least {:.1}", 0.9 * jobs as f64);
+    row("in place (with backups)", best[0], best[1], &goal);
+    row("--out-dir", best[2], best[3], &goal);
 
-    // The same work without the files: load, upgrade and write 1,000 texts in memory.
-    let texts: Vec<Vec<u8>> = (0..copies)
-        .map(|i| std::fs::read(dir.path().join(format!("s{i:04}.json"))).unwrap())
-        .collect();
+    // The same work without the files: load, upgrade and write the texts in memory.
     let in_memory = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -215,32 +594,47 @@ fn main() {
         });
         start.elapsed()
     };
-    let (mut one_mem, mut all_mem) = (Duration::MAX, Duration::MAX);
-    for _ in 0..3 {
-        one_mem = one_mem.min(in_memory(1));
-        all_mem = all_mem.min(in_memory(cores));
+    let (mut one, mut many) = (Duration::MAX, Duration::MAX);
+    for _ in 0..runs {
+        one = one.min(in_memory(1));
+        many = many.min(in_memory(jobs));
     }
-    println!("the same in memory, no files (load, upgrade, write text; best of 3):");
-    println!(
-        "{:<34} {:>9.1} ms {:>8.0} saves/s",
-        "1 thread",
-        ms(one_mem),
-        copies as f64 / one_mem.as_secs_f64()
+    row(
+        "in memory, no files",
+        one,
+        many,
+        "(rayon pools of 1 and N threads)",
     );
-    println!(
-        "{:<34} {:>9.1} ms {:>8.0} saves/s",
-        format!("{cores} threads"),
-        ms(all_mem),
-        copies as f64 / all_mem.as_secs_f64()
-    );
-    println!(
-        "speed-up {:.2} on {cores} cores",
-        one_mem.as_secs_f64() / all_mem.as_secs_f64()
-    );
+}
 
-    if std::env::var_os("SAVECHAIN_BENCH_TABLE_ONLY").is_some() {
+// ---------------------------------------------------------------------------------------
+
+fn main() {
+    let chains = chains();
+    let text = (part("chain") || part("memory") || !env::table_only()).then(|| {
+        starlane_v1(env::game_mib(GAME_MIB) << 20, GAME_SEED)
+            .to_vec()
+            .unwrap()
+    });
+    if let Some(text) = &text {
+        if part("chain") || part("memory") {
+            check_chains(&chains, text);
+        }
+        if part("chain") {
+            chain_table(&chains, text, env::runs(CHAIN_RUNS));
+        }
+        if part("memory") {
+            memory_table(&chains, text);
+        }
+    }
+    if part("batch") {
+        batch_table(&chains.example, env::runs(BATCH_RUNS));
+    }
+    if env::table_only() {
         return;
     }
+
+    let text = text.unwrap();
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("example_chain");
     group
@@ -249,7 +643,13 @@ fn main() {
         .throughput(Throughput::Bytes(text.len() as u64));
     group.bench_function("load_save", |b| b.iter(|| load_save(&text)));
     group.bench_function("load_upgrade_save", |b| {
-        b.iter(|| load_upgrade_save(&chain, &text))
+        b.iter(|| load_upgrade_save(&chains.example, &text))
+    });
+    group.bench_function("load_small_lua_steps_save", |b| {
+        b.iter(|| load_upgrade_save(&chains.small, &text))
+    });
+    group.bench_function("load_half_lua_steps_save", |b| {
+        b.iter(|| load_upgrade_save(&chains.half, &text))
     });
     group.finish();
     c.final_summary();
