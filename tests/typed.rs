@@ -186,6 +186,55 @@ fn errors_say_where_in_the_text() {
 }
 
 #[test]
+fn what_a_struct_refuses_is_placed_at_its_object_or_key() {
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Ship {
+        name: String,
+        hull: i64,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Data {
+        ship: Ship,
+    }
+    let place = |text: &str| {
+        let err = Save::data_from_slice::<Data>(text.as_bytes()).unwrap_err();
+        (
+            err.line(),
+            err.column(),
+            err.path().to_string(),
+            err.message().to_string(),
+        )
+    };
+    // A hand edit that dropped a field: at the object that lacks it, not the end of the text.
+    let text = "{\n  \"data\": {\n    \"ship\": {\n      \"hull\": 3\n    }\n  },\n  \"meta\": {\"version\": 1}\n}\n";
+    let (line, column, path, message) = place(text);
+    assert_eq!((line, column), (Some(3), Some(13)), "{message}");
+    assert_eq!(path, "data.ship");
+    assert!(message.contains("missing field `name`"), "{message}");
+    // A field typed twice: serde's derive says so first, at the same object.
+    let text = "{\n  \"data\": {\n    \"ship\": {\n      \"hull\": 3,\n      \"hull\": 4,\n      \"name\": \"K\"\n    }\n  },\n  \"meta\": {\"version\": 1}\n}\n";
+    let (line, column, path, message) = place(text);
+    assert_eq!(
+        (line, column, path.as_str()),
+        (Some(3), Some(13), "data.ship")
+    );
+    assert!(message.contains("duplicate field `hull`"), "{message}");
+    // A field the type does not know: at its key, named in the path as the tree names it.
+    let text = "{\n  \"data\": {\n    \"ship\": {\n      \"hull\": 3,\n      \"hul\": 4,\n      \"name\": \"K\"\n    }\n  },\n  \"meta\": {\"version\": 1}\n}\n";
+    let (line, column, path, message) = place(text);
+    assert_eq!(
+        (line, column, path.as_str()),
+        (Some(5), Some(7), "data.ship.hul")
+    );
+    assert!(message.contains("unknown field `hul`"), "{message}");
+    let tree = Save::from_str(text).unwrap().data_as::<Data>().unwrap_err();
+    assert_eq!(tree.path().to_string(), path);
+}
+
+#[test]
 fn strings_are_borrowed_from_the_text() {
     #[derive(Deserialize)]
     struct Names<'a> {

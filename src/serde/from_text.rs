@@ -94,6 +94,30 @@ impl<'r, 'de> TextDeserializer<'r, 'de> {
         letter
     }
 
+    /// The array starting at `start`, read by the visitor. What the visitor refuses without
+    /// saying where (a missing element) is placed at the array's `[` by the caller.
+    fn array_here<V: Visitor<'de>>(&mut self, start: usize, visitor: V) -> Parsed<V::Value> {
+        self.enter()?;
+        self.reader.seek(start + 1);
+        let mut elements = Elements::new(self);
+        let value = visitor.visit_seq(&mut elements)?;
+        elements.finish()?;
+        self.depth -= 1;
+        Ok(value)
+    }
+
+    /// The object starting at `start`, read by the visitor. What the visitor refuses without
+    /// saying where (a missing or repeated field) is placed at the object's `{` by the caller.
+    fn object_here<V: Visitor<'de>>(&mut self, start: usize, visitor: V) -> Parsed<V::Value> {
+        self.enter()?;
+        self.reader.seek(start + 1);
+        let mut members = Members::new(self);
+        let value = visitor.visit_map(&mut members)?;
+        members.finish()?;
+        self.depth -= 1;
+        Ok(value)
+    }
+
     fn unexpected_here<V: Visitor<'de>>(&mut self, visitor: &V) -> Parsed<V::Value> {
         let start = self.reader.pos();
         let found = match self.reader.peek() {
@@ -140,24 +164,10 @@ impl<'de> de::Deserializer<'de> for &mut TextDeserializer<'_, 'de> {
                 } else if self.may_be_tag() {
                     self.through_tree(|d, v| de::Deserializer::deserialize_any(d, v), visitor)
                 } else {
-                    self.enter()?;
-                    self.reader.seek(start + 1);
-                    let mut elements = Elements::new(self);
-                    let value = visitor.visit_seq(&mut elements)?;
-                    elements.finish()?;
-                    self.depth -= 1;
-                    Ok(value)
+                    self.array_here(start, visitor)
                 }
             }
-            Some(b'{') => {
-                self.enter()?;
-                self.reader.seek(start + 1);
-                let mut members = Members::new(self);
-                let value = visitor.visit_map(&mut members)?;
-                members.finish()?;
-                self.depth -= 1;
-                Ok(value)
-            }
+            Some(b'{') => self.object_here(start, visitor),
             _ => self
                 .reader
                 .syntax("a value (object, array, string, number, true, false or null)"),
@@ -263,8 +273,7 @@ impl<'de> de::Deserializer<'de> for &mut TextDeserializer<'_, 'de> {
                 let variant = self.reader.string_text()?;
                 visitor.visit_enum(variant.into_deserializer())
             }
-            Some(b'{') => {
-                self.enter()?;
+            Some(b'{') => self.enter().and_then(|()| {
                 self.reader.seek(start + 1);
                 let value = visitor.visit_enum(Variant {
                     de: &mut *self,
@@ -272,7 +281,7 @@ impl<'de> de::Deserializer<'de> for &mut TextDeserializer<'_, 'de> {
                 })?;
                 self.depth -= 1;
                 Ok(value)
-            }
+            }),
             Some(b'[') if self.may_be_tag() => self.through_tree(
                 |d, v| de::Deserializer::deserialize_enum(d, name, variants, v),
                 visitor,
@@ -497,7 +506,11 @@ impl<'de> de::MapAccess<'de> for Members<'_, '_, 'de> {
             Cow::Borrowed(k) => seed.deserialize(de::value::BorrowedStrDeserializer::new(k)),
             Cow::Owned(k) => seed.deserialize(de::value::StringDeserializer::new(k)),
         };
-        read.map(Some).map_err(|e: TextError| e.place(at))
+        // A key the type refuses (an unknown field) is named in the path, as from a tree.
+        read.map(Some).map_err(|e: TextError| {
+            let key = self.de.keys[self.de.keys.len() - 1].0.to_string();
+            e.place(at).inside(Segment::Key(key))
+        })
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Parsed<S::Value> {
