@@ -148,11 +148,6 @@ pub mod fuzzing {
         reader.value().map_err(|e| reader.error(e))?;
         Ok(())
     }
-
-    /// The text reader this version replaced, for differential fuzzing.
-    pub fn old_text_from_slice(bytes: &[u8]) -> crate::Result<crate::Value> {
-        crate::text::read_old::from_slice(bytes)
-    }
 }
 
 pub use crate::serde::{from_value, from_value_ref, to_value};

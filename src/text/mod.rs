@@ -9,10 +9,6 @@
 //! so that later versions can add tags without changing what an existing save means.
 
 pub(crate) mod build;
-#[cfg(test)]
-mod differential;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) mod read_old;
 pub(crate) mod reader;
 mod scan;
 mod tags;
