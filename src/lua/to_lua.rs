@@ -45,6 +45,7 @@ pub(crate) fn make_value(
         tables.classes.clone(),
     );
     let collecting = lua.gc_is_running();
+    let before = lua.used_memory();
     lua.gc_stop();
     // SAFETY: the closure's frames and those of `push` hold only references and integers
     // (see above); panics are caught before they reach Lua's C frames.
@@ -65,12 +66,20 @@ pub(crate) fn make_value(
             }
         })
     };
+    let mut paid = Ok(false);
     if collecting {
         lua.gc_restart();
+        // Lua forgives what was allocated while the collector stood still: owe it again, or a
+        // game converting saves over and over outgrows its memory before a cycle ends.
+        let grown = lua.used_memory().saturating_sub(before) / 1024;
+        if grown > 0 {
+            paid = lua.gc_step_kbytes(c_int::try_from(grown).unwrap_or(c_int::MAX));
+        }
     }
     if let Some(payload) = panicked {
         panic::resume_unwind(payload);
     }
+    paid?;
     let result = result?;
     builder.finish()?;
     Ok(result)
