@@ -25,8 +25,12 @@ pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &Value) -> Result<m
 }
 
 /// The Lua value `push` pushes with a [`Builder`], on the raw stack with the shared tables
-/// at their slots (and an empty table of shared tables), the collector paused meanwhile:
-/// everything built stays reachable, so collecting garbage would be wasted work.
+/// at their slots (and an empty table of shared tables).
+///
+/// The collector keeps running: everything built is reachable from the stack. (Stopping it
+/// here was tried: restarting it wipes its accounting, so it either never caught up with
+/// what was built, and a game converting saves in a loop grew without end, or, when paid
+/// back, started a collection cycle at every conversion.)
 ///
 /// `push` must own nothing with a destructor in its frames: a Lua error (running out of
 /// memory while building tables) unwinds through them by longjmp. Its state lives outside,
@@ -44,9 +48,6 @@ pub(crate) fn make_value(
         tables.bytes.clone(),
         tables.classes.clone(),
     );
-    let collecting = lua.gc_is_running();
-    let before = lua.used_memory();
-    lua.gc_stop();
     // SAFETY: the closure's frames and those of `push` hold only references and integers
     // (see above); panics are caught before they reach Lua's C frames.
     let result = unsafe {
@@ -66,20 +67,9 @@ pub(crate) fn make_value(
             }
         })
     };
-    let mut paid = Ok(false);
-    if collecting {
-        lua.gc_restart();
-        // Lua forgives what was allocated while the collector stood still: owe it again, or a
-        // game converting saves over and over outgrows its memory before a cycle ends.
-        let grown = lua.used_memory().saturating_sub(before) / 1024;
-        if grown > 0 {
-            paid = lua.gc_step_kbytes(c_int::try_from(grown).unwrap_or(c_int::MAX));
-        }
-    }
     if let Some(payload) = panicked {
         panic::resume_unwind(payload);
     }
-    paid?;
     let result = result?;
     builder.finish()?;
     Ok(result)
