@@ -261,8 +261,9 @@ fn lua_tables_shaped_like_double_and_byte_tags_come_back_through_save_text() {
 
 #[test]
 fn converting_again_and_again_keeps_lua_memory_bounded() {
-    // The collector stands still while a value is built; what it built must still count
-    // towards the next collection, or a game loading saves in a loop grows without end.
+    // What each conversion builds must count towards the next collection, or a game
+    // loading saves in a loop grows without end (as when the collector was stopped while
+    // building, and restarting it forgave what was built).
     let lua = Lua::new();
     install(&lua).unwrap();
     let mut doc = String::from("{\"meta\": {\"version\": 1}, \"data\": [");
