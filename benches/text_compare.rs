@@ -40,6 +40,8 @@
 //! systems under 250 `["a", [...]]` escapes and under as many plain nested arrays, and
 //! arrays nested 500 deep against flat data, all texts of the same size.
 
+#[path = "support/alloc.rs"]
+mod alloc;
 #[path = "support/args.rs"]
 mod args;
 #[path = "support/game.rs"]
@@ -49,9 +51,7 @@ mod json;
 #[path = "support/state.rs"]
 mod state;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
@@ -70,73 +70,9 @@ const ESCAPES: usize = 250;
 const DEEP: usize = 500;
 const MIB: f64 = 1024.0 * 1024.0;
 
-// ---------------------------------------------------------------------------------------
-// Peak heap: a counting allocator, switched on only while a peak is measured (otherwise it
-// costs one relaxed load an allocation).
-
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static IN_USE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-fn count(delta: isize) {
-    if COUNTING.load(Ordering::Relaxed) {
-        let now = IN_USE.fetch_add(delta, Ordering::Relaxed) + delta;
-        PEAK.fetch_max(now, Ordering::Relaxed);
-    }
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded to the system allocator with the caller's layout.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            count(layout.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            count(layout.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        // SAFETY: `p` came from this allocator with this layout.
-        unsafe { System.dealloc(p, layout) };
-        count(-(layout.size() as isize));
-    }
-
-    // Forwarded (the default would allocate, copy and free), so that a growing output
-    // buffer costs what it costs with the system allocator. Counted as if in place.
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's guarantees, passed on.
-        let q = unsafe { System.realloc(p, layout, new_size) };
-        if !q.is_null() {
-            count(new_size as isize - layout.size() as isize);
-        }
-        q
-    }
-}
-
+// Peak heap: the shared counting allocator (`support/alloc.rs`).
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Runs `f` and returns the peak of heap bytes it had live at once (what was allocated
-/// before it is not counted).
-fn peak_of(f: impl FnOnce()) -> usize {
-    IN_USE.store(0, Ordering::Relaxed);
-    PEAK.store(0, Ordering::Relaxed);
-    COUNTING.store(true, Ordering::SeqCst);
-    f();
-    COUNTING.store(false, Ordering::SeqCst);
-    PEAK.load(Ordering::Relaxed).max(0) as usize
-}
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 // ---------------------------------------------------------------------------------------
 // The libraries and the documents.
@@ -522,7 +458,7 @@ fn print_memory(docs: &[Doc]) {
             let cells: Vec<String> = op.libs()[..4]
                 .iter()
                 .map(|&lib| {
-                    let peak = peak_of(|| op.run(doc, lib));
+                    let ((), peak) = alloc::peak_of(|| op.run(doc, lib));
                     let len = op.text_len(doc, lib);
                     format!(
                         "{:.1} ({:.2}x)",
