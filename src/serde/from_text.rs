@@ -467,16 +467,10 @@ impl<'de> de::MapAccess<'de> for Members<'_, '_, 'de> {
         }
         let reader = &mut *self.de.reader;
         reader.skip_whitespace();
-        if self.de.keys.len() > self.base {
+        let after_comma = self.de.keys.len() > self.base;
+        if after_comma {
             match reader.peek() {
-                Some(b',') => {
-                    reader.seek(reader.pos() + 1);
-                    reader.skip_whitespace();
-                    if reader.peek() == Some(b'}') {
-                        return reader
-                            .syntax("another key after ',' (JSON allows no trailing comma)");
-                    }
-                }
+                Some(b',') => reader.seek(reader.pos() + 1),
                 Some(b'}') => {
                     reader.seek(reader.pos() + 1);
                     self.done = true;
@@ -492,13 +486,8 @@ impl<'de> de::MapAccess<'de> for Members<'_, '_, 'de> {
             self.done = true;
             return Ok(None);
         }
-        if reader.peek() != Some(b'"') {
-            return reader.syntax("a key in double quotes");
-        }
-        let at = reader.pos();
-        let key = reader.string_text()?;
-        reader.expect(b':', "':' after the key")?;
-        if self.sorted && self.de.keys.len() > self.base {
+        let (at, key) = reader.member_key(after_comma)?;
+        if self.sorted && after_comma {
             self.sorted = self.de.keys[self.de.keys.len() - 1].0 < key;
         }
         self.de.keys.push((key.clone(), at));

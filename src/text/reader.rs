@@ -327,17 +327,8 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             self.pos += 1;
         } else {
             loop {
-                self.skip_whitespace();
-                if self.peek() != Some(b'"') {
-                    if self.peek() == Some(b'}') && self.members.len() > base {
-                        return self
-                            .syntax("another key after ',' (JSON allows no trailing comma)");
-                    }
-                    return self.syntax("a key in double quotes");
-                }
-                self.key_offsets.push(self.pos);
-                let text = self.string_text()?;
-                self.expect(b':', "':' after the key")?;
+                let (at, text) = self.member_key(self.members.len() > base)?;
+                self.key_offsets.push(at);
                 // The key before its value: some builders make things in text order.
                 let key = self.builder.key(text.clone());
                 let value = match self.value() {
@@ -365,6 +356,22 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                 self.duplicate_key(offsets[first], offsets[second])
             }
         }
+    }
+
+    /// An object member's key and the `:` after it, whitespace first: where the key starts,
+    /// and its text. `after_comma` says a `,` came before, so a `}` here is a trailing comma.
+    pub(crate) fn member_key(&mut self, after_comma: bool) -> Parsed<(usize, Cow<'a, str>)> {
+        self.skip_whitespace();
+        if self.peek() != Some(b'"') {
+            if after_comma && self.peek() == Some(b'}') {
+                return self.syntax("another key after ',' (JSON allows no trailing comma)");
+            }
+            return self.syntax("a key in double quotes");
+        }
+        let at = self.pos;
+        let text = self.string_text()?;
+        self.expect(b':', "':' after the key")?;
+        Ok((at, text))
     }
 
     /// After an object member: whether another follows (`,`) or the object ends (`}`).
@@ -417,17 +424,8 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             self.pos += 1;
         } else {
             loop {
-                self.skip_whitespace();
-                if self.peek() != Some(b'"') {
-                    if self.peek() == Some(b'}') && !key_offsets.is_empty() {
-                        return self
-                            .syntax("another key after ',' (JSON allows no trailing comma)");
-                    }
-                    return self.syntax("a key in double quotes");
-                }
-                key_offsets.push(self.pos);
-                let text = self.string_text()?;
-                self.expect(b':', "':' after the key")?;
+                let (at, text) = self.member_key(!key_offsets.is_empty())?;
+                key_offsets.push(at);
                 self.skip_whitespace();
                 value_offsets.push((text.to_string(), self.pos));
                 let key = self.builder.key(text.clone());
