@@ -91,7 +91,6 @@ pub(crate) fn fill_lent(
         tables.u64.clone(),
         tables.bytes.clone(),
         tables.classes.clone(),
-        lua.create_table()?, // REFS: no lent document has shared tables
         target.clone(),
         tables.lazy.clone(),
         tables.lazy_slots.clone(),
@@ -114,6 +113,9 @@ pub(crate) fn fill_lent(
     // C frames.
     let result = unsafe {
         lua.exec_raw::<()>(args, |state| {
+            // REFS, in its slot: no lent document has shared tables.
+            ffi::lua_createtable(state, 0, 0);
+            ffi::lua_insert(state, REFS);
             let filled = panic::catch_unwind(AssertUnwindSafe(|| {
                 builder.fill_lent(state, &mut members, &mut loan)
             }));
@@ -128,10 +130,7 @@ pub(crate) fn fill_lent(
         panic::resume_unwind(payload);
     }
     result?;
-    match builder.error {
-        Some((path, message)) => Err(Error::new(ErrorKind::Value, message).in_path(path)),
-        None => Ok(()),
-    }
+    builder.finish()
 }
 
 /// The members of a table being filled from its loan.
