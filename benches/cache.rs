@@ -38,8 +38,6 @@ use savechain::Options;
 use savechain::Save;
 use serde::Deserialize;
 
-const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
-const GAME_MIB: usize = 50;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Counts the heap in use and its peak.
@@ -116,7 +114,7 @@ fn fixture(mib: usize) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("game.json");
     let chain = starlane::chain().unwrap();
-    let mut save = game::game_save(mib << 20, GAME_SEED);
+    let mut save = game::game_save(mib << 20, game::SEED);
     save.meta.version = chain.latest();
     cache::store(&save, &json, &chain).unwrap();
     let loaded = cache::load(&json, &chain, &Options::default()).unwrap();
@@ -171,7 +169,7 @@ fn main() {
     let mib = std::env::var("SAVECHAIN_BENCH_GAME_MB")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(GAME_MIB);
+        .unwrap_or(game::MIB);
     let f = fixture(mib);
     let cache_file = cache::cache_path(&f.json);
     let json_len = std::fs::metadata(&f.json).unwrap().len() as f64;

@@ -69,8 +69,6 @@ use savechain::{text, Save};
 #[global_allocator]
 static ALLOCATOR: alloc::Counting = alloc::Counting;
 
-const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
-const GAME_MIB: usize = 50;
 const RUNS: usize = 5;
 const MIB: f64 = 1024.0 * 1024.0;
 const PARTS: &[&str] = &["bridge", "text", "memory"];
@@ -565,7 +563,7 @@ fn print_memory(t: &Texts) {
 // ---------------------------------------------------------------------------------------
 
 fn main() {
-    let save = game::game_save(env::game_mib(GAME_MIB) << 20, GAME_SEED);
+    let save = game::game_save(env::game_mib(game::MIB) << 20, game::SEED);
     let runs = env::runs(RUNS);
     let text = save.to_vec().unwrap();
 

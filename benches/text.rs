@@ -40,11 +40,6 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use savechain::Save;
 
-const CORPORA: &[&str] = &["canada", "citm_catalog", "twitter"];
-const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
-/// Size of the generated game save, in MiB of canonical pretty text.
-const GAME_MIB: usize = 50;
-
 /// One document, on both sides.
 struct Doc {
     name: String,
@@ -95,7 +90,7 @@ impl Doc {
 
     /// The generated game save of about `target` bytes.
     fn game(target: usize) -> Doc {
-        let save = game::game_save(target, GAME_SEED);
+        let save = game::game_save(target, game::SEED);
         let json = json::save_to_json(&save);
         let json_text = serde_json::to_vec_pretty(&json).unwrap();
         Doc::new("game".to_string(), save, json, json_text)
@@ -282,14 +277,14 @@ fn main() {
         Ok(v) => v
             .parse()
             .expect("SAVECHAIN_BENCH_GAME_MB is a number of MiB"),
-        Err(_) if bench_mode || table_only => GAME_MIB,
+        Err(_) if bench_mode || table_only => game::MIB,
         Err(_) => 1,
     };
 
     let mut criterion = Criterion::default().configure_from_args();
     let mut docs = Vec::new();
     let mut rows = Vec::new();
-    let names = CORPORA
+    let names = json::CORPORA
         .iter()
         .map(|s| s.to_string())
         .chain(["game".to_string()]);

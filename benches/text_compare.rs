@@ -58,10 +58,6 @@ use criterion::{Criterion, SamplingMode, Throughput};
 use savechain::{Save, Value};
 use state::{State, StateJsonEnvelope};
 
-const CORPORA: &[&str] = &["canada", "citm_catalog", "twitter"];
-const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
-/// Size of the generated game save, in MiB of canonical pretty text.
-const GAME_MIB: usize = 50;
 /// Size of the save whose star systems make the big array of the hostile texts.
 const HOSTILE_MIB: usize = 8;
 /// Escapes (and plain array levels) above the big array.
@@ -129,7 +125,7 @@ impl Doc {
     }
 
     fn game(target: usize) -> Doc {
-        let save = game::game_save(target, GAME_SEED);
+        let save = game::game_save(target, game::SEED);
         let json_text = serde_json::to_vec_pretty(&json::save_to_json(&save)).unwrap();
         Doc::new("game", save, json_text, true)
     }
@@ -492,7 +488,7 @@ struct Hostile {
 
 impl Hostile {
     fn new(target: usize) -> Hostile {
-        let save = game::game_save(target, GAME_SEED);
+        let save = game::game_save(target, game::SEED);
         let Value::Object(data) = &save.data else {
             unreachable!("the data is an object")
         };
@@ -652,7 +648,7 @@ fn main() {
             })
     };
     let game_mib = env_mib("SAVECHAIN_BENCH_GAME_MB").unwrap_or(if bench_mode || table_only {
-        GAME_MIB
+        game::MIB
     } else {
         1
     });
@@ -660,7 +656,7 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     let mut docs = Vec::new();
     let mut rows = Vec::new();
-    let names = CORPORA.iter().copied().chain(["game"]);
+    let names = json::CORPORA.iter().copied().chain(["game"]);
     for name in names.filter(|n| wanted(n)) {
         let started = Instant::now();
         let doc = if name == "game" {

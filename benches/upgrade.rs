@@ -67,8 +67,6 @@ use savechain::{Save, Value};
 #[global_allocator]
 static ALLOCATOR: alloc::Counting = alloc::Counting;
 
-const GAME_SEED: u64 = 0x5a7e_c4a1_2024;
-const GAME_MIB: usize = 50;
 const CHAIN_RUNS: usize = 4;
 const BATCH_RUNS: usize = 3;
 const BATCH_SAVES: usize = 400;
@@ -411,7 +409,7 @@ fn memory_table(chains: &Chains, text: &[u8]) {
 /// their texts.
 fn batch_master(base: &Path, saves: usize, bytes: usize) -> (tempfile::TempDir, Vec<Vec<u8>>) {
     // The fields added for version 1 make a save larger than asked: aim lower by as much.
-    let made = starlane_v1(bytes, GAME_SEED).to_vec().unwrap().len();
+    let made = starlane_v1(bytes, game::SEED).to_vec().unwrap().len();
     let target = bytes.saturating_sub(made.saturating_sub(bytes));
     let dir = tempfile::Builder::new()
         .prefix("batch-master-")
@@ -419,7 +417,7 @@ fn batch_master(base: &Path, saves: usize, bytes: usize) -> (tempfile::TempDir, 
         .unwrap();
     let texts: Vec<Vec<u8>> = (0..saves)
         .map(|i| {
-            let text = starlane_v1(target, GAME_SEED + 1 + i as u64)
+            let text = starlane_v1(target, game::SEED + 1 + i as u64)
                 .to_vec()
                 .unwrap();
             std::fs::write(dir.path().join(format!("s{i:04}.json")), &text).unwrap();
@@ -612,7 +610,7 @@ fn batch_table(chain: &Chain, runs: usize) {
 fn main() {
     let chains = chains();
     let text = (part("chain") || part("memory") || !env::table_only()).then(|| {
-        starlane_v1(env::game_mib(GAME_MIB) << 20, GAME_SEED)
+        starlane_v1(env::game_mib(game::MIB) << 20, game::SEED)
             .to_vec()
             .unwrap()
     });

@@ -25,6 +25,13 @@ use savechain::{Map, Save, Value};
 /// The schema version of the generated saves.
 pub const VERSION: u64 = 1;
 
+/// The seed of the game save every bench generates, so they all measure the same save.
+pub const SEED: u64 = 0x5a7e_c4a1_2024;
+
+/// Size of that save unless `SAVECHAIN_BENCH_GAME_MB` says otherwise, in MiB of canonical
+/// pretty text.
+pub const MIB: usize = 50;
+
 /// A save of about `target_bytes` bytes of canonical pretty text (what `Save::to_vec` and
 /// `Save::store` write), deterministic in `target_bytes` and `seed`.
 ///

@@ -11,6 +11,9 @@ use savechain::{Save, Value};
 /// Where the standard corpora (`canada`, `citm_catalog`, `twitter`) are.
 pub const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench-data/");
 
+/// The names of the standard corpora in [`DATA_DIR`].
+pub const CORPORA: &[&str] = &["canada", "citm_catalog", "twitter"];
+
 /// The corpus file `name` as the `data` of a save, `{"meta": ..., "data": <the file>}`:
 /// text that savechain loads (its plain decimals load as doubles) and that is plain JSON.
 pub fn corpus_envelope(name: &str) -> Vec<u8> {
