@@ -6,7 +6,7 @@ mod common;
 use common::{any_double, any_value};
 use mlua::{Lua, Table};
 use proptest::prelude::*;
-use savechain::lua::{from_lua, from_text, install, to_lua};
+use savechain::lua::{from_lua, from_text, install, to_lua, to_text};
 use savechain::{text, Value};
 
 /// A Lua value to build: leaves, new tables, and references to tables built earlier (which
@@ -140,6 +140,36 @@ fn lua_with_library() -> (Lua, mlua::Function, Table, Table) {
     (lua, equal, class, array_mt)
 }
 
+/// The spec with every reference to an earlier table replaced by a new empty table: a
+/// state without sharing, which is what `to_text` writes with no tree in between.
+fn without_sharing(spec: Spec) -> Spec {
+    match spec {
+        Spec::Earlier(_) => Spec::Table {
+            entries: Vec::new(),
+            kind: Kind::Plain,
+        },
+        Spec::Table { entries, kind } => Spec::Table {
+            entries: entries
+                .into_iter()
+                .map(|(k, v)| (without_sharing(k), without_sharing(v)))
+                .collect(),
+            kind,
+        },
+        leaf => leaf,
+    }
+}
+
+/// The text of a Lua value through a document tree: `from_lua`, then the writer.
+fn text_through_tree(
+    lua: &Lua,
+    value: &mlua::Value,
+    style: text::Style,
+) -> savechain::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    text::write_value(&mut out, &from_lua(lua, value)?, style)?;
+    Ok(out)
+}
+
 /// The value with its Lua tables (random here, so not consistent) replaced by null.
 fn without_tables(value: Value) -> Value {
     match value {
@@ -215,6 +245,22 @@ proptest! {
     }
 
     #[test]
+    fn lua_values_write_the_same_text_straight_as_through_a_tree(
+        spec in any_spec(),
+        shared in any::<bool>(),
+        compact in any::<bool>(),
+    ) {
+        let (lua, _, class, array) = lua_with_library();
+        let spec = if shared { spec } else { without_sharing(spec) };
+        let mut builder = Builder { lua: &lua, tables: Vec::new(), class, array };
+        let original = builder.build(&spec);
+        let style = if compact { text::Style::Compact } else { text::Style::Pretty };
+        let straight = to_text(&lua, &original, style).unwrap();
+        let tree = text_through_tree(&lua, &original, style).unwrap();
+        prop_assert_eq!(String::from_utf8_lossy(&straight), String::from_utf8_lossy(&tree));
+    }
+
+    #[test]
     fn the_same_state_in_another_lua_gives_the_same_bytes(spec in any_spec()) {
         // Another Lua state hashes and orders table entries differently.
         let texts: Vec<String> = (0..2)
@@ -255,6 +301,45 @@ fn lua_tables_shaped_like_double_and_byte_tags_come_back_through_save_text() {
             let back = to_lua(&lua, &loaded).unwrap();
             let same: bool = equal.call((original.clone(), back)).unwrap();
             assert!(same, "{source} came back different; the save was {text}");
+        }
+    }
+}
+
+#[test]
+fn lua_values_that_are_not_written_straight_write_as_through_a_tree_or_fail_alike() {
+    // Shared tables, tables as keys, one-letter class names, boxes, deep nesting and what
+    // cannot be saved: each either gives up on the straight way (and then goes through a
+    // tree) or is written straight; the text or the error is the same either way.
+    let (lua, _, ship, _) = lua_with_library();
+    lua.globals().set("Ship", ship).unwrap();
+    lua.load("V = {} require('savechain').register_class('v', V)")
+        .exec()
+        .unwrap();
+    for source in [
+        "(function() local t = {1} return {a = t, b = t} end)()",
+        "(function() local t = {} t.me = t return t end)()",
+        "{[{1}] = 'table key', [2] = 'b'}",
+        "setmetatable({hp = 3}, V)",
+        "setmetatable({'d', 2}, V)",
+        "setmetatable({}, Ship)",
+        "{require('savechain').u64('18446744073709551614'), require('savechain').bytes('d')}",
+        "{'d', require('savechain').u64('7')}",
+        "{'d', require('savechain').bytes('x')}",
+        "{[1] = 'x', [3] = 'y', [0.5] = true, [false] = 1, [''] = {}}",
+        "{[3] = 'c', [1] = 'a', [2] = 'b'}",
+        "{x = print}",
+        "{[print] = 1}",
+        r"{'\xff', ['\xfe'] = 1}",
+        r"{s = '\xff'}",
+        "setmetatable({}, {})",
+        "(function() local t = 1 for _ = 1, 600 do t = {t} end return t end)()",
+        "(function() local t = 1 for _ = 1, 300 do t = {'d', t} end return t end)()",
+    ] {
+        let value: mlua::Value = lua.load(format!("return {source}")).eval().unwrap();
+        for style in [text::Style::Pretty, text::Style::Compact] {
+            let straight = to_text(&lua, &value, style).map_err(|e| e.to_string());
+            let tree = text_through_tree(&lua, &value, style).map_err(|e| e.to_string());
+            assert_eq!(straight, tree, "{source}");
         }
     }
 }

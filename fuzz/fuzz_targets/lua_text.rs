@@ -1,12 +1,13 @@
 //! Any bytes, as save text straight into Lua (`lua::from_text`) and through a document tree
 //! (`text::from_slice` then `lua::to_lua`): both refuse with the same error, or make Lua
-//! values that save as the same text.
+//! values that save as the same text, whether written through a tree or straight from Lua
+//! (`lua::to_text`).
 #![no_main]
 
 use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
-use savechain::lua::{from_lua, from_text, install, mlua, to_lua};
+use savechain::lua::{from_lua, from_text, install, mlua, to_lua, to_text};
 use savechain::text;
 
 thread_local! {
@@ -29,6 +30,11 @@ fuzz_target!(|data: &[u8]| {
                 let a = text::to_vec(&from_lua(lua, straight).unwrap()).unwrap();
                 let b = text::to_vec(&from_lua(lua, tree).unwrap()).unwrap();
                 assert!(a == b, "different values");
+                let straight_text = to_text(lua, straight, text::Style::Pretty).unwrap();
+                assert!(straight_text == a, "different text written straight");
+                let a = text::to_vec_compact(&from_lua(lua, straight).unwrap()).unwrap();
+                let straight_text = to_text(lua, straight, text::Style::Compact).unwrap();
+                assert!(straight_text == a, "different compact text written straight");
             }
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             _ => panic!(

@@ -110,12 +110,12 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
     core.raw_set(
         "encode",
         lua.create_function(move |lua, (value, compact): (mlua::Value, Option<bool>)| {
-            let value = super::from_lua::convert(lua, &encode_tables, &value).map_err(runtime)?;
-            let text = if compact == Some(true) {
-                text::to_vec_compact(&value)
+            let style = if compact == Some(true) {
+                text::Style::Compact
             } else {
-                text::to_vec(&value)
+                text::Style::Pretty
             };
+            let text = super::lua_to_text::write(lua, &encode_tables, &value, style);
             lua.create_string(text.map_err(runtime)?)
         })?,
     )?;

@@ -30,12 +30,14 @@
 //! ```
 //!
 //! Inside, data flows one way: `from_lua.rs` and `to_lua.rs` convert with the tables of
-//! `metatables.rs`; `library.rs` (the `savechain` library) calls them; `sandbox/` installs
+//! `metatables.rs`, `text_to_lua.rs` and `lua_to_text.rs` go between Lua and save text with
+//! no tree (falling back on the tree where the graph needs it); `library.rs` (the `savechain` library) calls them; `sandbox/` installs
 //! the library and the budgeted string functions of `patterns/`.
 
 mod from_lua;
 pub(crate) mod lazy;
 pub(crate) mod library;
+mod lua_to_text;
 mod metatables;
 mod order;
 mod patterns;
@@ -90,6 +92,15 @@ pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
 pub fn from_text(lua: &Lua, text: &[u8]) -> Result<mlua::Value> {
     let tables = library::installed(lua)?;
     text_to_lua::read(lua, &tables, text)
+}
+
+/// Writes a Lua value as save text, as [`text::write_value`](crate::text::write_value) of
+/// [`from_lua`] would write it but, for the shapes nearly every saved state has, straight
+/// from the Lua tables with no document tree in between. What [`from_lua`] refuses is
+/// refused with the same error.
+pub fn to_text(lua: &Lua, value: &mlua::Value, style: crate::text::Style) -> Result<Vec<u8>> {
+    let tables = library::installed(lua)?;
+    lua_to_text::write(lua, &tables, value, style)
 }
 
 /// Lends a document to the Lua state of a sandbox set up with [`install_lending`]: its

@@ -11,7 +11,7 @@
 pub(crate) mod build;
 pub(crate) mod reader;
 mod scan;
-mod tags;
+pub(crate) mod tags;
 mod tree;
 pub(crate) mod write;
 

@@ -5,7 +5,9 @@ use crate::hexfloat;
 use crate::path::{Path, Segment};
 use crate::text::scan::string_run;
 use crate::text::tags::{tag_of, tag_of_pair};
-use crate::text::{MAX_DEPTH, TAG_BYTES, TAG_DOUBLE, TAG_LITERAL};
+use crate::text::{
+    MAX_DEPTH, TAG_BYTES, TAG_CLASS, TAG_DOUBLE, TAG_KEYED, TAG_LITERAL, TAG_REF, TAG_SHARED,
+};
 use crate::value::{Table, Value};
 
 /// How the text is laid out. Both are canonical: keys in bytewise order, the same value
@@ -46,7 +48,7 @@ pub(crate) fn write_members(
 ) -> Result<()> {
     debug_assert!(members.windows(2).all(|w| w[0].0 < w[1].0));
     Writer::new(out, style)
-        .object(members.iter().map(|&(k, v)| (k, v)), 0)
+        .members(members.iter().map(|&(k, v)| (k, v)), 0)
         .map_err(too_deep)?;
     if style == Style::Pretty {
         out.push(b'\n');
@@ -99,7 +101,11 @@ pub fn to_string_compact(value: &Value) -> Result<String> {
     to_vec_compact(value).map(|v| String::from_utf8(v).expect("the writer emits UTF-8"))
 }
 
-struct Writer<'o> {
+/// Lays out canonical text. The layout rules (where lines break, how far they are indented,
+/// when an array is escaped or kept on one line) live here; what is written comes from the
+/// caller, element by element, through closures: the [`Value`] walk below, and the Lua
+/// walk of `lua/lua_to_text.rs`, which writes Lua tables with no tree in between.
+pub(crate) struct Writer<'o> {
     out: &'o mut Vec<u8>,
     style: Style,
     /// How many `["a", [...]]` escapes enclose the current value: each adds a level of
@@ -107,157 +113,231 @@ struct Writer<'o> {
     escapes: usize,
 }
 
+/// The error of a value nested too deeply: the path to it, built as the writer unwinds.
+/// Boxed so that the `Result` of every call stays one word.
+pub(crate) type TooDeep = Box<Path>;
+
 impl<'o> Writer<'o> {
-    fn new(out: &'o mut Vec<u8>, style: Style) -> Writer<'o> {
+    pub(crate) fn new(out: &'o mut Vec<u8>, style: Style) -> Writer<'o> {
         Writer {
             out,
             style,
             escapes: 0,
         }
     }
-}
 
-/// The error of a value nested too deeply: the path to it, built as the writer unwinds.
-/// Boxed so that the `Result` of every call stays one word.
-type TooDeep = Box<Path>;
-
-impl Writer<'_> {
-    /// Writes one value; `depth` is the number of arrays and objects of text around it.
-    fn value(&mut self, value: &Value, depth: usize) -> Result<(), TooDeep> {
-        match value {
-            Value::Null => self.out.extend_from_slice(b"null"),
-            Value::Bool(true) => self.out.extend_from_slice(b"true"),
-            Value::Bool(false) => self.out.extend_from_slice(b"false"),
-            Value::Int(i) => self
-                .out
-                .extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
-            Value::UInt(u) => self
-                .out
-                .extend_from_slice(itoa::Buffer::new().format(*u).as_bytes()),
-            Value::Double(d) => {
-                check_depth(depth + 1)?;
-                self.tag_open(TAG_DOUBLE);
-                self.out.push(b'"');
-                hexfloat::write(*d, self.out);
-                self.out.extend_from_slice(b"\"]");
-            }
-            Value::String(s) => write_string(self.out, s),
-            Value::Bytes(b) => {
-                check_depth(depth + 1)?;
-                self.tag_open(TAG_BYTES);
-                write_latin1(self.out, b);
-                self.out.push(b']');
-            }
-            Value::Array(items) if looks_like_tag(items) => {
-                // A literal array that a reader would take for a tag is escaped as ["a", [...]].
-                check_depth(depth + 2)?;
-                self.tag_open(TAG_LITERAL);
-                self.escapes += 1;
-                let written = self.array(items, depth + 1);
-                self.escapes -= 1;
-                written?;
-                self.out.push(b']');
-            }
-            Value::Array(items) => self.array(items, depth)?,
-            Value::Object(map) => self.object(map.iter(), depth)?,
-            Value::Table(table) => self.table(table, depth)?,
+    /// Ends a whole text: pretty text ends with a newline.
+    pub(crate) fn finish(self) {
+        if self.style == Style::Pretty {
+            self.out.push(b'\n');
         }
+    }
+
+    pub(crate) fn null(&mut self) {
+        self.out.extend_from_slice(b"null");
+    }
+
+    pub(crate) fn bool(&mut self, b: bool) {
+        self.out
+            .extend_from_slice(if b { b"true" as &[u8] } else { b"false" });
+    }
+
+    pub(crate) fn int(&mut self, i: i64) {
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+    }
+
+    pub(crate) fn uint(&mut self, u: u64) {
+        self.out
+            .extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
+    }
+
+    pub(crate) fn double(&mut self, d: f64, depth: usize) -> Result<(), TooDeep> {
+        check_depth(depth + 1)?;
+        self.tag_open(TAG_DOUBLE);
+        self.out.push(b'"');
+        hexfloat::write(d, self.out);
+        self.out.extend_from_slice(b"\"]");
         Ok(())
     }
 
-    /// Writes an object of these members, which are in key order.
-    fn object<'v>(
-        &mut self,
-        members: impl ExactSizeIterator<Item = (&'v str, &'v Value)>,
-        depth: usize,
-    ) -> Result<(), TooDeep> {
+    pub(crate) fn string(&mut self, s: &str) {
+        write_string(self.out, s);
+    }
+
+    pub(crate) fn bytes(&mut self, b: &[u8], depth: usize) -> Result<(), TooDeep> {
         check_depth(depth + 1)?;
-        if members.len() == 0 {
+        self.tag_open(TAG_BYTES);
+        write_latin1(self.out, b);
+        self.out.push(b']');
+        Ok(())
+    }
+
+    /// Writes an array of `len` elements, each written by `item(writer, index, depth)`;
+    /// `numbers` says whether every element is a number (a short array of numbers stays on
+    /// one line), and `tag_like` whether a reader would take the array for a tag, in which
+    /// case it is escaped as `["a", [...]]`.
+    pub(crate) fn array<E: From<TooDeep>>(
+        &mut self,
+        len: usize,
+        numbers: bool,
+        tag_like: bool,
+        depth: usize,
+        item: impl FnMut(&mut Self, usize, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !tag_like {
+            return self.plain_array(len, numbers, depth, item);
+        }
+        check_depth(depth + 2)?;
+        self.tag_open(TAG_LITERAL);
+        self.escapes += 1;
+        let written = self.plain_array(len, numbers, depth + 1, item);
+        self.escapes -= 1;
+        written?;
+        self.out.push(b']');
+        Ok(())
+    }
+
+    /// Writes the array itself, never as a tag.
+    fn plain_array<E: From<TooDeep>>(
+        &mut self,
+        len: usize,
+        numbers: bool,
+        depth: usize,
+        mut item: impl FnMut(&mut Self, usize, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        check_depth(depth + 1)?;
+        if len == 0 {
+            self.out.extend_from_slice(b"[]");
+            return Ok(());
+        }
+        let inline = self.style == Style::Compact || (len <= INLINE_NUMBERS && numbers);
+        self.out.push(b'[');
+        for i in 0..len {
+            if i > 0 {
+                self.out.push(b',');
+                if inline && self.style == Style::Pretty {
+                    self.out.push(b' ');
+                }
+            }
+            if !inline {
+                self.newline(depth + 1);
+            }
+            item(self, i, depth + 1)?;
+        }
+        if !inline {
+            self.newline(depth);
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+
+    /// Writes an object of `len` members, in key order, each written by
+    /// `member(writer, index, depth)`, which writes its key with [`Writer::key`] and then
+    /// its value.
+    pub(crate) fn object<E: From<TooDeep>>(
+        &mut self,
+        len: usize,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, usize, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        check_depth(depth + 1)?;
+        if len == 0 {
             self.out.extend_from_slice(b"{}");
             return Ok(());
         }
         self.out.push(b'{');
-        for (i, (key, item)) in members.enumerate() {
+        for i in 0..len {
             if i > 0 {
                 self.out.push(b',');
             }
             self.newline(depth + 1);
-            write_string(self.out, key);
-            self.out.push(b':');
-            if self.style == Style::Pretty {
-                self.out.push(b' ');
-            }
-            self.value(item, depth + 1).map_err(|mut path| {
-                path.push_front(Segment::Key(key.to_string()));
-                path
-            })?;
+            member(self, i, depth + 1)?;
         }
         self.newline(depth);
         self.out.push(b'}');
         Ok(())
     }
 
-    /// Writes a Lua table tag, laid out as if the tag were not there: whatever the table
-    /// holds is indented one step more than the line the tag starts on.
-    fn table(&mut self, table: &Table, depth: usize) -> Result<(), TooDeep> {
+    /// Writes an object member's key and the colon after it.
+    pub(crate) fn key(&mut self, key: &str) {
+        write_string(self.out, key);
+        self.out.push(b':');
+        if self.style == Style::Pretty {
+            self.out.push(b' ');
+        }
+    }
+
+    /// Writes a keyed Lua table (`["t", [[key, value], ...]]`) of `len` entries, each
+    /// written by `entry(writer, index, depth)` with [`Writer::pair`], laid out as if the
+    /// tag were not there.
+    pub(crate) fn keyed<E: From<TooDeep>>(
+        &mut self,
+        len: usize,
+        depth: usize,
+        mut entry: impl FnMut(&mut Self, usize, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
         // The tag's array and its content array.
         check_depth(depth + 2)?;
-        self.tag_open(table.tag());
-        match table {
-            Table::Keyed(entries) if entries.is_empty() => self.out.extend_from_slice(b"[]"),
-            Table::Keyed(entries) => {
-                self.escapes += 1;
-                self.out.push(b'[');
-                for (i, (key, value)) in entries.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.newline(depth + 2);
-                    let written = self.pair(key, value, depth + 2);
-                    if let Err(mut path) = written {
-                        self.escapes -= 1;
-                        path.push_front(Segment::Index(i));
-                        return Err(path);
-                    }
-                }
-                self.newline(depth + 1);
-                self.out.push(b']');
-                self.escapes -= 1;
-            }
-            Table::Shared { id, value } => {
-                self.out.push(b'[');
-                self.out
-                    .extend_from_slice(itoa::Buffer::new().format(*id).as_bytes());
-                self.separator();
-                self.escapes += 2;
-                let written = self.value(value, depth + 2);
-                self.escapes -= 2;
-                written?;
-                self.out.push(b']');
-            }
-            Table::Ref(id) => {
-                self.out.push(b'[');
-                self.out
-                    .extend_from_slice(itoa::Buffer::new().format(*id).as_bytes());
-                self.out.push(b']');
-            }
-            Table::Class { name, value } => {
-                self.escapes += 1;
-                let written = self.pair(&Value::String(name.clone()), value, depth + 1);
-                self.escapes -= 1;
-                written?;
-            }
+        self.tag_open(TAG_KEYED);
+        if len == 0 {
+            self.out.extend_from_slice(b"[]]");
+            return Ok(());
         }
+        self.escapes += 1;
+        self.out.push(b'[');
+        for i in 0..len {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.newline(depth + 2);
+            entry(self, i, depth + 2)?;
+        }
+        self.newline(depth + 1);
+        self.out.push(b']');
+        self.escapes -= 1;
+        self.out.push(b']');
+        Ok(())
+    }
+
+    /// Writes a class instance (`["c", [name, value]]`), its value written by
+    /// `value(writer, depth)`; `tag_like` says whether `[name, value]` would read as a tag.
+    pub(crate) fn class<E: From<TooDeep>>(
+        &mut self,
+        name: &str,
+        tag_like: bool,
+        depth: usize,
+        value: impl FnOnce(&mut Self, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        check_depth(depth + 2)?;
+        self.tag_open(TAG_CLASS);
+        self.escapes += 1;
+        let written = self.pair(
+            tag_like,
+            depth + 1,
+            |w, _| {
+                w.string(name);
+                Ok(())
+            },
+            value,
+        );
+        self.escapes -= 1;
+        written?;
         self.out.push(b']');
         Ok(())
     }
 
     /// Writes the two-element array `[first, second]` on the line it starts on, escaped as
-    /// `["a", [...]]` if it would read as a tag; `depth` counts the arrays and objects
-    /// around it.
-    fn pair(&mut self, first: &Value, second: &Value, depth: usize) -> Result<(), TooDeep> {
-        let escaped = tag_of_pair(first, second).is_some();
-        let depth = if escaped {
+    /// `["a", [...]]` when `tag_like` (it would read as a tag); `depth` counts the arrays
+    /// and objects around it.
+    pub(crate) fn pair<E: From<TooDeep>>(
+        &mut self,
+        tag_like: bool,
+        depth: usize,
+        first: impl FnOnce(&mut Self, usize) -> Result<(), E>,
+        second: impl FnOnce(&mut Self, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let depth = if tag_like {
             check_depth(depth + 1)?;
             self.tag_open(TAG_LITERAL);
             self.escapes += 1;
@@ -268,14 +348,14 @@ impl Writer<'_> {
         check_depth(depth + 1)?;
         self.escapes += 1;
         self.out.push(b'[');
-        let mut written = self.value(first, depth + 1);
+        let mut written = first(self, depth + 1);
         if written.is_ok() {
             self.separator();
-            written = self.value(second, depth + 1);
+            written = second(self, depth + 1);
         }
         self.out.push(b']');
         self.escapes -= 1;
-        if escaped {
+        if tag_like {
             self.escapes -= 1;
             self.out.push(b']');
         }
@@ -287,41 +367,6 @@ impl Writer<'_> {
             Style::Pretty => self.out.extend_from_slice(b", "),
             Style::Compact => self.out.push(b','),
         }
-    }
-
-    /// Writes the array itself, never as a tag.
-    fn array(&mut self, items: &[Value], depth: usize) -> Result<(), TooDeep> {
-        check_depth(depth + 1)?;
-        if items.is_empty() {
-            self.out.extend_from_slice(b"[]");
-            return Ok(());
-        }
-        let inline = self.style == Style::Compact
-            || (items.len() <= INLINE_NUMBERS
-                && items
-                    .iter()
-                    .all(|v| matches!(v, Value::Int(_) | Value::UInt(_) | Value::Double(_))));
-        self.out.push(b'[');
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                self.out.push(b',');
-                if inline && self.style == Style::Pretty {
-                    self.out.push(b' ');
-                }
-            }
-            if !inline {
-                self.newline(depth + 1);
-            }
-            self.value(item, depth + 1).map_err(|mut path| {
-                path.push_front(Segment::Index(i));
-                path
-            })?;
-        }
-        if !inline {
-            self.newline(depth);
-        }
-        self.out.push(b']');
-        Ok(())
     }
 
     fn tag_open(&mut self, tag: u8) {
@@ -342,17 +387,114 @@ impl Writer<'_> {
     }
 }
 
+/// Adds `segment` in front of the path of a value nested too deeply below it.
+fn within(segment: impl FnOnce() -> Segment) -> impl FnOnce(TooDeep) -> TooDeep {
+    move |mut path| {
+        path.push_front(segment());
+        path
+    }
+}
+
+/// The walk of a [`Value`].
+impl Writer<'_> {
+    /// Writes one value; `depth` is the number of arrays and objects of text around it.
+    pub(crate) fn value(&mut self, value: &Value, depth: usize) -> Result<(), TooDeep> {
+        match value {
+            Value::Null => self.null(),
+            Value::Bool(b) => self.bool(*b),
+            Value::Int(i) => self.int(*i),
+            Value::UInt(u) => self.uint(*u),
+            Value::Double(d) => self.double(*d, depth)?,
+            Value::String(s) => self.string(s),
+            Value::Bytes(b) => self.bytes(b, depth)?,
+            Value::Array(items) => self.array(
+                items.len(),
+                items
+                    .iter()
+                    .all(|v| matches!(v, Value::Int(_) | Value::UInt(_) | Value::Double(_))),
+                tag_of(items).is_some(),
+                depth,
+                |w, i, depth| {
+                    w.value(&items[i], depth)
+                        .map_err(within(|| Segment::Index(i)))
+                },
+            )?,
+            Value::Object(map) => self.members(map.iter(), depth)?,
+            Value::Table(table) => self.table(table, depth)?,
+        }
+        Ok(())
+    }
+
+    /// Writes an object of these members, which are in key order.
+    fn members<'v>(
+        &mut self,
+        members: impl ExactSizeIterator<Item = (&'v str, &'v Value)>,
+        depth: usize,
+    ) -> Result<(), TooDeep> {
+        let mut members = members;
+        self.object(members.len(), depth, |w, _, depth| {
+            let (key, item) = members.next().expect("as many members as its length");
+            w.key(key);
+            w.value(item, depth)
+                .map_err(within(|| Segment::Key(key.to_string())))
+        })
+    }
+
+    /// Writes a Lua table tag, laid out as if the tag were not there: whatever the table
+    /// holds is indented one step more than the line the tag starts on.
+    fn table(&mut self, table: &Table, depth: usize) -> Result<(), TooDeep> {
+        match table {
+            Table::Keyed(entries) => self.keyed(entries.len(), depth, |w, i, depth| {
+                let (key, value) = &entries[i];
+                w.entry(key, value, depth)
+                    .map_err(within(|| Segment::Index(i)))
+            }),
+            Table::Class { name, value } => {
+                let tag_like = tag_of_pair(&Value::String(name.clone()), value).is_some();
+                self.class(name, tag_like, depth, |w, depth| w.value(value, depth))
+            }
+            Table::Shared { id, value } => {
+                // The tag's array and its content array.
+                check_depth(depth + 2)?;
+                self.tag_open(TAG_SHARED);
+                self.out.push(b'[');
+                self.uint(*id);
+                self.separator();
+                self.escapes += 2;
+                let written = self.value(value, depth + 2);
+                self.escapes -= 2;
+                written?;
+                self.out.extend_from_slice(b"]]");
+                Ok(())
+            }
+            Table::Ref(id) => {
+                check_depth(depth + 2)?;
+                self.tag_open(TAG_REF);
+                self.out.push(b'[');
+                self.uint(*id);
+                self.out.extend_from_slice(b"]]");
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes an entry of a keyed table, `[key, value]`.
+    fn entry(&mut self, key: &Value, value: &Value, depth: usize) -> Result<(), TooDeep> {
+        self.pair(
+            tag_of_pair(key, value).is_some(),
+            depth,
+            |w, depth| w.value(key, depth),
+            |w, depth| w.value(value, depth),
+        )
+    }
+}
+
 fn check_depth(depth: usize) -> Result<(), TooDeep> {
     if depth > MAX_DEPTH {
         Err(Box::default())
     } else {
         Ok(())
     }
-}
-
-/// Whether a reader would take this array for a tag.
-fn looks_like_tag(items: &[Value]) -> bool {
-    tag_of(items).is_some()
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
