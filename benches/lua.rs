@@ -28,7 +28,7 @@
 //!   The goal: to Lua and back costs no more than one text load.
 //! - `text`: the whole save document from text to Lua tables and back to text, three ways,
 //!   each direction timed on its own: *savechain straight*, `lua::from_text`, then
-//!   `lua::from_lua` + `text::to_vec`; *savechain through a tree* (the old way),
+//!   `lua::to_text`; *savechain through a tree* (the old way),
 //!   `text::from_slice` + `lua::to_lua`, then the same way back; *lua-cjson*, in a Lua
 //!   state of its own, `cjson.decode(s)` of the same document as plain JSON (decimal
 //!   doubles, byte strings as arrays of integers, written by `serde_json::to_vec_pretty`
@@ -63,7 +63,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use mlua::Lua;
-use savechain::lua::{from_lua, from_text, install, to_lua};
+use savechain::lua::{from_lua, from_text, install, to_lua, to_text};
 use savechain::{text, Save};
 
 #[global_allocator]
@@ -160,7 +160,7 @@ fn print_bridge(b: &Bridge, runs: usize, [load, to, from]: [Duration; 3]) {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Way {
-    /// `lua::from_text`, then `lua::from_lua` + `text::to_vec`.
+    /// `lua::from_text`, then `lua::to_text`.
     Straight,
     /// `text::from_slice` + `lua::to_lua`, then `lua::from_lua` + `text::to_vec`.
     Tree,
@@ -229,7 +229,11 @@ fn tree_in(lua: &Lua, text: &[u8]) -> mlua::Value {
     value
 }
 
-fn savechain_out(lua: &Lua, value: &mlua::Value) -> Vec<u8> {
+fn straight_out(lua: &Lua, value: &mlua::Value) -> Vec<u8> {
+    to_text(lua, black_box(value), text::Style::Pretty).unwrap()
+}
+
+fn tree_out(lua: &Lua, value: &mlua::Value) -> Vec<u8> {
     let tree = from_lua(lua, black_box(value)).unwrap();
     let text = text::to_vec(&tree).unwrap();
     drop(black_box(tree));
@@ -286,7 +290,8 @@ fn to_lua_in(way: Way, lua: &Lua, cjson: Option<&CjsonSide>, text: &[u8]) -> mlu
 
 fn to_text_in(way: Way, lua: &Lua, cjson: Option<&CjsonSide>, value: &mlua::Value) -> Written {
     match way {
-        Way::Straight | Way::Tree => Written::Rust(savechain_out(lua, value)),
+        Way::Straight => Written::Rust(straight_out(lua, value)),
+        Way::Tree => Written::Rust(tree_out(lua, value)),
         Way::Cjson => Written::Lua(cjson_out(cjson.unwrap(), value)),
     }
 }
