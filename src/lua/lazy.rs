@@ -5,7 +5,7 @@
 //! A lent table is an empty table with the metatable `Metatables::lazy` and its place in
 //! the loan (`Metatables::lazy_slots`, weak keys). Reading, writing, `#`, `pairs`, `ipairs`
 //! and the `table` library reach it through metamethods, which fill it with its members
-//! (its own tables lent in turn) and take the metatable away, leaving the very table a full
+//! (its larger tables lent in turn, small ones converted with it) and take the metatable away, leaving the very table a full
 //! conversion would have made. The functions that go around metamethods (`next`, `rawget`,
 //! `rawset`, `rawlen`, `getmetatable`, `setmetatable`) are wrapped in the sandbox to fill it
 //! first; Rust's own conversions know lent tables. So a step sees exactly what it would see
@@ -27,11 +27,31 @@ use crate::value::{Table, Value};
 
 /// The parts of a document lent to Lua and not yet touched, by slot. A slot is taken when
 /// its table is filled or the loan ends.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Loan {
     /// Counts loans, so that a table kept from an earlier one is known as such.
     generation: u32,
     slots: Vec<Option<Value>>,
+    /// Tables of at most this many values are converted with the table they are in rather
+    /// than lent ([`LEND_ABOVE`]; tests set 0 to lend every table).
+    pub(crate) lend_above: usize,
+}
+
+/// Tables of at most this many values, counting everything in them, are converted with the
+/// table they are in rather than lent: lending and filling a table costs a few
+/// microseconds, as much as converting a dozen values, and a step that touches a table
+/// usually goes on into its small tables (a planet's position, a ship's cargo). Measured on
+/// the half chain of `benches/upgrade.rs`: 8 and 32 were slower, 64 much slower.
+const LEND_ABOVE: usize = 16;
+
+impl Default for Loan {
+    fn default() -> Loan {
+        Loan {
+            generation: 0,
+            slots: Vec::new(),
+            lend_above: LEND_ABOVE,
+        }
+    }
 }
 
 /// The loan of a Lua state, shared by the conversions and the materializing function.
@@ -65,10 +85,43 @@ impl Loan {
         }
     }
 
+    /// Whether `value`, met as a member of a table being filled, gets a lent table of its
+    /// own rather than being converted with it: a non-empty array or object of more than
+    /// `lend_above` values.
+    pub(crate) fn worth_lending(&self, value: &Value) -> bool {
+        let non_empty = match value {
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(map) => !map.is_empty(),
+            _ => false,
+        };
+        non_empty && !fits(value, &mut { self.lend_above })
+    }
+
     /// Ends the loan: tables of it still in Lua are dead (touching them is an error).
     fn end(&mut self) {
         self.slots.clear();
         self.generation = self.generation.wrapping_add(1);
+    }
+}
+
+/// Whether `value` holds at most `budget` values, itself included; counts down `budget` and
+/// stops as soon as it runs out.
+fn fits(value: &Value, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match value {
+        Value::Array(items) => items.iter().all(|v| fits(v, budget)),
+        Value::Object(map) => map.iter().all(|(_, v)| fits(v, budget)),
+        Value::Table(table) => match &**table {
+            Table::Keyed(entries) => entries
+                .iter()
+                .all(|(k, v)| fits(k, budget) && fits(v, budget)),
+            Table::Class { value, .. } | Table::Shared { value, .. } => fits(value, budget),
+            Table::Ref(_) => true,
+        },
+        _ => true,
     }
 }
 
@@ -244,10 +297,19 @@ mod tests {
         "systems": [{"id": "sol", "planets": 8}, {"id": "vega", "planets": 3}]
     }"#;
 
-    fn sandbox() -> Sandbox {
+    /// A sandbox that lends tables of more than `lend_above` values (0: every table).
+    fn sandbox_lending_above(lend_above: usize) -> Sandbox {
         let sandbox = Sandbox::new(Limits::default()).unwrap();
         install_lending(sandbox.lua()).unwrap();
+        let tables = crate::lua::library::installed(sandbox.lua()).unwrap();
+        tables.loan.borrow_mut().lend_above = lend_above;
         sandbox
+    }
+
+    /// Every table lent, so that the tests reach lent tables everywhere in the small
+    /// document.
+    fn sandbox() -> Sandbox {
+        sandbox_lending_above(0)
     }
 
     /// Runs `step` (a chunk returning `function(data) ... end`) on the document, lent or
@@ -279,6 +341,9 @@ mod tests {
         let converted = run(&sandbox, step, false);
         let lent = run(&sandbox, step, true);
         assert_eq!(lent, converted, "{step}");
+        // As lent in upgrades: small tables converted with the table they are in.
+        let sandbox = sandbox_lending_above(super::LEND_ABOVE);
+        assert_eq!(run(&sandbox, step, true), converted, "{step}");
     }
 
     #[test]

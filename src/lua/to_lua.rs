@@ -220,7 +220,7 @@ impl Builder {
         Ok(())
     }
 
-    /// Pushes `value`: a lent table if it is a non-empty array or object (the value moved
+    /// Pushes `value`: a lent table if the loan finds it worth lending (the value moved
     /// into the loan first, so no frame Lua may unwind owns it), else converted.
     unsafe fn push_lent(
         &mut self,
@@ -231,12 +231,7 @@ impl Builder {
         if ffi::lua_checkstack(l, 8) == 0 {
             return self.fail("the Lua stack is full".into());
         }
-        let lendable = match value {
-            Value::Array(items) => !items.is_empty(),
-            Value::Object(map) => !map.is_empty(),
-            _ => false,
-        };
-        if !lendable {
+        if !loan.worth_lending(value) {
             return self.push(l, value, 0);
         }
         let key = loan.lend(std::mem::take(value));
