@@ -98,6 +98,19 @@ pub fn from_text(lua: &Lua, text: &[u8]) -> Result<mlua::Value> {
 /// [`from_lua`] would write it but, for the shapes nearly every saved state has, straight
 /// from the Lua tables with no document tree in between. What [`from_lua`] refuses is
 /// refused with the same error.
+///
+/// ```
+/// use savechain::lua::{from_text, mlua, to_text};
+/// use savechain::text::Style;
+///
+/// let lua = mlua::Lua::new();
+/// let state: mlua::Value = lua.load("return {name = 'Sol', pos = {1, 2.5}}").eval()?;
+/// let text = to_text(&lua, &state, Style::Compact)?;
+/// assert_eq!(text, br#"{"name":"Sol","pos":[1,["d","0x1.4p+1"]]}"#);
+/// let back = from_text(&lua, &text)?;
+/// assert_eq!(to_text(&lua, &back, Style::Compact)?, text);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn to_text(lua: &Lua, value: &mlua::Value, style: crate::text::Style) -> Result<Vec<u8>> {
     let tables = library::installed(lua)?;
     lua_to_text::write(lua, &tables, value, style)
