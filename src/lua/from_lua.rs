@@ -5,7 +5,6 @@
 
 use std::cmp::Ordering;
 use std::ffi::{c_int, c_void};
-use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 
 use mlua::{ffi, Lua};
@@ -14,6 +13,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::lazy;
 use super::metatables::Metatables;
 use super::order::{key_order, number_shared_tables};
+use super::raw;
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
@@ -111,8 +111,6 @@ impl Walker {
     }
 
     fn pass(&mut self, lua: &Lua, value: &mlua::Value, tables: &Metatables) -> Result<Value> {
-        let mut out = Value::Null;
-        let mut panicked = None;
         let args = (
             value.clone(),
             tables.array.clone(),
@@ -122,28 +120,21 @@ impl Walker {
             tables.lazy.clone(),
             tables.lazy_slots.clone(),
         );
-        // SAFETY: the closure only reads from the Lua state with functions that do not
-        // raise errors (type queries, `lua_next` over a table nobody modifies, raw gets,
-        // `lua_checkstack`), so no Lua error can unwind through Rust frames; panics are
-        // caught before they reach Lua's C frames.
-        let ran = unsafe {
-            lua.exec_raw::<()>(args, |state| {
-                let walk = panic::catch_unwind(AssertUnwindSafe(|| self.value(state, VALUE, 0)));
-                match walk {
-                    Ok(Ok(v)) => out = v,
-                    Ok(Err(())) => {}
-                    Err(payload) => panicked = Some(payload),
-                }
+        // SAFETY: the walk only reads from the Lua state with functions that do not raise
+        // errors (type queries, `lua_next` over a table nobody modifies, raw gets,
+        // `lua_checkstack`), so no Lua error can unwind through Rust frames.
+        let ((), walked) = unsafe {
+            raw::on_stack(lua, args, |state| {
+                let walked = self.value(state, VALUE, 0);
                 ffi::lua_settop(state, 0);
-            })
+                walked
+            })?
         };
-        if let Some(payload) = panicked {
-            panic::resume_unwind(payload);
-        }
-        ran?;
-        match self.error.take() {
-            Some((path, message)) => Err(Error::new(ErrorKind::Lua, message).in_path(path)),
-            None => Ok(out),
+        match (walked, self.error.take()) {
+            (_, Some((path, message))) => Err(Error::new(ErrorKind::Lua, message).in_path(path)),
+            (Ok(out), None) => Ok(out),
+            // A failed walk leaves its error; this is only for completeness.
+            (Err(()), None) => Err(Error::new(ErrorKind::Lua, "the conversion failed")),
         }
     }
 

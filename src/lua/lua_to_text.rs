@@ -10,7 +10,6 @@
 //! with its path; the property tests hold the two ways to the same bytes.
 
 use std::ffi::{c_int, c_void};
-use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 
 use mlua::{ffi, Lua};
@@ -19,6 +18,7 @@ use rustc_hash::FxHashSet;
 use super::from_lua;
 use super::metatables::Metatables;
 use super::order::key_order;
+use super::raw;
 use crate::error::Result;
 use crate::text::tags::{is_tag, Shape};
 use crate::text::write::{write_value, TooDeep, Writer, INLINE_NUMBERS};
@@ -50,8 +50,6 @@ fn direct(
 ) -> Result<Option<Vec<u8>>> {
     let mut text = Vec::new();
     let mut walk = Walk::default();
-    let mut done = false;
-    let mut panicked = None;
     let args = (
         value.clone(),
         tables.array.clone(),
@@ -60,31 +58,20 @@ fn direct(
         tables.class_names.clone(),
         tables.lazy.clone(),
     );
-    // SAFETY: the closure only calls Lua functions that raise no errors (type queries,
+    // SAFETY: the walk only calls Lua functions that raise no errors (type queries,
     // `lua_next` over tables nobody modifies, raw gets, `lua_checkstack`, pushes of values
-    // already in the state), so no Lua error unwinds through Rust frames; panics are caught
-    // before they reach Lua's C frames.
-    let ran = unsafe {
-        lua.exec_raw::<()>(args, |state| {
-            let walked = panic::catch_unwind(AssertUnwindSafe(|| {
-                let mut w = Writer::new(&mut text, style);
-                let written = walk.value(&mut w, state, VALUE, 0);
-                if written.is_ok() {
-                    w.finish();
-                }
-                written.is_ok()
-            }));
-            match walked {
-                Ok(ok) => done = ok,
-                Err(payload) => panicked = Some(payload),
+    // already in the state), so no Lua error unwinds through Rust frames.
+    let ((), done) = unsafe {
+        raw::on_stack(lua, args, |state| {
+            let mut w = Writer::new(&mut text, style);
+            let written = walk.value(&mut w, state, VALUE, 0);
+            if written.is_ok() {
+                w.finish();
             }
             ffi::lua_settop(state, 0);
-        })
+            written.is_ok()
+        })?
     };
-    if let Some(payload) = panicked {
-        panic::resume_unwind(payload);
-    }
-    ran?;
     Ok(done.then_some(text))
 }
 

@@ -31,7 +31,8 @@
 //!
 //! Inside, data flows one way: `from_lua.rs` and `to_lua.rs` convert with the tables of
 //! `metatables.rs`, `text_to_lua.rs` and `lua_to_text.rs` go between Lua and save text with
-//! no tree (falling back on the tree where the graph needs it); `library.rs` (the `savechain` library) calls them; `sandbox/` installs
+//! no tree (falling back on the tree where the graph needs it); all of them run on Lua's raw
+//! stack through `raw.rs`; `library.rs` (the `savechain` library) calls them; `sandbox/` installs
 //! the library and the budgeted string functions of `patterns/`.
 
 mod from_lua;
@@ -41,6 +42,7 @@ mod lua_to_text;
 mod metatables;
 mod order;
 mod patterns;
+mod raw;
 mod sandbox;
 mod text_to_lua;
 mod to_lua;

@@ -3,7 +3,6 @@
 //! Builds tables directly on the raw Lua stack (through `mlua::ffi`), one C call per value.
 
 use std::ffi::c_int;
-use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 
 use mlua::{ffi, Lua};
@@ -11,6 +10,7 @@ use rustc_hash::FxHashSet;
 
 use super::lazy::{self, Loan};
 use super::metatables::Metatables;
+use super::raw;
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
@@ -41,7 +41,6 @@ pub(crate) fn make_value(
     push: impl FnOnce(*mut ffi::lua_State, &mut Builder) -> Step,
 ) -> Result<mlua::Value> {
     let mut builder = Builder::default();
-    let mut panicked = None;
     let args = (
         tables.array.clone(),
         tables.u64.clone(),
@@ -49,28 +48,18 @@ pub(crate) fn make_value(
         tables.classes.clone(),
     );
     // SAFETY: the closure's frames and those of `push` hold only references and integers
-    // (see above); panics are caught before they reach Lua's C frames.
-    let result = unsafe {
-        lua.exec_raw::<mlua::Value>(args, |state| {
+    // (see above).
+    let (result, _) = unsafe {
+        raw::on_stack::<mlua::Value, _>(lua, args, |state| {
             ffi::lua_createtable(state, 0, 0); // REFS
-            let pushed = panic::catch_unwind(AssertUnwindSafe(|| push(state, &mut builder)));
-            match pushed {
-                Ok(Ok(())) => {
-                    ffi::lua_replace(state, 1);
-                    ffi::lua_settop(state, 1);
-                }
-                Ok(Err(())) => ffi::lua_settop(state, 0),
-                Err(payload) => {
-                    panicked = Some(payload);
-                    ffi::lua_settop(state, 0);
-                }
+            if push(state, &mut builder).is_ok() {
+                ffi::lua_replace(state, 1);
+                ffi::lua_settop(state, 1);
+            } else {
+                ffi::lua_settop(state, 0);
             }
-        })
+        })?
     };
-    if let Some(payload) = panicked {
-        panic::resume_unwind(payload);
-    }
-    let result = result?;
     builder.finish()?;
     Ok(result)
 }
@@ -85,7 +74,6 @@ pub(crate) fn fill_lent(
     value: Value,
 ) -> Result<()> {
     let mut builder = Builder::default();
-    let mut panicked = None;
     let args = (
         tables.array.clone(),
         tables.u64.clone(),
@@ -109,27 +97,18 @@ pub(crate) fn fill_lent(
     let mut loan = tables.loan.borrow_mut();
     // SAFETY: a Lua error (out of memory while growing the table) unwinds by longjmp through
     // the frames of the closure. They hold only references and integers: the members, the
-    // loan and the builder's state live outside. Panics are caught before they reach Lua's
-    // C frames.
-    let result = unsafe {
-        lua.exec_raw::<()>(args, |state| {
+    // loan and the builder's state live outside.
+    let filled = unsafe {
+        raw::on_stack::<(), _>(lua, args, |state| {
             // REFS, in its slot: no lent document has shared tables.
             ffi::lua_createtable(state, 0, 0);
             ffi::lua_insert(state, REFS);
-            let filled = panic::catch_unwind(AssertUnwindSafe(|| {
-                builder.fill_lent(state, &mut members, &mut loan)
-            }));
-            if let Err(payload) = filled {
-                panicked = Some(payload);
-            }
+            let _ = builder.fill_lent(state, &mut members, &mut loan);
             ffi::lua_settop(state, 0);
         })
     };
     drop(loan);
-    if let Some(payload) = panicked {
-        panic::resume_unwind(payload);
-    }
-    result?;
+    filled?;
     builder.finish()
 }
 

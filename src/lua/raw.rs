@@ -1,0 +1,42 @@
+//! Rust run on Lua's raw stack, with panics kept out of Lua's C frames.
+
+use std::panic::{self, AssertUnwindSafe};
+
+use mlua::{ffi, FromLuaMulti, IntoLuaMulti, Lua};
+
+use crate::error::Result;
+
+/// Runs `f` on the raw stack of `lua`, `args` pushed at slots 1, 2, ...; returns what `f`
+/// leaves on the stack, as `T`, and what `f` returned.
+///
+/// A panic in `f` is caught before it reaches Lua's C frames (the stack is emptied) and
+/// resumed once out of them. A Lua error raised in `f` (running out of memory while making
+/// tables) unwinds its frames by longjmp and comes back as an error.
+///
+/// # Safety
+///
+/// `f` and the frames it calls must own nothing with a destructor wherever a Lua function
+/// it calls can raise an error: their state lives outside, in what the closure borrows.
+pub(super) unsafe fn on_stack<T: FromLuaMulti, R>(
+    lua: &Lua,
+    args: impl IntoLuaMulti,
+    f: impl FnOnce(*mut ffi::lua_State) -> R,
+) -> Result<(T, R)> {
+    let mut out = None;
+    let mut panicked = None;
+    let ran = lua.exec_raw::<T>(args, |state| {
+        match panic::catch_unwind(AssertUnwindSafe(|| f(state))) {
+            Ok(r) => out = Some(r),
+            Err(payload) => {
+                panicked = Some(payload);
+                ffi::lua_settop(state, 0);
+            }
+        }
+    });
+    if let Some(payload) = panicked {
+        panic::resume_unwind(payload);
+    }
+    let values = ran?;
+    let out = out.expect("f returned, or a Lua error or a panic ended it");
+    Ok((values, out))
+}
