@@ -31,7 +31,15 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
 /// [`write_atomic`], giving a new file the permissions and owner of `like` (a backup or a
 /// cache those of its save), so that what is written beside a save is as private as it.
 pub(crate) fn write_atomic_like(path: &Path, bytes: &[u8], like: Option<&Path>) -> io::Result<()> {
-    write_atomic_with(path, bytes, like, None)
+    let pending = write_temporary(path, bytes, like)?;
+    pending.temp.as_file().sync_all()?;
+    let dir = pending.dir.clone();
+    pending.rename()?;
+    // The file is replaced by now. Failing to flush the folder only weakens durability
+    // across a power cut; reporting the write as failed would be wrong, so this is best
+    // effort.
+    let _ = sync_dir(&dir);
+    Ok(())
 }
 
 /// Folders whose renames are flushed together, once, at the end of a batch: each file's
@@ -44,7 +52,7 @@ pub(crate) struct FolderFlush {
 }
 
 impl FolderFlush {
-    fn defer(&self, dir: &Path) {
+    pub(crate) fn defer(&self, dir: &Path) {
         let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
         if !folders.contains(dir) {
             folders.insert(dir.to_path_buf());
@@ -61,14 +69,47 @@ impl FolderFlush {
     }
 }
 
-/// [`write_atomic_like`]; with `flush`, the folder is flushed later, with others, by
-/// [`FolderFlush::flush`].
-pub(crate) fn write_atomic_with(
+/// A file of [`write_atomic`] cut short: its bytes are in its temporary file, not yet
+/// flushed nor renamed, so that a batch can flush many at once ([`make_durable`]) before
+/// renaming them. The temporary stays locked while it waits (another run leaves it alone),
+/// and dropping it removes it.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    temp: tempfile::NamedTempFile,
+    /// The file it will replace (a link resolved).
+    path: PathBuf,
+    dir: PathBuf,
+    len: usize,
+}
+
+impl Pending {
+    /// The folder it will be renamed in.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// How many bytes it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Renames the temporary over its file; the folder is not flushed.
+    pub(crate) fn rename(self) -> io::Result<()> {
+        #[cfg(test)]
+        if let Some(watch) = watch::record(&self.dir, "rename", &self.path) {
+            watch?;
+        }
+        self.temp.persist(&self.path).map(drop).map_err(|e| e.error)
+    }
+}
+
+/// Writes `bytes` to a new temporary file beside `path` (a link's target): the first half
+/// of [`write_atomic_like`].
+pub(crate) fn write_temporary(
     path: &Path,
     bytes: &[u8],
     like: Option<&Path>,
-    flush: Option<&FolderFlush>,
-) -> io::Result<()> {
+) -> io::Result<Pending> {
     // Through a symbolic link, replace the file it names, as editors do, not the link.
     let resolved;
     let path = if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -93,7 +134,8 @@ pub(crate) fn write_atomic_with(
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let mut temp = builder.tempfile_in(dir)?;
     // Held until the file is renamed and closed: another run that finds it while it is
-    // being written leaves it alone (remove_stale_temporaries).
+    // being written, or waits for its group's flush, leaves it alone
+    // (remove_stale_temporaries).
     temp.as_file().lock()?;
     temp.write_all(bytes)?;
     let model = fs::metadata(path)
@@ -103,18 +145,108 @@ pub(crate) fn write_atomic_with(
         take_owner(temp.as_file(), &model)?;
         temp.as_file().set_permissions(model.permissions())?;
     }
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    match flush {
-        Some(flush) => flush.defer(dir),
-        // The file is replaced by now. Failing to flush the folder only weakens durability
-        // across a power cut; reporting the write as failed would be wrong, so this is best
-        // effort.
-        None => {
-            let _ = sync_dir(dir);
+    Ok(Pending {
+        temp,
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+        len: bytes.len(),
+    })
+}
+
+/// Flushes the bytes of `files` to disk; for each file, whether it is durable.
+///
+/// On Linux one `syncfs` per file system covers every file on it: one journal commit for
+/// the lot, where an `fsync` per file costs a commit each and the commits of two jobs wait
+/// on each other. A failed `syncfs` fails every file of its file system. It also flushes
+/// what other programs wrote there, so a file system busy with other writes makes it
+/// slower. Elsewhere each file gets its own `fsync`.
+pub(crate) fn make_durable(files: &[&Pending]) -> Vec<io::Result<()>> {
+    #[cfg(test)]
+    if let Some(Err(e)) = files
+        .first()
+        .and_then(|f| watch::record(&f.dir, "flush files", Path::new(&files.len().to_string())))
+    {
+        return files.iter().map(|_| Err(copy_error(&e))).collect();
+    }
+    #[cfg(target_os = "linux")]
+    if syncfs::reports_errors() {
+        return syncfs::per_file_system(files);
+    }
+    files.iter().map(|f| f.temp.as_file().sync_all()).collect()
+}
+
+/// The same error again, for each of several files it fails.
+pub(crate) fn copy_error(e: &io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod syncfs {
+    use super::{copy_error, Pending};
+    use std::io;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+
+    /// Whether `syncfs` says when a write failed: only from Linux 5.8 on, before which it
+    /// returned success whatever happened, so a flush that failed would go unseen.
+    pub(super) fn reports_errors() -> bool {
+        static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ANSWER.get_or_init(|| {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+            let mut numbers = release
+                .split(|c: char| !c.is_ascii_digit())
+                .map(|n| n.parse::<u32>().unwrap_or(0));
+            (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (5, 8)
+        })
+    }
+
+    pub(super) fn per_file_system(files: &[&Pending]) -> Vec<io::Result<()>> {
+        let devices: Vec<io::Result<u64>> = files
+            .iter()
+            .map(|f| f.temp.as_file().metadata().map(|m| m.dev()))
+            .collect();
+        // Each file system is flushed through the group's first file on it: `syncfs`
+        // reports the write errors since its descriptor was opened, the earliest there.
+        let mut flushed: Vec<(u64, io::Result<()>)> = Vec::new();
+        for (file, device) in files.iter().zip(&devices) {
+            let Ok(device) = device else { continue };
+            if flushed.iter().all(|(d, _)| d != device) {
+                flushed.push((*device, syncfs(file)));
+            }
+        }
+        files
+            .iter()
+            .zip(devices)
+            .map(|(file, device)| {
+                let device = device?;
+                match &flushed
+                    .iter()
+                    .find(|(d, _)| *d == device)
+                    .expect("flushed above")
+                    .1
+                {
+                    Ok(()) => Ok(()),
+                    // A file system that has no syncfs (some sandboxes): one fsync a file.
+                    Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                        file.temp.as_file().sync_all()
+                    }
+                    Err(e) => Err(copy_error(e)),
+                }
+            })
+            .collect()
+    }
+
+    fn syncfs(file: &Pending) -> io::Result<()> {
+        // SAFETY: the descriptor of a file that `file` keeps open for the call.
+        if unsafe { libc::syncfs(file.temp.as_file().as_raw_fd()) } == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
         }
     }
-    Ok(())
 }
 
 /// Gives `file` the owner and group of `model`, when they differ and the writer may: root
@@ -208,13 +340,72 @@ fn is_stale(path: &Path) -> io::Result<bool> {
 
 /// Flushes a folder's entries, so that a rename inside it survives a power cut.
 #[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(test)]
+    if let Some(watch) = watch::record(dir, "flush folder", Path::new("")) {
+        watch?;
+    }
     fs::File::open(dir)?.sync_all()
 }
 
 #[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
+}
+
+/// For tests: the flushes and renames of files in a watched folder, in order, and failures
+/// made to order.
+#[cfg(test)]
+pub(crate) mod watch {
+    use std::io;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    struct Watched {
+        dir: PathBuf,
+        fail: Option<&'static str>,
+        log: Vec<String>,
+    }
+
+    static WATCHED: Mutex<Vec<Watched>> = Mutex::new(Vec::new());
+
+    /// Records what is done in `dir` (a folder of a test's own); `fail`: the operation
+    /// (`"flush files"`, `"rename"`, `"flush folder"`) that fails there, each time.
+    pub(crate) fn watch(dir: &Path, fail: Option<&'static str>) {
+        let mut watched = WATCHED.lock().unwrap();
+        watched.retain(|w| w.dir != dir);
+        watched.push(Watched {
+            dir: dir.to_path_buf(),
+            fail,
+            log: Vec::new(),
+        });
+    }
+
+    /// What was done in `dir`, in order: `flush files <count>`, `rename <name>`,
+    /// `flush folder`.
+    pub(crate) fn log(dir: &Path) -> Vec<String> {
+        let watched = WATCHED.lock().unwrap();
+        let watch = watched.iter().find(|w| w.dir == dir);
+        watch.map(|w| w.log.clone()).unwrap_or_default()
+    }
+
+    /// Records `operation` in `dir`, on `what` (a file, a count); `Some` when the folder
+    /// is watched, with the error asked for.
+    pub(super) fn record(dir: &Path, operation: &str, what: &Path) -> Option<io::Result<()>> {
+        let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        let watch = watched.iter_mut().find(|w| w.dir == dir)?;
+        let what = what.file_name().unwrap_or_default().to_string_lossy();
+        watch
+            .log
+            .push(format!("{operation} {what}").trim_end().to_string());
+        Some(if watch.fail == Some(operation) {
+            Err(io::Error::other(format!(
+                "{operation} failed (made to by a test)"
+            )))
+        } else {
+            Ok(())
+        })
+    }
 }
 
 #[cfg(test)]

@@ -440,6 +440,152 @@ fn a_killed_batch_leaves_each_save_whole() {
     assert!(partly_done > 0, "no kill landed in the middle of a batch");
 }
 
+/// Batches killed many times at random moments, resumed over the same folders: in place,
+/// every save is its original or its upgrade, and every save replaced has a byte-identical
+/// backup (a batch writes its saves in groups, each save replaced only after its backup);
+/// with `--out-dir`, every output is absent or whole. After a last run, all are upgraded and
+/// no temporary file is left.
+#[test]
+fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
+    let fixtures = [
+        "v1/small.json",
+        "v1/edge.json",
+        "v5/frontier.json",
+        "v3/small.json",
+    ];
+    let kinds: Vec<(Vec<u8>, Vec<u8>, u64)> = fixtures
+        .iter()
+        .map(|f| {
+            let original = fs::read(format!("{FIXTURES}/{f}")).unwrap();
+            let version = Save::from_slice(&original).unwrap().meta.version;
+            (original, upgraded_text(f), version)
+        })
+        .collect();
+    let saves = 240;
+    let fill = |dir: &Path| {
+        fs::create_dir_all(dir.join("saves")).unwrap();
+        for i in 0..saves {
+            let name = format!("saves/s{i:03}.json");
+            fs::write(dir.join(name), &kinds[i % kinds.len()].0).unwrap();
+        }
+    };
+    let args = |out_dir: bool| {
+        let mut args = vec!["--jobs", "2", "saves"];
+        if out_dir {
+            args.extend(["--out-dir", "out"]);
+        }
+        args
+    };
+    // How long a whole batch takes here, so that kills land inside one.
+    let timing = tempfile::tempdir().unwrap();
+    fill(timing.path());
+    let start = std::time::Instant::now();
+    let out = save_upgrade(&args(false), timing.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let whole = start.elapsed().as_millis() as u64;
+
+    // Whether each save is upgraded; panics on a save (or output) that is neither whole
+    // original nor whole upgrade, or replaced without its backup.
+    let check = |dir: &Path, out_dir: bool, when: &str| -> Vec<bool> {
+        (0..saves)
+            .map(|i| {
+                let (original, upgraded, version) = &kinds[i % kinds.len()];
+                let name = format!("s{i:03}.json");
+                let source = fs::read(dir.join("saves").join(&name)).unwrap();
+                if out_dir {
+                    assert_eq!(&source, original, "{when}: source {name} touched");
+                    return match fs::read(dir.join("out").join(&name)) {
+                        Ok(output) => {
+                            assert_eq!(&output, upgraded, "{when}: output {name} not whole");
+                            true
+                        }
+                        Err(e) => {
+                            assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{when}");
+                            false
+                        }
+                    };
+                }
+                assert!(
+                    source == *original || source == *upgraded,
+                    "{when}: {name} is neither its original nor its upgrade"
+                );
+                let backup = dir.join("saves").join(format!("{name}.v{version}.bak"));
+                match fs::read(&backup) {
+                    Ok(backup) => assert_eq!(&backup, original, "{when}: backup of {name}"),
+                    Err(_) => assert!(
+                        source == *original,
+                        "{when}: {name} replaced without its backup"
+                    ),
+                }
+                source == *upgraded
+            })
+            .collect()
+    };
+    let temporaries = |dir: &Path| -> Vec<PathBuf> {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.to_string_lossy().contains(".savechain-"))
+            .collect()
+    };
+
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut mid_batch = 0;
+    let mut kills = 0;
+    for out_dir in [false, false, false, false, true, true] {
+        let dir = tempfile::tempdir().unwrap();
+        fill(dir.path());
+        // Each run resumes where the killed one stopped, until one finishes or six kills.
+        let mut done = 0;
+        for attempt in 0..6 {
+            // A moment within the run, which shortens as the saves get done.
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let left = whole * (saves - done) as u64 / saves as u64;
+            let delay = Duration::from_millis(seed % (left + 10));
+            let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+                .args(args(out_dir))
+                .current_dir(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(delay);
+            let finished = child.try_wait().unwrap().is_some();
+            let _ = child.kill(); // SIGKILL: no chance to clean up
+            let _ = child.wait();
+            let when = format!("out_dir {out_dir}, kill {attempt} after {delay:?}");
+            let now = check(dir.path(), out_dir, &when)
+                .iter()
+                .filter(|u| **u)
+                .count();
+            if finished {
+                break;
+            }
+            kills += 1;
+            mid_batch += usize::from(done < now && now < saves);
+            done = now;
+        }
+        // What the killed runs left is removed by the next run once it is a few seconds
+        // old (made so here), and that run finishes the batch.
+        let old = std::time::SystemTime::now() - Duration::from_secs(60);
+        for temporary in temporaries(dir.path()) {
+            let file = fs::File::options().write(true).open(&temporary).unwrap();
+            file.set_modified(old).unwrap();
+        }
+        let out = save_upgrade(&args(out_dir), dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(check(dir.path(), out_dir, "rerun").iter().all(|u| *u));
+        assert_eq!(temporaries(dir.path()), Vec::<PathBuf>::new());
+    }
+    // Kills must land while a batch is writing, or the test proves nothing.
+    assert!(
+        mid_batch >= 3,
+        "only {mid_batch} of {kills} kills landed mid-batch"
+    );
+}
+
 #[test]
 fn cache_build_verify_clear_and_inspect_say_where_a_save_comes_from() {
     let dir = tempfile::tempdir().unwrap();

@@ -33,12 +33,10 @@
 mod find;
 mod out_dir;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub use find::{find_saves, Found, Search};
 
@@ -46,7 +44,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::lua::Limits;
 use crate::options::Options;
-use crate::upgrade::{Chain, FileReport, StepReport, Target, Upgrader};
+use crate::upgrade::{upgrade_file_in_group, Chain, FileReport, StepReport, Target, WriteGroup};
 
 /// What a batch does with each save.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +85,7 @@ pub struct Plan {
     pub errors: Vec<Error>,
     /// With [`Mode::OutDir`], each save's output path.
     targets: Vec<PathBuf>,
-    folders: std::collections::BTreeSet<PathBuf>,
+    folders: BTreeSet<PathBuf>,
 }
 
 impl Plan {
@@ -240,8 +238,15 @@ impl<'c> Batch<'c> {
     /// in path order, as soon as every save before it is done. When `each` breaks, saves
     /// not yet started are left alone (those under way finish) and the run ends.
     ///
+    /// Each thread writes its saves in groups of up to 16 (fewer when they are large), so
+    /// that one flush serves many files: the group's temporary files, backups and saves,
+    /// are flushed to disk at once, then the backups renamed and their folders flushed,
+    /// then the saves renamed; the folders of the saves are flushed at the end of the run
+    /// ([`Summary::unflushed`]). A save's outcome is handed on once its group is written.
+    ///
     /// A writing run first removes the temporary files that killed runs left in the
-    /// folders searched. Fails only when the threads cannot be started.
+    /// folders searched and in those of the output folder. Fails only when the threads
+    /// cannot be started.
     pub fn run<'p>(
         &self,
         plan: &'p Plan,
@@ -249,7 +254,11 @@ impl<'c> Batch<'c> {
     ) -> Result<Summary> {
         let mut summary = Summary::default();
         if self.mode != Mode::Check {
-            for folder in &plan.folders {
+            // The folders searched, and those of an output folder that exist: a killed run
+            // leaves up to a group of temporaries a job in either.
+            let outputs: BTreeSet<&Path> = plan.targets.iter().filter_map(|t| t.parent()).collect();
+            let outputs = outputs.into_iter().filter(|f| f.is_dir());
+            for folder in plan.folders.iter().map(PathBuf::as_path).chain(outputs) {
                 // Best effort: a folder that cannot be cleaned is still upgraded.
                 if let Ok(removed) = fsio::remove_stale_temporaries(folder) {
                     summary.stale_removed.extend(removed);
@@ -260,24 +269,22 @@ impl<'c> Batch<'c> {
         let mut options = self.options.clone();
         let share = Limits::for_jobs(pool.current_num_threads()).memory;
         options.limits.memory = options.limits.memory.min(share);
-        let options = &options;
-        let stop = AtomicBool::new(false);
-        let flush = fsio::FolderFlush::default();
-        let flush = &flush;
+        let work = Work {
+            batch: self,
+            plan,
+            options,
+            next: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            folders: fsio::FolderFlush::default(),
+        };
         let (sender, receiver) = std::sync::mpsc::channel();
         pool.in_place_scope(|scope| {
-            let stop = &stop;
-            scope.spawn(move |_| {
-                plan.saves.par_iter().enumerate().for_each_init(
-                    || (self.chain.upgrader(), sender.clone()),
-                    |(upgrader, sender), (i, found)| {
-                        let outcome = (!stop.load(Ordering::Relaxed))
-                            .then(|| self.upgrade_one(upgrader, options, flush, plan, i, found));
-                        // The receiver lives until every save is sent.
-                        let _ = sender.send((i, outcome));
-                    },
-                );
-            });
+            for _ in 0..pool.current_num_threads() {
+                let (work, sender) = (&work, sender.clone());
+                scope.spawn(move |_| work.run(&sender));
+            }
+            // The receiver ends when every worker is done.
+            drop(sender);
             in_order(receiver, |outcome| {
                 let Some(outcome) = outcome else {
                     summary.not_started += 1;
@@ -285,12 +292,13 @@ impl<'c> Batch<'c> {
                 };
                 summary.count(&outcome);
                 if each(&outcome).is_break() {
-                    stop.store(true, Ordering::Relaxed);
+                    work.stop.store(true, Ordering::Relaxed);
                 }
             });
         });
         // Every rename is made durable before the run says it is done: one flush a folder.
-        summary.unflushed = flush
+        summary.unflushed = work
+            .folders
             .flush()
             .into_iter()
             .map(|(dir, e)| Error::io(e, "cannot flush the folder to disk").with_file(dir))
@@ -311,22 +319,20 @@ impl<'c> Batch<'c> {
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot start threads: {e}")))
     }
 
-    fn upgrade_one<'p>(
-        &self,
-        upgrader: &mut Upgrader<'_>,
-        options: &Options,
-        flush: &fsio::FolderFlush,
-        plan: &'p Plan,
-        i: usize,
-        found: &'p Found,
-    ) -> Outcome<'p> {
-        let target = match &self.mode {
+    fn target<'p>(&self, plan: &'p Plan, i: usize) -> Target<'p> {
+        match &self.mode {
             Mode::InPlace { backup } => Target::InPlace { backup: *backup },
             Mode::OutDir(_) => Target::To(&plan.targets[i]),
             Mode::Check => Target::Nowhere,
-        };
-        let upgraded =
-            crate::upgrade::upgrade_file_in_batch(upgrader, &found.path, target, options, flush);
+        }
+    }
+
+    fn outcome<'p>(
+        &self,
+        found: &'p Found,
+        upgraded: Result<FileReport>,
+        failed_steps: &[StepReport],
+    ) -> Outcome<'p> {
         match upgraded {
             Ok(report) => {
                 let status = match self.mode {
@@ -351,9 +357,63 @@ impl<'c> Batch<'c> {
                 },
                 report: None,
                 error: Some(error),
-                failed_steps: upgrader.failed_steps().to_vec(),
+                failed_steps: failed_steps.to_vec(),
             },
         }
+    }
+}
+
+/// What the workers of one run share: the saves, the next one to take, and the folders to
+/// flush at the end.
+struct Work<'b, 'c, 'p> {
+    batch: &'b Batch<'c>,
+    plan: &'p Plan,
+    options: Options,
+    next: AtomicUsize,
+    stop: AtomicBool,
+    folders: fsio::FolderFlush,
+}
+
+type Sender<'p> = std::sync::mpsc::Sender<(usize, Option<Outcome<'p>>)>;
+
+impl<'p> Work<'_, '_, 'p> {
+    /// One worker: takes the next save until none is left, and sends each outcome (`None`
+    /// for a save not started) once it is final. Saves to write wait in a group of the
+    /// worker's, committed when full and at the end ([`WriteGroup`]).
+    fn run(&self, sender: &Sender<'p>) {
+        let mut upgrader = self.batch.chain.upgrader();
+        let mut group = WriteGroup::new();
+        // The receiver lives until every worker is done.
+        let send = |i, outcome| drop(sender.send((i, outcome)));
+        let commit = |group: &mut WriteGroup<usize>| {
+            for (i, upgraded) in group.commit(&self.folders) {
+                let outcome = self.batch.outcome(&self.plan.saves[i], upgraded, &[]);
+                send(i, Some(outcome));
+            }
+        };
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(found) = self.plan.saves.get(i) else {
+                break;
+            };
+            if self.stop.load(Ordering::Relaxed) {
+                send(i, None);
+                continue;
+            }
+            let target = self.batch.target(self.plan, i);
+            let path = &found.path;
+            let options = &self.options;
+            if let Some(upgraded) =
+                upgrade_file_in_group(&mut upgrader, path, target, options, &mut group, i)
+            {
+                let outcome = self.batch.outcome(found, upgraded, upgrader.failed_steps());
+                send(i, Some(outcome));
+            }
+            if group.is_full() {
+                commit(&mut group);
+            }
+        }
+        commit(&mut group);
     }
 }
 
@@ -386,7 +446,172 @@ impl Summary {
 
 #[cfg(test)]
 mod tests {
-    use super::in_order;
+    use super::*;
+    use crate::fsio::watch;
+    use crate::upgrade::Step;
+    use std::fs;
+
+    /// A step that fails on a save whose data has `bad`.
+    fn chain() -> Chain {
+        let source = "return function(d) if d.bad then error('bad save') end d.x = 1 end";
+        Chain::new("1.0.0", vec![Step::lua("0001-x.lua", source).unwrap()]).unwrap()
+    }
+
+    fn old_save(data: &str) -> String {
+        format!(r#"{{"meta": {{"version": 1}}, "data": {data}}}"#)
+    }
+
+    /// Runs a batch over `dir`; each save's status, by name.
+    fn run(chain: &Chain, mode: Mode, jobs: usize, dir: &Path) -> Vec<(String, Status)> {
+        let batch = Batch::new(chain, mode).jobs(jobs);
+        let plan = batch.plan(&[dir]).unwrap();
+        let mut statuses = Vec::new();
+        let summary = batch
+            .run(&plan, |outcome| {
+                let name = outcome.found.relative.to_string_lossy().into_owned();
+                statuses.push((name, outcome.status));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        assert!(summary.unflushed.is_empty(), "{:?}", summary.unflushed);
+        statuses
+    }
+
+    /// The files left in `dir` by name, temporaries included.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_group_replaces_its_saves_only_once_their_backups_are_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a", "b", "c"] {
+            fs::write(dir.path().join(format!("{name}.json")), old_save("{}")).unwrap();
+        }
+        watch::watch(dir.path(), None);
+        let statuses = run(&chain(), Mode::InPlace { backup: true }, 1, dir.path());
+        assert!(statuses.iter().all(|(_, s)| *s == Status::Upgraded));
+        // One flush for the six temporaries; the backups renamed and their folder flushed
+        // before any save is replaced; the saves' renames flushed at the end.
+        let expected = [
+            "flush files 6",
+            "rename a.json.v1.bak",
+            "rename b.json.v1.bak",
+            "rename c.json.v1.bak",
+            "flush folder",
+            "rename a.json",
+            "rename b.json",
+            "rename c.json",
+            "flush folder",
+        ];
+        assert_eq!(watch::log(dir.path()), expected);
+    }
+
+    #[test]
+    fn one_failing_save_leaves_the_rest_of_its_group_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let saves = dir.path().join("saves");
+        fs::create_dir(&saves).unwrap();
+        for name in ["a", "c", "d", "e"] {
+            fs::write(saves.join(format!("{name}.json")), old_save("{}")).unwrap();
+        }
+        // A step fails on b; c's backup, and then its output, cannot be renamed into place
+        // (a folder with a file has the name), which fails only when the group commits.
+        let bad = old_save(r#"{"bad": true}"#);
+        fs::write(saves.join("b.json"), &bad).unwrap();
+        let c_backup = saves.join("c.json.v1.bak");
+        fs::create_dir(&c_backup).unwrap();
+        fs::write(c_backup.join("x"), "").unwrap();
+        let expected = [
+            ("a.json", Status::Upgraded),
+            ("b.json", Status::Failed),
+            ("c.json", Status::Failed),
+            ("d.json", Status::Upgraded),
+            ("e.json", Status::Upgraded),
+        ]
+        .map(|(n, s)| (n.to_string(), s));
+        let chain = chain();
+        let out = dir.path().join("out");
+        fs::create_dir_all(out.join("c.json")).unwrap();
+        fs::write(out.join("c.json").join("x"), "").unwrap();
+        assert_eq!(run(&chain, Mode::OutDir(out.clone()), 1, &saves), expected);
+        assert_eq!(
+            names(&out),
+            ["a.json", "c.json", "d.json", "e.json"],
+            "b failed, c is the folder, no temporaries"
+        );
+        assert!(fs::read_to_string(out.join("a.json"))
+            .unwrap()
+            .contains(r#""x": 1"#));
+
+        assert_eq!(
+            run(&chain, Mode::InPlace { backup: true }, 1, &saves),
+            expected
+        );
+        let upgraded = |name: &str| fs::read_to_string(saves.join(name)).unwrap();
+        for name in ["a.json", "d.json", "e.json"] {
+            assert!(upgraded(name).contains(r#""x": 1"#), "{name}");
+            let backup = saves.join(format!("{name}.v1.bak"));
+            assert_eq!(fs::read_to_string(backup).unwrap(), old_save("{}"));
+        }
+        assert_eq!(upgraded("b.json"), bad);
+        assert_eq!(upgraded("c.json"), old_save("{}"));
+        let backups = [
+            "a.json.v1.bak",
+            "c.json.v1.bak",
+            "d.json.v1.bak",
+            "e.json.v1.bak",
+        ];
+        let mut left = ["a.json", "b.json", "c.json", "d.json", "e.json"].to_vec();
+        left.extend(backups);
+        left.sort();
+        assert_eq!(names(&saves), left, "no temporaries, no backup of b");
+    }
+
+    #[test]
+    fn a_failed_flush_fails_the_saves_it_covers_and_leaves_them_as_they_were() {
+        let chain = chain();
+        for (fails, mode) in [
+            ("flush files", Mode::InPlace { backup: true }),
+            ("flush folder", Mode::InPlace { backup: true }),
+            ("flush files", Mode::InPlace { backup: false }),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            for name in ["a", "b"] {
+                fs::write(dir.path().join(format!("{name}.json")), old_save("{}")).unwrap();
+            }
+            watch::watch(dir.path(), Some(fails));
+            let batch = Batch::new(&chain, mode.clone()).jobs(1);
+            let plan = batch.plan(&[dir.path()]).unwrap();
+            let mut errors = Vec::new();
+            batch
+                .run(&plan, |outcome| {
+                    assert_eq!(outcome.status, Status::Failed, "{fails}, {mode:?}");
+                    errors.push(outcome.error.as_ref().unwrap().to_string());
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+            assert_eq!(errors.len(), 2);
+            for error in &errors {
+                assert!(error.contains("failed (made to by a test)"), "{error}");
+            }
+            for name in ["a.json", "b.json"] {
+                let now = fs::read_to_string(dir.path().join(name)).unwrap();
+                assert_eq!(now, old_save("{}"), "{fails}, {mode:?}: {name}");
+            }
+            // The temporaries are gone; a backup whose folder flush failed may stay.
+            let left = names(dir.path());
+            assert!(
+                left.iter().all(|n| !fsio::is_temporary(n.as_ref())),
+                "{left:?}"
+            );
+        }
+    }
 
     #[test]
     fn what_arrives_out_of_order_is_handed_on_in_order() {

@@ -83,20 +83,7 @@ pub fn upgrade_file(
     options: &Options,
 ) -> Result<FileReport> {
     let path = path.as_ref();
-    upgrade_file_at(upgrader, path, target, options, None).map_err(|e| e.with_file(path))
-}
-
-/// [`upgrade_file`] for a batch: with `flush`, the folder of each upgraded save is flushed
-/// later, once for many saves (the save's own bytes are on disk before its rename, and a
-/// backup is made durable before the save is replaced).
-pub(crate) fn upgrade_file_in_batch(
-    upgrader: &mut Upgrader<'_>,
-    path: &Path,
-    target: Target<'_>,
-    options: &Options,
-    flush: &fsio::FolderFlush,
-) -> Result<FileReport> {
-    upgrade_file_at(upgrader, path, target, options, Some(flush)).map_err(|e| e.with_file(path))
+    upgrade_file_at(upgrader, path, target, options).map_err(|e| e.with_file(path))
 }
 
 fn upgrade_file_at(
@@ -104,8 +91,59 @@ fn upgrade_file_at(
     path: &Path,
     target: Target<'_>,
     options: &Options,
-    flush: Option<&fsio::FolderFlush>,
 ) -> Result<FileReport> {
+    let todo = upgrade_in_memory(upgrader, path, target, options)?;
+    let Some(out) = &todo.report.written else {
+        return Ok(todo.report);
+    };
+    // One file at a time: the backup durable, its folder flushed, then the save replaced.
+    if let Some((backup, original)) = &todo.backup {
+        fsio::write_atomic_like(backup, original, Some(path))
+            .map_err(|e| todo.backup_error(e, ""))?;
+    }
+    make_folder(out)?;
+    fsio::write_atomic(out, &todo.bytes).map_err(|e| todo.write_error(e, ""))?;
+    Ok(todo.report)
+}
+
+/// An upgrade done in memory, and what it leaves to write.
+struct ToWrite {
+    /// The report; its `written` and `backup` are the files to write.
+    report: FileReport,
+    /// The backup's path and the original's bytes.
+    backup: Option<(PathBuf, Vec<u8>)>,
+    /// What goes to `report.written`.
+    bytes: Vec<u8>,
+    in_place: bool,
+}
+
+impl ToWrite {
+    /// `how` follows the usual message: `" to disk"`, say.
+    fn backup_error(&self, e: std::io::Error, how: &str) -> Error {
+        let backup = self.report.backup.as_deref().unwrap_or(Path::new(""));
+        Error::io(
+            e,
+            format!("cannot write the backup {}{how}", backup.display()),
+        )
+    }
+
+    fn write_error(&self, e: std::io::Error, how: &str) -> Error {
+        match &self.report.written {
+            Some(out) if !self.in_place => {
+                Error::io(e, format!("cannot write {}{how}", out.display()))
+            }
+            _ => Error::io(e, format!("cannot write the upgraded save{how}")),
+        }
+    }
+}
+
+/// Loads and upgrades the save at `path` for `target`, and says what to write.
+fn upgrade_in_memory(
+    upgrader: &mut Upgrader<'_>,
+    path: &Path,
+    target: Target<'_>,
+    options: &Options,
+) -> Result<ToWrite> {
     if let Target::To(out) = target {
         if same_file(path, out) {
             return Err(Error::new(
@@ -123,63 +161,240 @@ fn upgrade_file_at(
     let plan = upgrader
         .chain()
         .plan(from, save.meta.writer.as_ref(), options.target)?;
-    let mut report = FileReport {
-        from,
-        to: plan.last().map_or(from, |s| s.to()),
-        steps: Vec::new(),
-        written: None,
+    let mut todo = ToWrite {
+        report: FileReport {
+            from,
+            to: plan.last().map_or(from, |s| s.to()),
+            steps: Vec::new(),
+            written: None,
+            backup: None,
+        },
         backup: None,
+        bytes: Vec::new(),
+        in_place: matches!(target, Target::InPlace { .. }),
     };
     match target {
         Target::Nowhere => {
-            report.steps = plan.iter().map(StepReport::pending).collect();
-            return Ok(report);
+            todo.report.steps = plan.iter().map(StepReport::pending).collect();
+            return Ok(todo);
         }
-        Target::InPlace { .. } if plan.is_empty() => return Ok(report),
+        Target::InPlace { .. } if plan.is_empty() => return Ok(todo),
         Target::InPlace { .. } => fsio::refuse_read_only(path).map_err(|e| {
             let hint = "; or upgrade it into another folder, leaving it as it is";
             Error::new(e.kind(), format!("{}{hint}", e.message()))
         })?,
         Target::To(out) if plan.is_empty() => {
-            write_new(out, &original, flush)?;
-            report.written = Some(out.to_path_buf());
-            return Ok(report);
+            todo.report.written = Some(out.to_path_buf());
+            todo.bytes = original;
+            return Ok(todo);
         }
         _ => {}
     }
     let upgraded = upgrader.upgrade(save, options)?;
-    let text = upgraded.save.to_vec()?;
-    report.steps = upgraded.steps;
+    todo.bytes = upgraded.save.to_vec()?;
+    todo.report.steps = upgraded.steps;
     match target {
         Target::InPlace { backup } => {
             if backup {
                 let backup = backup_path(path, from, &original);
-                fsio::write_atomic_like(&backup, &original, Some(path)).map_err(|e| {
-                    Error::io(e, format!("cannot write the backup {}", backup.display()))
-                })?;
-                report.backup = Some(backup);
+                todo.report.backup = Some(backup.clone());
+                todo.backup = Some((backup, original));
             }
-            fsio::write_atomic_with(path, &text, None, flush)
-                .map_err(|e| Error::io(e, "cannot write the upgraded save"))?;
-            report.written = Some(path.to_path_buf());
+            todo.report.written = Some(path.to_path_buf());
         }
-        Target::To(out) => {
-            write_new(out, &text, flush)?;
-            report.written = Some(out.to_path_buf());
-        }
+        Target::To(out) => todo.report.written = Some(out.to_path_buf()),
         Target::Nowhere => unreachable!("returned above"),
     }
-    Ok(report)
+    Ok(todo)
 }
 
-/// Writes `bytes` to `out`, making its folder first.
-fn write_new(out: &Path, bytes: &[u8], flush: Option<&fsio::FolderFlush>) -> Result<()> {
+/// Makes the folder `out` goes in.
+fn make_folder(out: &Path) -> Result<()> {
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::io(e, format!("cannot make the folder {}", parent.display())))?;
     }
-    fsio::write_atomic_with(out, bytes, None, flush)
-        .map_err(|e| Error::io(e, format!("cannot write {}", out.display())))
+    Ok(())
+}
+
+/// Saves of a batch written together, so that one flush makes many files durable instead
+/// of one flush a file (which the file system's journal serialises between jobs). Each save
+/// joins with its files written to their temporaries ([`upgrade_file_in_group`]), and
+/// [`WriteGroup::commit`] then, for all of them:
+///
+/// 1. flushes every temporary, backups and saves, to disk ([`fsio::make_durable`]);
+/// 2. renames the backups, and flushes their folders: a save is replaced only once its
+///    backup would survive a power cut;
+/// 3. renames the saves; their folders are flushed by the batch's [`fsio::FolderFlush`].
+///
+/// A kill at any moment leaves each save old or new (a rename is atomic), and never a
+/// replaced save without its backup. A save that fails at any step fails alone (with the
+/// others of a flush that failed), its temporaries removed.
+pub(crate) struct WriteGroup<K> {
+    members: Vec<Member<K>>,
+    bytes: usize,
+}
+
+struct Member<K> {
+    key: K,
+    source: PathBuf,
+    todo: ToWrite,
+    backup: Option<fsio::Pending>,
+    save: fsio::Pending,
+}
+
+impl<K> WriteGroup<K> {
+    /// Saves in a group at most: a group's outcomes wait for its commit, and a kill loses
+    /// its work.
+    const MAX_SAVES: usize = 16;
+    /// Bytes of a group's temporaries at most: large saves make small groups.
+    const MAX_BYTES: usize = 4 << 20;
+
+    pub(crate) fn new() -> WriteGroup<K> {
+        WriteGroup {
+            members: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Whether the group should be committed now.
+    pub(crate) fn is_full(&self) -> bool {
+        self.members.len() >= Self::MAX_SAVES || self.bytes >= Self::MAX_BYTES
+    }
+
+    /// Makes the group's files durable and renames them, in the order of [`WriteGroup`];
+    /// the outcome of each save, by its key. The group is empty after.
+    pub(crate) fn commit(&mut self, folders: &fsio::FolderFlush) -> Vec<(K, Result<FileReport>)> {
+        self.bytes = 0;
+        let members = std::mem::take(&mut self.members);
+        let mut done = Vec::with_capacity(members.len());
+        // Dropping a member's temporaries removes them.
+        let failed = |m: Member<K>, e: Error| (m.key, Err(e.with_file(m.source)));
+
+        // 1. One flush for every temporary.
+        let files: Vec<&fsio::Pending> = members
+            .iter()
+            .flat_map(|m| m.backup.iter().chain([&m.save]))
+            .collect();
+        let mut flushed = fsio::make_durable(&files).into_iter();
+        let mut ready = Vec::with_capacity(members.len());
+        for m in members {
+            let backup = m
+                .backup
+                .as_ref()
+                .map(|_| flushed.next().expect("one a file"));
+            let save = flushed.next().expect("one a file");
+            match (backup.transpose(), save) {
+                (Err(e), _) => {
+                    let e = m.todo.backup_error(e, " to disk");
+                    done.push(failed(m, e));
+                }
+                (_, Err(e)) => {
+                    let e = m.todo.write_error(e, " to disk");
+                    done.push(failed(m, e));
+                }
+                (Ok(_), Ok(())) => ready.push(m),
+            }
+        }
+
+        // 2. The backups renamed, then their folders flushed, before any save is replaced.
+        let mut backed_up = Vec::with_capacity(ready.len());
+        let mut backup_folders = Vec::new();
+        for mut m in ready {
+            let Some(backup) = m.backup.take() else {
+                backed_up.push((m, None));
+                continue;
+            };
+            let dir = backup.dir().to_path_buf();
+            match backup.rename() {
+                Ok(()) => {
+                    if !backup_folders.contains(&dir) {
+                        backup_folders.push(dir.clone());
+                    }
+                    backed_up.push((m, Some(dir)));
+                }
+                Err(e) => {
+                    let e = m.todo.backup_error(e, "");
+                    done.push(failed(m, e));
+                }
+            }
+        }
+        let unflushed: Vec<(PathBuf, std::io::Error)> = backup_folders
+            .into_iter()
+            .filter_map(|dir| fsio::sync_dir(&dir).err().map(|e| (dir, e)))
+            .collect();
+
+        // 3. The saves renamed; their folders are flushed once, at the end of the batch.
+        for (m, backup_dir) in backed_up {
+            let failed_flush = unflushed
+                .iter()
+                .find(|(d, _)| Some(d) == backup_dir.as_ref());
+            if let Some((_, e)) = failed_flush {
+                let e = m
+                    .todo
+                    .backup_error(fsio::copy_error(e), ": cannot flush its folder");
+                done.push(failed(m, e));
+                continue;
+            }
+            let Member {
+                key,
+                source,
+                todo,
+                save,
+                ..
+            } = m;
+            let dir = save.dir().to_path_buf();
+            match save.rename() {
+                Ok(()) => {
+                    folders.defer(&dir);
+                    done.push((key, Ok(todo.report)));
+                }
+                Err(e) => done.push((key, Err(todo.write_error(e, "").with_file(source)))),
+            }
+        }
+        done
+    }
+}
+
+/// [`upgrade_file`] in a batch: the save's files are written to their temporaries and wait
+/// in `group` for [`WriteGroup::commit`]. Returns the outcome now when there is nothing to
+/// write or it failed; `None` when it waits in the group.
+pub(crate) fn upgrade_file_in_group<K>(
+    upgrader: &mut Upgrader<'_>,
+    path: &Path,
+    target: Target<'_>,
+    options: &Options,
+    group: &mut WriteGroup<K>,
+    key: K,
+) -> Option<Result<FileReport>> {
+    let joined = upgrade_in_memory(upgrader, path, target, options).and_then(|mut todo| {
+        let Some(out) = &todo.report.written else {
+            return Ok(Some(todo.report));
+        };
+        let backup = match &todo.backup {
+            Some((backup, original)) => Some(
+                fsio::write_temporary(backup, original, Some(path))
+                    .map_err(|e| todo.backup_error(e, ""))?,
+            ),
+            None => None,
+        };
+        make_folder(out)?;
+        let save =
+            fsio::write_temporary(out, &todo.bytes, None).map_err(|e| todo.write_error(e, ""))?;
+        // The bytes are in the temporaries now.
+        todo.bytes = Vec::new();
+        todo.backup = None;
+        group.bytes += save.len() + backup.as_ref().map_or(0, fsio::Pending::len);
+        group.members.push(Member {
+            key,
+            source: path.to_path_buf(),
+            todo,
+            backup,
+            save,
+        });
+        Ok(None)
+    });
+    joined.map_err(|e| e.with_file(path)).transpose()
 }
 
 /// `<name>.v<N>.bak`, or `<name>.v<N>.<k>.bak` when that exists with other content, so an

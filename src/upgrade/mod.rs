@@ -59,7 +59,7 @@ mod step;
 
 pub use chain::Chain;
 pub use diff::{Change, Changes};
-pub(crate) use file::upgrade_file_in_batch;
 pub use file::{upgrade_file, FileReport, Target};
+pub(crate) use file::{upgrade_file_in_group, WriteGroup};
 pub use run::{StepReport, Upgraded, Upgrader};
 pub use step::{RustStep, Step, StepContext};
