@@ -13,7 +13,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::lazy;
 use super::metatables::Metatables;
 use super::order::{key_order, number_shared_tables};
-use super::raw;
+use super::raw::{self, lua_bytes};
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
@@ -498,16 +498,6 @@ unsafe fn key_value(key: RawKey) -> Value {
         }
         RawKey::Other(v) => v,
     }
-}
-
-/// The bytes of the Lua string at `idx`.
-///
-/// The slice borrows Lua's memory: valid while the string stays reachable (here, as a key
-/// or value of a table nobody modifies during the walk, or on the stack).
-unsafe fn lua_bytes<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
-    let mut len = 0usize;
-    let p = ffi::lua_tolstring(l, idx, &mut len);
-    std::slice::from_raw_parts(p.cast::<u8>(), len)
 }
 
 /// Where a string key's bytes are (null for other keys): the same pointer for the same

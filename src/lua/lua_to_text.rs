@@ -18,7 +18,7 @@ use rustc_hash::FxHashSet;
 use super::from_lua;
 use super::metatables::Metatables;
 use super::order::key_order;
-use super::raw;
+use super::raw::{self, lua_bytes};
 use crate::error::Result;
 use crate::text::tags::{is_tag, Shape};
 use crate::text::write::{write_value, TooDeep, Writer, INLINE_NUMBERS};
@@ -278,7 +278,7 @@ impl Walk {
         if numbers {
             for i in 1..=len {
                 ffi::lua_rawgeti(l, idx, i as i64);
-                numbers &= is_number(l, -1);
+                numbers &= matches!(shape(l, -1), Shape::Int | Shape::Double);
                 ffi::lua_pop(l, 1);
             }
         }
@@ -413,22 +413,6 @@ impl Keys {
     }
 }
 
-/// Whether the value at `idx` is a number in a document: a Lua number or a u64 box.
-unsafe fn is_number(l: *mut ffi::lua_State, idx: c_int) -> bool {
-    match ffi::lua_type(l, idx) {
-        ffi::LUA_TNUMBER => true,
-        ffi::LUA_TTABLE => {
-            if ffi::lua_getmetatable(l, idx) == 0 {
-                return false;
-            }
-            let boxed = ffi::lua_rawequal(l, -1, U64_MT) != 0;
-            ffi::lua_pop(l, 1);
-            boxed && u64_bits(l, idx).is_some()
-        }
-        _ => false,
-    }
-}
-
 /// The bits of the u64 box at `idx`, if its `[1]` is an integer.
 unsafe fn u64_bits(l: *mut ffi::lua_State, idx: c_int) -> Option<u64> {
     ffi::lua_rawgeti(l, idx, 1);
@@ -479,16 +463,6 @@ unsafe fn shape(l: *mut ffi::lua_State, idx: c_int) -> Shape {
         }
         _ => Shape::Null,
     }
-}
-
-/// The bytes of the Lua string at `idx`.
-///
-/// The slice borrows Lua's memory: valid while the string stays reachable (here, as a key
-/// or value of a table nobody modifies during the walk, or on the stack).
-unsafe fn lua_bytes<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
-    let mut len = 0usize;
-    let p = ffi::lua_tolstring(l, idx, &mut len);
-    std::slice::from_raw_parts(p.cast::<u8>(), len)
 }
 
 #[cfg(test)]

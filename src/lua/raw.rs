@@ -1,5 +1,7 @@
-//! Rust run on Lua's raw stack, with panics kept out of Lua's C frames.
+//! Rust run on Lua's raw stack, with panics kept out of Lua's C frames, and the bytes of
+//! the strings it finds there.
 
+use std::ffi::c_int;
 use std::panic::{self, AssertUnwindSafe};
 
 use mlua::{ffi, FromLuaMulti, IntoLuaMulti, Lua};
@@ -39,4 +41,14 @@ pub(super) unsafe fn on_stack<T: FromLuaMulti, R>(
     let values = ran?;
     let out = out.expect("f returned, or a Lua error or a panic ended it");
     Ok((values, out))
+}
+
+/// The bytes of the Lua string at `idx`.
+///
+/// The slice borrows Lua's memory: valid while the string stays reachable (here, as a key
+/// or value of a table nobody modifies during the walk, or on the stack).
+pub(super) unsafe fn lua_bytes<'a>(l: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(l, idx, &mut len);
+    std::slice::from_raw_parts(p.cast::<u8>(), len)
 }
