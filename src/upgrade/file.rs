@@ -97,7 +97,7 @@ fn upgrade_file_at(
         return Ok(todo.report);
     };
     // One file at a time: the backup durable, its folder flushed, then the save replaced.
-    if let Some((backup, original)) = &todo.backup {
+    if let Some((backup, original)) = todo.backup() {
         fsio::write_atomic_like(backup, original, Some(path))
             .map_err(|e| todo.backup_error(e, ""))?;
     }
@@ -110,14 +110,19 @@ fn upgrade_file_at(
 struct ToWrite {
     /// The report; its `written` and `backup` are the files to write.
     report: FileReport,
-    /// The backup's path and the original's bytes.
-    backup: Option<(PathBuf, Vec<u8>)>,
+    /// The original's bytes, when a backup of them goes to `report.backup`.
+    original: Option<Vec<u8>>,
     /// What goes to `report.written`.
     bytes: Vec<u8>,
     in_place: bool,
 }
 
 impl ToWrite {
+    /// The backup to write, and what goes in it.
+    fn backup(&self) -> Option<(&Path, &[u8])> {
+        self.report.backup.as_deref().zip(self.original.as_deref())
+    }
+
     /// `how` follows the usual message: `" to disk"`, say.
     fn backup_error(&self, e: std::io::Error, how: &str) -> Error {
         let backup = self.report.backup.as_deref().unwrap_or(Path::new(""));
@@ -169,7 +174,7 @@ fn upgrade_in_memory(
             written: None,
             backup: None,
         },
-        backup: None,
+        original: None,
         bytes: Vec::new(),
         in_place: matches!(target, Target::InPlace { .. }),
     };
@@ -197,8 +202,8 @@ fn upgrade_in_memory(
         Target::InPlace { backup } => {
             if backup {
                 let backup = backup_path(path, from, &original);
-                todo.report.backup = Some(backup.clone());
-                todo.backup = Some((backup, original));
+                todo.report.backup = Some(backup);
+                todo.original = Some(original);
             }
             todo.report.written = Some(path.to_path_buf());
         }
@@ -371,7 +376,7 @@ pub(crate) fn upgrade_file_in_group<K>(
         let Some(out) = &todo.report.written else {
             return Ok(Some(todo.report));
         };
-        let backup = match &todo.backup {
+        let backup = match todo.backup() {
             Some((backup, original)) => Some(
                 fsio::write_temporary(backup, original, Some(path))
                     .map_err(|e| todo.backup_error(e, ""))?,
@@ -383,7 +388,7 @@ pub(crate) fn upgrade_file_in_group<K>(
             fsio::write_temporary(out, &todo.bytes, None).map_err(|e| todo.write_error(e, ""))?;
         // The bytes are in the temporaries now.
         todo.bytes = Vec::new();
-        todo.backup = None;
+        todo.original = None;
         group.bytes += save.len() + backup.as_ref().map_or(0, fsio::Pending::len);
         group.members.push(Member {
             key,
