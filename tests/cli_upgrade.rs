@@ -365,10 +365,7 @@ fn a_killed_batch_leaves_each_save_whole() {
     for round in 0..10 {
         let dir = tempfile::tempdir().unwrap();
         let files = batch(dir.path());
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let delay = Duration::from_millis(seed % whole.max(1));
+        let delay = Duration::from_millis(xorshift(&mut seed) % whole.max(1));
         let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
             .args(["--jobs", "2", "."])
             .current_dir(dir.path())
@@ -539,11 +536,8 @@ fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
         let mut done = 0;
         for attempt in 0..6 {
             // A moment within the run, which shortens as the saves get done.
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
             let left = whole * (saves - done) as u64 / saves as u64;
-            let delay = Duration::from_millis(seed % (left + 10));
+            let delay = Duration::from_millis(xorshift(&mut seed) % (left + 10));
             let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
                 .args(args(out_dir))
                 .current_dir(dir.path())
@@ -648,4 +642,12 @@ fn cache_build_verify_clear_and_inspect_say_where_a_save_comes_from() {
     let out = save_upgrade(&["cache", "clear", "."], dir.path());
     assert_eq!(out.status.code(), Some(0));
     assert!(!dir.path().join("a.json.cache").exists());
+}
+
+/// The next number of a xorshift generator: kill moments that vary but repeat run to run.
+fn xorshift(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
 }
