@@ -89,6 +89,8 @@ fn ms(t: Duration) -> f64 {
 /// version 1 has are added (which add about 1 %, less for big saves).
 fn starlane_v1(bytes: usize, seed: u64) -> Save {
     let mut save = game::game_save(bytes, seed);
+    // The example chain upgrades only saves of its game.
+    save.meta.extra.insert("game", Value::from(starlane::GAME));
     let data = save.data.as_object_mut().unwrap();
     let player = data.get_mut("player").unwrap().as_object_mut().unwrap();
     player.insert("reputation", Value::Double(0.25));

@@ -37,7 +37,7 @@ fn batch() -> tempfile::TempDir {
     .unwrap();
     fs::write(
         dir.path().join("future.json"),
-        r#"{"meta": {"version": 40, "writer": "9.0.0"}, "data": {}}"#,
+        r#"{"meta": {"game": "Starlane Traders", "version": 40, "writer": "9.0.0"}, "data": {}}"#,
     )
     .unwrap();
     fs::write(

@@ -302,3 +302,38 @@ fn a_cache_that_cannot_be_written_is_reported_apart_from_the_load() {
     );
     assert_eq!(loaded.to_save().unwrap().data, Value::Int(1));
 }
+
+#[test]
+fn the_games_name_is_part_of_the_identity() {
+    let any = || Chain::new("1.0.0", vec![]).unwrap();
+    let named = |game: &str| any().for_game(game).unwrap();
+    assert_ne!(any().fingerprint(), named("Hollow Keep").fingerprint());
+    assert_ne!(
+        named("Hollow Keep").fingerprint(),
+        named("Dust Rangers").fingerprint()
+    );
+    assert_eq!(
+        named("Hollow Keep").fingerprint(),
+        named("Hollow Keep").fingerprint()
+    );
+
+    // A cache made while the game's chain named no game is not used once it does: the
+    // save is checked again, and a save of another game refused rather than served.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.json");
+    let options = Options::default();
+    for (game, upgrades) in [("Hollow Keep", true), ("Dust Rangers", false)] {
+        fs::write(
+            &path,
+            format!(r#"{{"meta": {{"game": "{game}", "version": 1}}, "data": {{}}}}"#),
+        )
+        .unwrap();
+        cache::load(&path, &any(), &options).unwrap();
+        assert_eq!(
+            cache::verify(&path, &named("Hollow Keep"), &options).unwrap(),
+            Source::Json(Refusal::ChainChanged)
+        );
+        let loaded = cache::load(&path, &named("Hollow Keep"), &options);
+        assert_eq!(loaded.is_ok(), upgrades, "{game}");
+    }
+}

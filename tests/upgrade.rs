@@ -188,8 +188,10 @@ fn history_records_each_run() {
 #[test]
 fn saves_outside_the_chain_are_refused_naming_both_versions() {
     let chain = common::starlane::chain().unwrap();
-    let too_new =
-        Save::from_str(r#"{"meta": {"version": 12, "writer": "2.3.0"}, "data": {}}"#).unwrap();
+    let too_new = Save::from_str(
+        r#"{"meta": {"game": "Starlane Traders", "version": 12, "writer": "2.3.0"}, "data": {}}"#,
+    )
+    .unwrap();
     let err = upgrade(&chain, too_new, &Options::default()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Upgrade);
     assert!(
@@ -198,7 +200,9 @@ fn saves_outside_the_chain_are_refused_naming_both_versions() {
         ),
         "{err}"
     );
-    let too_old = Save::from_str(r#"{"meta": {"version": 0}, "data": {}}"#).unwrap();
+    let too_old =
+        Save::from_str(r#"{"meta": {"game": "Starlane Traders", "version": 0}, "data": {}}"#)
+            .unwrap();
     let err = upgrade(&chain, too_old, &Options::default()).unwrap_err();
     assert!(
         err.to_string()
@@ -208,16 +212,58 @@ fn saves_outside_the_chain_are_refused_naming_both_versions() {
 }
 
 #[test]
+fn the_example_chain_refuses_saves_of_another_game_or_none() {
+    let chain = common::starlane::chain().unwrap();
+    let other =
+        Save::from_str(r#"{"meta": {"game": "Dust Rangers", "version": 9}, "data": {}}"#).unwrap();
+    let err = upgrade(&chain, other, &Options::default()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Upgrade);
+    assert_eq!(
+        err.to_string(),
+        "at meta.game: the save is of the game \"Dust Rangers\", and this chain upgrades only \
+         saves of \"Starlane Traders\"; it is left as it is. Upgrade it with its own game's chain \
+         (with save-upgrade: --upgrades DIR --writer VERSION)"
+    );
+    let none = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+    let err = upgrade(&chain, none, &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at meta.game: the save names no game, and this chain upgrades only saves of \
+         \"Starlane Traders\"; it is left as it is. Upgrade a save of another game with its own \
+         game's chain (with save-upgrade: --upgrades DIR --writer VERSION); to a save of \
+         \"Starlane Traders\", add \"game\": \"Starlane Traders\" to its meta"
+    );
+    // The game is checked before the version: a save of another game is not "too new".
+    let other_and_new =
+        Save::from_str(r#"{"meta": {"game": "Dust Rangers", "version": 40}, "data": {}}"#).unwrap();
+    let err = upgrade(&chain, other_and_new, &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("Dust Rangers"), "{err}");
+    // A name that is not a string is refused as what it is.
+    let odd = Save::from_str(r#"{"meta": {"game": 7, "version": 9}, "data": {}}"#).unwrap();
+    let err = upgrade(&chain, odd, &Options::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("at meta.game: expected a string naming the game, found an integer"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_failing_step_is_named() {
     let chain = common::starlane::chain().unwrap();
-    let broken =
-        Save::from_str(r#"{"meta": {"version": 8}, "data": {"ship": {"cargo": 5}}}"#).unwrap();
+    let broken = Save::from_str(
+        r#"{"meta": {"game": "Starlane Traders", "version": 8}, "data": {"ship": {"cargo": 5}}}"#,
+    )
+    .unwrap();
     let err = upgrade(&chain, broken, &Options::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "step 0008 (rust), version 8 to 9, failed: ship.cargo is not an array"
     );
-    let broken = Save::from_str(r#"{"meta": {"version": 7}, "data": {"lua": {}}}"#).unwrap();
+    let broken = Save::from_str(
+        r#"{"meta": {"game": "Starlane Traders", "version": 7}, "data": {"lua": {}}}"#,
+    )
+    .unwrap();
     let err = upgrade(&chain, broken, &Options::default()).unwrap_err();
     assert!(
         err.to_string()
@@ -538,4 +584,147 @@ fn rust_steps_print_nothing() {
     let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
     let upgraded = upgrade(&chain, save, &Options::default()).unwrap();
     assert!(upgraded.steps[0].printed.is_empty());
+}
+
+fn add_gold(data: &mut Value, _: &mut StepContext) -> Result<(), String> {
+    data.as_object_mut()
+        .ok_or("data is not an object")?
+        .insert("gold", Value::Int(10));
+    Ok(())
+}
+
+/// A save at version 1, of `game` (or of none).
+fn save_of(game: Option<&str>) -> Save {
+    let game = game.map_or(String::new(), |g| format!(r#""game": "{g}", "#));
+    Save::from_str(&format!(
+        r#"{{"meta": {{{game}"version": 1}}, "data": {{}}}}"#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn a_chain_named_for_its_game_upgrades_only_that_games_saves() {
+    let steps = || vec![Step::rust(1, "gold", "1", add_gold)];
+    let chain = Chain::new("1.0.0", steps())
+        .unwrap()
+        .for_game("Hollow Keep")
+        .unwrap();
+    assert_eq!(chain.game(), Some("Hollow Keep"));
+    let upgraded = upgrade(&chain, save_of(Some("Hollow Keep")), &Options::default()).unwrap();
+    assert_eq!(upgraded.save.data.get("gold"), Some(&Value::Int(10)));
+    assert_eq!(
+        upgraded.save.meta.extra.get("game"),
+        Some(&Value::from("Hollow Keep"))
+    );
+
+    let err = upgrade(&chain, save_of(Some("Dust Rangers")), &Options::default()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Upgrade);
+    assert!(
+        err.to_string().starts_with(
+            "at meta.game: the save is of the game \"Dust Rangers\", and this chain upgrades only saves of \"Hollow Keep\"; it is left as it is."
+        ),
+        "{err}"
+    );
+    // Names are compared exactly.
+    assert!(upgrade(&chain, save_of(Some("hollow keep")), &Options::default()).is_err());
+    let err = upgrade(&chain, save_of(None), &Options::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("at meta.game: the save names no game"),
+        "{err}"
+    );
+    // `with` keeps the name.
+    assert_eq!(chain.with(vec![]).unwrap().game(), Some("Hollow Keep"));
+
+    // A chain that names no game upgrades every save, as before.
+    let any = Chain::new("1.0.0", steps()).unwrap();
+    assert_eq!(any.game(), None);
+    for game in [Some("Hollow Keep"), Some("Dust Rangers"), None] {
+        let upgraded = upgrade(&any, save_of(game), &Options::default()).unwrap();
+        assert_eq!(
+            upgraded.save.meta.extra.get("game").and_then(Value::as_str),
+            game
+        );
+    }
+}
+
+#[test]
+fn a_game_name_cannot_be_empty() {
+    for name in ["", "   "] {
+        let err = Chain::new("1.0.0", vec![])
+            .unwrap()
+            .for_game(name)
+            .unwrap_err();
+        assert!(
+            err.to_string().starts_with("a game's name cannot be empty"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn new_and_stored_again_saves_of_a_named_chain_name_the_game() {
+    let chain = Chain::new("1.0.0", vec![])
+        .unwrap()
+        .for_game("Hollow Keep")
+        .unwrap();
+    let fresh = chain.new_save(Value::Int(1));
+    assert_eq!(
+        fresh.meta.extra.get("game"),
+        Some(&Value::from("Hollow Keep"))
+    );
+    // A save loaded before the game named itself gets the name when stored again.
+    let mut meta = save_of(None).meta;
+    meta.extra.insert("note", Value::from("kept"));
+    let again = chain.resave(meta, Value::Int(2));
+    assert_eq!(
+        again.meta.extra.get("game"),
+        Some(&Value::from("Hollow Keep"))
+    );
+    assert_eq!(again.meta.extra.get("note"), Some(&Value::from("kept")));
+    // One that names no game writes none, and keeps what the meta had.
+    let any = Chain::new("1.0.0", vec![]).unwrap();
+    assert_eq!(any.new_save(Value::Int(1)).meta.extra.get("game"), None);
+    let kept = any.resave(save_of(Some("Dust Rangers")).meta, Value::Int(2));
+    assert_eq!(
+        kept.meta.extra.get("game"),
+        Some(&Value::from("Dust Rangers"))
+    );
+}
+
+#[test]
+fn a_save_of_another_game_is_left_as_it_is_on_disk() {
+    use savechain::upgrade::{upgrade_file, Target};
+    let chain = common::starlane::chain().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.json");
+    let text = r#"{"meta": {"game": "Dust Rangers", "version": 1}, "data": {"x": 1}}"#;
+    fs::write(&path, text).unwrap();
+    let out = dir.path().join("out.json");
+    for target in [
+        Target::InPlace { backup: true },
+        Target::To(&out),
+        Target::Nowhere,
+    ] {
+        let err =
+            upgrade_file(&mut chain.upgrader(), &path, target, &Options::default()).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "{}: at meta.game: the save is of the game \"Dust Rangers\"",
+                path.display()
+            )),
+            "{err}"
+        );
+    }
+    match savechain::cache::load(&path, &chain, &Options::default()) {
+        Ok(_) => panic!("the cache loaded another game's save"),
+        Err(err) => assert!(err.to_string().contains("Dust Rangers"), "{err}"),
+    }
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    let mut names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["other.json"], "no backup, output nor cache");
 }

@@ -1,8 +1,8 @@
 //! A small game that embeds savechain the way a real one does: the library alone
 //! (`default-features = false`, no command-line crates), its own upgrade chain (a Rust step
 //! with its revision, and a folder of Lua steps with a helper module), its own version as
-//! the writer, typed state through serde, Lua module state in its own Lua state, and loads
-//! through the binary cache.
+//! the writer and its name as the game whose saves alone the chain upgrades, typed state
+//! through serde, Lua module state in its own Lua state, and loads through the binary cache.
 //!
 //! ```text
 //! cargo run --example game --no-default-features
@@ -22,6 +22,9 @@ use serde::{Deserialize, Serialize};
 
 /// The game's version: in a game's own crate, `env!("CARGO_PKG_VERSION")`.
 const GAME_VERSION: &str = "1.4.0";
+
+/// The game's name, which each of its saves carries as `meta.game`.
+const GAME: &str = "Hollow Keep";
 
 /// The game's state at save version 4, as its code sees it.
 #[derive(Debug, Serialize, Deserialize)]
@@ -69,7 +72,7 @@ fn hollow_keep_chain(steps_dir: &Path, rust_revision: &str) -> savechain::Result
         rust_revision,
         health_as_fraction,
     ));
-    Chain::new(GAME_VERSION, steps)
+    Chain::new(GAME_VERSION, steps)?.for_game(GAME)
 }
 
 /// The quest module of the game's scripts, which keeps its state in saves.
@@ -149,7 +152,7 @@ fn main() -> savechain::Result<()> {
     // A player's save from release 1.0.0, at version 1.
     std::fs::write(
         &path,
-        r#"{"meta": {"version": 1, "writer": "1.0.0"},
+        r#"{"meta": {"game": "Hollow Keep", "version": 1, "writer": "1.0.0"},
             "data": {"hero": {"name": "Wren", "hp": 24, "gold": 12, "items": ["rope", "lamp", "rope"]},
                      "lua": {"quests": {"active": ["find the lamp", {"name": "the well", "step": 1}], "done": 2}}}}"#,
     )?;
@@ -197,5 +200,15 @@ fn main() -> savechain::Result<()> {
     let loaded = cache::load(&path, &fixed, &options)?;
     assert_eq!(loaded.source, Source::Json(Refusal::ChainChanged));
     println!("after a fixed step: {}", Refusal::ChainChanged);
+
+    // A save of another game, put among the game's own by mistake, is refused and left as
+    // it is, instead of being garbled by this game's steps.
+    let stray = dir.path().join("slot2.json");
+    let text = r#"{"meta": {"game": "Dust Rangers", "version": 1}, "data": {"rover": {}}}"#;
+    std::fs::write(&stray, text)?;
+    let refused = cache::load(&stray, &chain, &options).err();
+    let refused = refused.expect("another game's save is refused");
+    assert_eq!(std::fs::read_to_string(&stray)?, text);
+    println!("another game's save: {refused}");
     Ok(())
 }

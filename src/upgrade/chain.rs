@@ -1,5 +1,6 @@
 //! A game's chain of steps: checked for gaps and clashes, the game's version it writes,
-//! the plan for one save, and the identity that caches made by it are checked against.
+//! the game it belongs to (when it names one), the plan for one save, and the identity that
+//! caches made by it are checked against.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,15 +9,18 @@ use super::run::Upgrader;
 use super::step::{load_lua, Step, StepKind};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lua::{Limits, Sandbox};
+use crate::path::{Path, Segment};
 use crate::save::{Meta, Save};
 use crate::value::Value;
 
-/// A checked sequence of steps with no gaps and no two from the same version, and the
-/// version of the game it belongs to.
+/// A checked sequence of steps with no gaps and no two from the same version, the version
+/// of the game it belongs to, and the game's name when it gives one ([`Chain::for_game`]).
 #[derive(Clone, Debug)]
 pub struct Chain {
     steps: Vec<Step>,
     writer: semver::Version,
+    /// The game whose saves alone it upgrades (`meta.game`); `None` for any save.
+    game: Option<String>,
     /// The helper modules of every Lua step, merged.
     modules: Arc<Modules>,
     identity: [u8; 16],
@@ -63,14 +67,61 @@ impl Chain {
             }
         }
         let modules = modules_of(&steps)?;
-        let identity = identity(&writer, &steps, &modules);
+        let identity = identity(&writer, None, &steps, &modules);
         check_lua_steps(&steps, &modules, identity)?;
         Ok(Chain {
             steps,
             writer,
+            game: None,
             modules: Arc::new(modules),
             identity,
         })
+    }
+
+    /// The chain for the game named `game` only: it upgrades a save only when the save's
+    /// `meta.game` is exactly `game`, and refuses, leaving it as it is, a save that names
+    /// another game or none (nothing says such a save is this game's, and another game's
+    /// steps would garble it or fail half way). New and re-saved saves
+    /// ([`Chain::new_save`], [`Chain::resave`]) record `game`. The name is part of the
+    /// chain's identity, so caches made before a game named its chain are rebuilt once.
+    ///
+    /// A game whose players already have saves that name no game adds the name to each
+    /// before loading it through this chain (load it with [`Save::load`], insert `"game"`
+    /// into `meta.extra`, [`Save::store`] it), or keeps a chain that names no game.
+    ///
+    /// An empty name (or one of spaces only) is an error.
+    ///
+    /// ```
+    /// use savechain::upgrade::Chain;
+    /// use savechain::{Options, Save, Value};
+    ///
+    /// let chain = Chain::new("1.4.0", vec![])?.for_game("Hollow Keep")?;
+    /// let save = chain.new_save(Value::from("hello"));
+    /// assert_eq!(save.meta.extra.get("game"), Some(&Value::from("Hollow Keep")));
+    /// assert!(chain.upgrader().upgrade(save, &Options::default()).is_ok());
+    ///
+    /// let other = Save::from_str(r#"{"meta": {"game": "Dust Rangers", "version": 1}, "data": 1}"#)?;
+    /// let err = chain.upgrader().upgrade(other, &Options::default()).unwrap_err();
+    /// assert!(err.to_string().starts_with(
+    ///     "at meta.game: the save is of the game \"Dust Rangers\", and this chain upgrades only saves of \"Hollow Keep\""
+    /// ));
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn for_game(mut self, game: &str) -> Result<Chain> {
+        if game.trim().is_empty() {
+            return Err(chain_error(format!(
+                "a game's name cannot be empty, found {game:?}: give the name its saves carry as meta.game"
+            )));
+        }
+        self.game = Some(game.to_string());
+        // Nothing to check again: the steps are the same, only the identity changes.
+        self.identity = identity(
+            &self.writer,
+            self.game.as_deref(),
+            &self.steps,
+            &self.modules,
+        );
+        Ok(self)
     }
 
     /// The chain of the Lua steps in `dir` ([`Step::lua_dir`]), for the game at version
@@ -82,7 +133,11 @@ impl Chain {
     /// The chain with `steps` added (replacing none: a clash is an error).
     pub fn with(&self, steps: Vec<Step>) -> Result<Chain> {
         let all = self.steps.iter().cloned().chain(steps).collect();
-        Chain::new(&self.writer.to_string(), all)
+        let chain = Chain::new(&self.writer.to_string(), all)?;
+        match &self.game {
+            Some(game) => chain.for_game(game),
+            None => Ok(chain),
+        }
     }
 
     /// The steps, oldest first.
@@ -95,6 +150,12 @@ impl Chain {
         &self.writer
     }
 
+    /// The game whose saves alone the chain upgrades ([`Chain::for_game`]); `None` when it
+    /// upgrades any save.
+    pub fn game(&self) -> Option<&str> {
+        self.game.as_deref()
+    }
+
     /// The version every save is upgraded to.
     pub fn latest(&self) -> u64 {
         self.steps.last().map_or(1, Step::to)
@@ -105,32 +166,42 @@ impl Chain {
         self.steps.first().map_or(1, |s| s.from)
     }
 
-    /// A new save of `data` at the latest version, written by this game.
+    /// A new save of `data` at the latest version, written by this game (and naming it,
+    /// for a chain [`for_game`](Chain::for_game)).
     pub fn new_save(&self, data: Value) -> Save {
-        Save::new(self.latest(), data).with_writer(self.writer.clone())
+        let mut save = Save::new(self.latest(), data).with_writer(self.writer.clone());
+        self.name_game(&mut save.meta);
+        save
     }
 
-    /// A save of `data` at the latest version, written by this game, keeping the rest of
-    /// `meta` (its history and any other members): for storing again a save that was
-    /// loaded, with `meta` from [`Loaded::meta`](crate::cache::Loaded::meta) or
-    /// [`Save::meta`].
+    /// A save of `data` at the latest version, written by this game (and naming it, for a
+    /// chain [`for_game`](Chain::for_game)), keeping the rest of `meta` (its history and
+    /// any other members): for storing again a save that was loaded, with `meta` from
+    /// [`Loaded::meta`](crate::cache::Loaded::meta) or [`Save::meta`].
     pub fn resave(&self, mut meta: Meta, data: Value) -> Save {
         meta.version = self.latest();
         meta.writer = Some(self.writer.clone());
+        self.name_game(&mut meta);
         Save { meta, data }
     }
 
-    /// The steps that take a save from `version` to `target` (the latest when `None`), or
-    /// why it cannot be done. A save already past `target` (but within the chain) needs no
-    /// steps.
-    pub fn plan(
-        &self,
-        version: u64,
-        writer: Option<&semver::Version>,
-        target: Option<u64>,
-    ) -> Result<&[Step]> {
+    fn name_game(&self, meta: &mut Meta) {
+        if let Some(game) = &self.game {
+            meta.extra.insert("game", Value::from(game.as_str()));
+        }
+    }
+
+    /// The steps that take the save whose metadata is `meta` from its version to `target`
+    /// (the latest when `None`), or why it cannot be done. A save already past `target`
+    /// (but within the chain) needs no steps. A chain [`for_game`](Chain::for_game) refuses
+    /// a save that names another game or none, before looking at its version.
+    pub fn plan(&self, meta: &Meta, target: Option<u64>) -> Result<&[Step]> {
         let target = target.unwrap_or(self.latest());
-        let by = writer.map_or(String::new(), |w| format!(", written by {w}"));
+        let version = meta.version;
+        let by = meta
+            .writer
+            .as_ref()
+            .map_or(String::new(), |w| format!(", written by {w}"));
         let refuse = |message: String| Err(Error::new(ErrorKind::Upgrade, message));
         if target > self.latest() || target < self.oldest() {
             return refuse(format!(
@@ -139,6 +210,7 @@ impl Chain {
                 self.latest()
             ));
         }
+        self.check_game(meta)?;
         if version > self.latest() {
             return refuse(format!(
                 "the save is version {version}{by}, newer than this program knows (latest version {}); \
@@ -162,11 +234,44 @@ impl Chain {
         Ok(&self.steps[start..end])
     }
 
+    /// Whether the save whose metadata is `meta` is this chain's game's: always for a chain
+    /// that names no game.
+    fn check_game(&self, meta: &Meta) -> Result<()> {
+        let Some(game) = &self.game else {
+            return Ok(());
+        };
+        // The hint names save-upgrade's options: its built-in chain is the one a person is
+        // most likely to run on another game's saves.
+        let elsewhere = "with save-upgrade: --upgrades DIR --writer VERSION";
+        let message = match meta.extra.get("game") {
+            Some(Value::String(named)) if named == game => return Ok(()),
+            Some(Value::String(named)) => format!(
+                "the save is of the game {named:?}, and this chain upgrades only saves of \
+                 {game:?}; it is left as it is. Upgrade it with its own game's chain ({elsewhere})"
+            ),
+            None => format!(
+                "the save names no game, and this chain upgrades only saves of {game:?}; it is \
+                 left as it is. Upgrade a save of another game with its own game's chain \
+                 ({elsewhere}); to a save of {game:?}, add \"game\": {game:?} to its meta"
+            ),
+            Some(other) => format!(
+                "expected a string naming the game, found {}; this chain upgrades only saves \
+                 of {game:?}, and the save is left as it is",
+                other.kind()
+            ),
+        };
+        let at = Path::from(vec![
+            Segment::Key("meta".into()),
+            Segment::Key("game".into()),
+        ]);
+        Err(Error::new(ErrorKind::Upgrade, message).in_path(at))
+    }
+
     /// The identity of the chain: a hash of everything that decides what it makes of a
-    /// save. Caches record it and are refused when it differs. It covers the writer, each
-    /// step's version, name, description, and its Rust revision or Lua source, every helper
-    /// module a Lua step can `require`, the savechain Lua library, and savechain's own
-    /// version (its Rust side converts values to and from Lua).
+    /// save. Caches record it and are refused when it differs. It covers the writer, the
+    /// game's name, each step's version, name, description, and its Rust revision or Lua
+    /// source, every helper module a Lua step can `require`, the savechain Lua library, and
+    /// savechain's own version (its Rust side converts values to and from Lua).
     pub fn fingerprint(&self) -> [u8; 16] {
         self.identity
     }
@@ -287,9 +392,14 @@ fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Res
 }
 
 /// Bumped when what the identity covers changes, so old caches are refused.
-const IDENTITY_SCHEME: &[u8] = b"savechain chain identity 3\0";
+const IDENTITY_SCHEME: &[u8] = b"savechain chain identity 4\0";
 
-fn identity(writer: &semver::Version, steps: &[Step], modules: &Modules) -> [u8; 16] {
+fn identity(
+    writer: &semver::Version,
+    game: Option<&str>,
+    steps: &[Step],
+    modules: &Modules,
+) -> [u8; 16] {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut part = |bytes: &[u8]| {
         h.update(&(bytes.len() as u64).to_le_bytes());
@@ -303,6 +413,8 @@ fn identity(writer: &semver::Version, steps: &[Step], modules: &Modules) -> [u8;
         part(source.as_bytes());
     }
     part(writer.to_string().as_bytes());
+    // Empty for none: a game's name is never empty.
+    part(game.unwrap_or_default().as_bytes());
     for step in steps {
         part(&step.from.to_le_bytes());
         part(step.kind_name().as_bytes());

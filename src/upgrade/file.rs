@@ -163,9 +163,7 @@ fn upgrade_in_memory(
     let original = std::fs::read(path).map_err(|e| Error::io(e, "cannot read the file"))?;
     let save = Save::from_slice(&original)?;
     let from = save.meta.version;
-    let plan = upgrader
-        .chain()
-        .plan(from, save.meta.writer.as_ref(), options.target)?;
+    let plan = upgrader.chain().plan(&save.meta, options.target)?;
     let mut todo = ToWrite {
         report: FileReport {
             from,

@@ -46,6 +46,9 @@
 //! - **Lua steps** are identified by their source and the source of every helper module
 //!   they can `require` from their folder, read once when the chain is made: editing a
 //!   step or a helper is seen without anything else to do.
+//! - **Its name**, if it wants ([`Chain::for_game`]): the chain then upgrades only saves
+//!   whose `meta.game` is that name, refusing (and leaving as they are) saves of another
+//!   game and saves that name none; new and re-saved saves record it.
 //!
 //! A game at its first version passes no steps: `Chain::new("1.0.0", vec![])` is a valid
 //! chain whose only version is 1, and caches work with it as with any other.

@@ -137,9 +137,7 @@ impl<'c> Upgrader<'c> {
         reports: &mut Vec<StepReport>,
     ) -> Result<Upgraded> {
         let from = save.meta.version;
-        let plan = self
-            .chain
-            .plan(from, save.meta.writer.as_ref(), options.target)?;
+        let plan = self.chain.plan(&save.meta, options.target)?;
         let Some(last) = plan.last() else {
             return Ok(Upgraded {
                 save,

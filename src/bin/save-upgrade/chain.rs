@@ -16,7 +16,8 @@ use super::{EXIT_OK, EXIT_USAGE};
   save-upgrade chain --json
   save-upgrade chain --upgrades mygame/upgrades/ --writer 2.3.0")]
 pub struct Args {
-    /// Print {"latest": N, "oldest": M, "writer": "x.y.z", "steps": [...]} as JSON.
+    /// Print {"game": "name" or null, "latest": N, "oldest": M, "writer": "x.y.z", "steps":
+    /// [...]} as JSON.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -27,7 +28,9 @@ pub struct Args {
 #[derive(clap::Args, Clone)]
 pub struct ChainArg {
     /// Use the Lua steps of DIR (NNNN-short-description.lua files, helper modules in
-    /// subfolders) instead of the built-in chain of the example game.
+    /// subfolders) instead of the built-in chain of the example game, which upgrades only
+    /// saves whose meta.game is "Starlane Traders". A chain given this way upgrades saves
+    /// of any game.
     #[arg(long, value_name = "DIR", requires = "writer")]
     pub upgrades: Option<PathBuf>,
     /// The version of the game whose steps --upgrades gives, such as 2.3.0: recorded in
@@ -55,8 +58,11 @@ pub fn run(args: Args) -> i32 {
     if args.json {
         output::out(&savechain::text::to_string(&describe(&chain)).expect("a shallow document"));
     } else {
+        let game = chain
+            .game()
+            .map_or(String::new(), |game| format!("{game}: "));
         outln!(
-            "versions {} to {}, {} step{}, writer {}",
+            "{game}versions {} to {}, {} step{}, writer {}",
             chain.oldest(),
             chain.latest(),
             chain.steps().len(),
@@ -101,6 +107,7 @@ pub fn describe_steps(steps: &[Step]) -> Value {
 pub fn describe(chain: &Chain) -> Value {
     let steps = describe_steps(chain.steps());
     let top: Map = [
+        ("game", chain.game().map_or(Value::Null, Value::from)),
         ("latest", Value::from(chain.latest())),
         ("oldest", Value::from(chain.oldest())),
         ("steps", steps),

@@ -12,8 +12,8 @@ use super::output::{self, errln, outln};
 use super::report::print_error;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
-/// Show a save's version, writer and history, the steps an upgrade would run, and counts
-/// of what the document holds.
+/// Show a save's game, version, writer and history, the steps an upgrade would run, and
+/// counts of what the document holds.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   save-upgrade inspect world.json
@@ -75,7 +75,7 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
         }
     };
     let plan = chain
-        .plan(save.meta.version, save.meta.writer.as_ref(), None)
+        .plan(&save.meta, None)
         .map(<[Step]>::to_vec)
         .map_err(|e| e.to_string());
     // Where a game would get the document from: the cache, or the JSON (and why).
@@ -100,6 +100,12 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
 }
 
 impl Facts {
+    /// The game the save names (`meta.game`), as it is: a string, or whatever a hand edit
+    /// left there.
+    fn game(&self) -> Option<&Value> {
+        self.save.meta.extra.get("game")
+    }
+
     fn writer(&self) -> Option<String> {
         self.save.meta.writer.as_ref().map(|w| w.to_string())
     }
@@ -119,6 +125,7 @@ impl Facts {
         let facts: Map = [
             ("path", Value::String(args.path.display().to_string())),
             ("bytes", Value::from(self.bytes)),
+            ("game", self.game().cloned().unwrap_or(Value::Null)),
             ("version", Value::from(self.save.meta.version)),
             ("writer", string(self.writer())),
             ("history", self.history()),
@@ -143,6 +150,11 @@ impl Facts {
 
     fn print(&self, args: &Args, chain: &Chain) {
         outln!("{}", args.path.display());
+        match self.game() {
+            Some(Value::String(game)) => outln!("  game {game}"),
+            Some(other) => outln!("  game {other} (not a name)"),
+            None => outln!("  game not named"),
+        }
         outln!(
             "  version {} (latest {}), written by {}",
             self.save.meta.version,

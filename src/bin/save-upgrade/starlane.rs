@@ -5,6 +5,8 @@
 //!
 //! The Lua steps are the files of `upgrades/`, compiled in; the Rust steps are below. The
 //! chain's writer is save-upgrade's own version, the release of the tool that carries it.
+//! The chain names its game, so it upgrades only saves whose `meta.game` is [`GAME`]: run
+//! on another game's saves by mistake, it refuses them instead of garbling them.
 //!
 //! | step | kind | what a release changed |
 //! | --- | --- | --- |
@@ -44,7 +46,10 @@ const LUA_STEPS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The example game's chain, versions 1 to 9.
+/// The example game's name, as its saves carry it in `meta.game`.
+pub const GAME: &str = "Starlane Traders";
+
+/// The example game's chain, versions 1 to 9, for saves of [`GAME`] only.
 pub fn chain() -> Result<Chain> {
     // Each Rust step's revision changes whenever its code (or UNIT_MASS) does.
     let mut steps = vec![
@@ -65,7 +70,7 @@ pub fn chain() -> Result<Chain> {
     for (file, source) in LUA_STEPS {
         steps.push(Step::lua(file, source)?);
     }
-    Chain::new(env!("CARGO_PKG_VERSION"), steps)
+    Chain::new(env!("CARGO_PKG_VERSION"), steps)?.for_game(GAME)
 }
 
 fn object<'v>(data: &'v mut Value, path: &[&str]) -> std::result::Result<&'v mut Map, String> {
