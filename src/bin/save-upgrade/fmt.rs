@@ -20,7 +20,8 @@ Examples:
   save-upgrade fmt - < hand-edited.json > canonical.json
 
 A file that fails to load is left untouched and reported; the others are still done. A
-file in a folder that is not a save (no \"meta\" member) is skipped.
+file in a folder that is not a save (no \"meta\" member) is skipped and counted; a search
+that finds no saves at all is an error.
 Exit status: 0 all canonical (or rewritten), 1 --check found saves to rewrite, 2 a save
 failed or a usage error.")]
 pub struct Args {
@@ -63,14 +64,25 @@ pub fn run(args: Args) -> i32 {
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let changed = count(|o| matches!(o, Outcome::Changed));
     let canonical = count(|o| matches!(o, Outcome::Canonical));
-    let failed = count(|o| matches!(o, Outcome::Failed)) + search.errors.len();
+    let not_saves = count(|o| matches!(o, Outcome::NotASave));
+    // As for upgrades: JSON files none of which is a save mean a wrong path was given.
+    let no_saves = not_saves > 0 && not_saves == outcomes.len();
+    if no_saves {
+        errln!("error: no saves found: every file was JSON that is not a save");
+    }
+    let failed =
+        count(|o| matches!(o, Outcome::Failed)) + search.errors.len() + usize::from(no_saves);
     if !args.quiet {
         let verb = if args.check {
             "would reformat"
         } else {
             "reformatted"
         };
-        errln!("{verb} {changed}, already canonical {canonical}, failed {failed}");
+        let mut line = format!("{verb} {changed}, already canonical {canonical}, failed {failed}");
+        if not_saves > 0 {
+            line.push_str(&format!(", not saves {not_saves}"));
+        }
+        errln!("{line}");
     }
     if failed > 0 {
         EXIT_FAILED

@@ -188,9 +188,26 @@ impl Facts {
         }
         let st = &self.stats;
         outln!(
-            "  {} values: {} objects, {} arrays, {} tables, {} integers, {} doubles, {} strings, {} byte strings, {} other",
-            st.nodes, st.objects, st.arrays, st.tables, st.integers, st.doubles, st.strings, st.bytes, st.other
+            "  {}: {}, {}, {}, {}, {}, {}, {}, {} other",
+            counted(st.nodes, "value"),
+            counted(st.objects, "object"),
+            counted(st.arrays, "array"),
+            counted(st.tables, "table"),
+            counted(st.integers, "integer"),
+            counted(st.doubles, "double"),
+            counted(st.strings, "string"),
+            counted(st.bytes, "byte string"),
+            st.other
         );
+    }
+}
+
+/// `1 array`, `2 arrays`, `0 arrays`.
+fn counted(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
     }
 }
 

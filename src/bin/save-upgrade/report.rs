@@ -1,6 +1,9 @@
-//! Printing errors for people: the message, then the offending line with a caret.
+//! What a run reports: errors for people (the message, then the offending line with a
+//! caret), and each save's entry in the JSON report of `--report`.
 
-use savechain::Error;
+use savechain::batch::{Outcome, Status};
+use savechain::upgrade::{Chain, Step};
+use savechain::{Error, Map, Save, Value};
 
 use super::output::errln;
 
@@ -42,4 +45,80 @@ pub fn print_error(error: &Error, source: Option<&[u8]>) {
         " ".repeat(number.len()),
         " ".repeat(location.column - 1 - start)
     );
+}
+
+/// One save's entry in the JSON report: its path, versions, status, error and what its
+/// steps printed. `chain` and `target` (`--to`) are the run's.
+pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value {
+    let (from, to) = match (&outcome.report, outcome.status) {
+        (Some(report), _) => (Some(report.from), Some(report.to)),
+        (None, Status::Failed) => versions_read_again(outcome, chain, target),
+        (None, _) => (None, None),
+    };
+    let version = |v: Option<u64>| v.map_or(Value::Null, Value::from);
+    let printed: Vec<Value> = outcome
+        .steps()
+        .iter()
+        .flat_map(|step| {
+            step.printed.iter().map(|line| {
+                let entry: Map = [
+                    ("step", Value::from(step.name.as_str())),
+                    ("text", Value::from(line.as_str())),
+                ]
+                .into_iter()
+                .collect();
+                Value::Object(entry)
+            })
+        })
+        .collect();
+    let entry: Map = [
+        (
+            "path",
+            Value::String(outcome.found.path.display().to_string()),
+        ),
+        ("from", version(from)),
+        ("to", version(to)),
+        ("status", Value::from(status_name(outcome.status))),
+        (
+            "error",
+            outcome
+                .error
+                .as_ref()
+                .map_or(Value::Null, |e| Value::String(e.to_string())),
+        ),
+        ("printed", Value::Array(printed)),
+    ]
+    .into_iter()
+    .collect();
+    Value::Object(entry)
+}
+
+/// The version of a save that failed, and the version the run was taking it to (`None`
+/// when the chain has no way there: too new, too old, another game). A failure carries no
+/// report, so the file is read again; it was left as it was. Only failed saves pay for it.
+fn versions_read_again(
+    outcome: &Outcome<'_>,
+    chain: &Chain,
+    target: Option<u64>,
+) -> (Option<u64>, Option<u64>) {
+    let read = std::fs::read(&outcome.found.path).map_err(Error::from);
+    let Ok(save) = read.and_then(|bytes| Save::from_slice(&bytes)) else {
+        return (None, None);
+    };
+    let from = save.meta.version;
+    let to = chain
+        .plan(&save.meta, target)
+        .ok()
+        .map(|steps| steps.last().map_or(from, Step::to));
+    (Some(from), to)
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Upgraded => "upgraded",
+        Status::Current => "current",
+        Status::Outdated => "outdated",
+        Status::NotASave => "not-a-save",
+        Status::Failed => "failed",
+    }
 }

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use savechain::batch::{Batch, Mode, Outcome, Plan, Status, Summary};
 use savechain::upgrade::{FileReport, StepReport};
-use savechain::{Map, Options, Value};
+use savechain::{Options, Value};
 
 use super::chain::ChainArg;
 use super::output::{self, errln};
-use super::report::print_error;
+use super::report::{self, print_error};
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// Upgrade saves, and folders of saves, to the latest version.
@@ -76,16 +76,6 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
     shard.ok_or_else(|| format!("expected I/N with 1 <= I <= N, such as 2/8; got {text:?}"))
 }
 
-fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Upgraded => "upgraded",
-        Status::Current => "current",
-        Status::Outdated => "outdated",
-        Status::NotASave => "not-a-save",
-        Status::Failed => "failed",
-    }
-}
-
 pub fn run(args: Args) -> i32 {
     let Some(roots) = roots(&args) else {
         return EXIT_USAGE;
@@ -144,7 +134,7 @@ pub fn run(args: Args) -> i32 {
         progress.suspend(|| printer.print(outcome));
         progress.inc(1);
         if args.report.is_some() {
-            entries.push(report_entry(outcome));
+            entries.push(report::entry(outcome, &chain, args.to));
         }
         // A reader that went away (`--dry-run | head`) ends a run that only looks; a run
         // that writes goes on, quietly, so that no save is left half way through a batch.
@@ -433,47 +423,6 @@ fn diff_text(path: &Path, report: &FileReport) -> String {
         }
     }
     text
-}
-
-/// One save's entry in the JSON report.
-fn report_entry(outcome: &Outcome<'_>) -> Value {
-    let report = outcome.report.as_ref();
-    let opt = |v: Option<u64>| v.map_or(Value::Null, Value::from);
-    let printed: Vec<Value> = outcome
-        .steps()
-        .iter()
-        .flat_map(|step| {
-            step.printed.iter().map(|line| {
-                let entry: Map = [
-                    ("step", Value::from(step.name.as_str())),
-                    ("text", Value::from(line.as_str())),
-                ]
-                .into_iter()
-                .collect();
-                Value::Object(entry)
-            })
-        })
-        .collect();
-    let entry: Map = [
-        (
-            "path",
-            Value::String(outcome.found.path.display().to_string()),
-        ),
-        ("from", opt(report.map(|r| r.from))),
-        ("to", opt(report.map(|r| r.to))),
-        ("status", Value::from(status_name(outcome.status))),
-        (
-            "error",
-            outcome
-                .error
-                .as_ref()
-                .map_or(Value::Null, |e| Value::String(e.to_string())),
-        ),
-        ("printed", Value::Array(printed)),
-    ]
-    .into_iter()
-    .collect();
-    Value::Object(entry)
 }
 
 fn write_report(target: &Path, entries: Vec<Value>) -> std::io::Result<()> {

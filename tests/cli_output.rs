@@ -1,0 +1,134 @@
+//! What `save-upgrade` says about what it did: report entries of failed saves, the `fmt`
+//! summary, `inspect`'s counts.
+
+mod common;
+
+use std::fs;
+
+use common::{save_upgrade, stderr};
+use savechain::Value;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+
+/// The report entry of the save whose path ends with `name`.
+fn entry<'r>(report: &'r Value, name: &str) -> &'r Value {
+    report
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| {
+            e.get("path")
+                .and_then(Value::as_str)
+                .unwrap()
+                .ends_with(name)
+        })
+        .unwrap_or_else(|| panic!("no entry for {name}"))
+}
+
+fn versions(entry: &Value) -> (Option<u64>, Option<u64>) {
+    let version = |key| entry.get(key).and_then(Value::as_u64);
+    (version("from"), version("to"))
+}
+
+#[test]
+fn report_entries_of_failed_saves_have_the_versions_that_were_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| fs::write(dir.path().join(name), text).unwrap();
+    // A step fails on it: from 8, on its way to 9.
+    write(
+        "failing-step.json",
+        r#"{"meta": {"game": "Starlane Traders", "version": 8}, "data": {"ship": {"cargo": 5}}}"#,
+    );
+    // Too new for the chain: from 40, going nowhere.
+    write(
+        "future.json",
+        r#"{"meta": {"game": "Starlane Traders", "version": 40}, "data": {}}"#,
+    );
+    // No version can be read.
+    write("corrupt.json", r#"{"meta": {"version": 1}, "data": {"#);
+    for name in ["good.json", "read-only.json"] {
+        fs::copy(format!("{FIXTURES}/v5/small.json"), dir.path().join(name)).unwrap();
+    }
+    // Upgradable, but it may not be written.
+    let read_only = dir.path().join("read-only.json");
+    let mut permissions = fs::metadata(&read_only).unwrap().permissions();
+    permissions.set_readonly(true);
+    fs::set_permissions(&read_only, permissions).unwrap();
+    let out = save_upgrade(&["--report", "report.json", "."], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let report =
+        savechain::text::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    let failing = entry(&report, "failing-step.json");
+    assert_eq!(
+        failing.get("status").and_then(Value::as_str),
+        Some("failed")
+    );
+    assert_eq!(versions(failing), (Some(8), Some(9)));
+    let read_only = entry(&report, "read-only.json");
+    assert_eq!(
+        read_only.get("status").and_then(Value::as_str),
+        Some("failed")
+    );
+    assert_eq!(versions(read_only), (Some(5), Some(9)));
+    // The chain has no way from 40: "to" stays unknown.
+    assert_eq!(versions(entry(&report, "future.json")), (Some(40), None));
+    assert_eq!(versions(entry(&report, "corrupt.json")), (None, None));
+    assert_eq!(versions(entry(&report, "good.json")), (Some(5), Some(9)));
+}
+
+#[test]
+fn fmt_counts_files_that_are_not_saves() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v1/small.json"),
+        dir.path().join("a.json"),
+    )
+    .unwrap();
+    fs::write(dir.path().join("settings.json"), r#"{"volume": 3}"#).unwrap();
+    for args in [&["fmt", "--check", "."][..], &["fmt", "."]] {
+        let out = save_upgrade(args, dir.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.contains("skipped ./settings.json: not a save"), "{err}");
+        assert!(
+            err.ends_with("already canonical 1, failed 0, not saves 1\n"),
+            "{args:?}: {err}"
+        );
+    }
+    // As for upgrades, a folder whose JSON files are none of them saves is an error.
+    fs::remove_file(dir.path().join("a.json")).unwrap();
+    let out = save_upgrade(&["fmt", "--check", "."], dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: no saves found: every file was JSON that is not a save"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("would reformat 0, already canonical 0, failed 1, not saves 1\n"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("settings.json")).unwrap(),
+        r#"{"volume": 3}"#
+    );
+}
+
+#[test]
+fn inspect_counts_in_the_singular_and_the_plural() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("one.json"),
+        r#"{"meta": {"game": "Starlane Traders", "version": 9}, "data": {"a": [1, ["d", 2.5], "s", ["b", "x"], null]}}"#,
+    )
+    .unwrap();
+    let out = save_upgrade(&["inspect", "one.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "  7 values: 1 object, 1 array, 0 tables, 1 integer, 1 double, 1 string, 1 byte string, 1 other\n"
+        ),
+        "{text}"
+    );
+}
