@@ -1,0 +1,93 @@
+//! The examples of `docs/STEPS.md` do what the guide says: each Lua block with lines
+//! `-- <data before>  ->  <data after>` runs as a step, under `--strict`, on each "before"
+//! and must give its "after" (or leave it as it is, for `unchanged`).
+
+use std::fs;
+
+use savechain::upgrade::Chain;
+use savechain::{Options, Save, Value};
+
+const GUIDE: &str = include_str!("../docs/STEPS.md");
+
+/// An example: the block's code, and the data before and after it.
+struct Example {
+    code: String,
+    cases: Vec<(String, Option<String>)>,
+}
+
+fn examples() -> Vec<Example> {
+    let mut examples = Vec::new();
+    let mut block: Option<Example> = None;
+    let mut before: Option<String> = None;
+    for line in GUIDE.lines() {
+        if line == "```lua" {
+            block = Some(Example {
+                code: String::new(),
+                cases: Vec::new(),
+            });
+            continue;
+        }
+        let Some(example) = block.as_mut() else {
+            continue;
+        };
+        if line == "```" {
+            let example = block.take().unwrap();
+            if !example.cases.is_empty() {
+                examples.push(example);
+            }
+        } else if let Some(rest) = line.strip_prefix("--   ->  ") {
+            let before = before.take().expect("an arrow after a 'before' line");
+            example.cases.push((before, after(rest)));
+        } else if let Some(rest) = line.strip_prefix("-- {") {
+            match rest.split_once("  ->  ") {
+                Some((from, to)) => example.cases.push((format!("{{{from}"), after(to))),
+                None => before = Some(format!("{{{rest}")),
+            }
+        } else {
+            example.code.push_str(line);
+            example.code.push('\n');
+        }
+    }
+    examples
+}
+
+fn after(text: &str) -> Option<String> {
+    let text = text.trim();
+    (text != "unchanged").then(|| text.to_string())
+}
+
+#[test]
+fn every_before_and_after_in_the_steps_guide_holds() {
+    let examples = examples();
+    assert!(examples.len() >= 6, "the guide's examples were found");
+    for example in examples {
+        let dir = tempfile::tempdir().unwrap();
+        let step = format!(
+            "local up = require('savechain.upgrade')\nreturn function(data)\n{}end\n",
+            example.code
+        );
+        fs::write(dir.path().join("0001-example.lua"), &step).unwrap();
+        let chain = Chain::from_lua_dir("1.0.0", dir.path()).unwrap();
+        for (before, after) in &example.cases {
+            let save = Save::from_str(&format!(
+                r#"{{"meta": {{"version": 1}}, "data": {before}}}"#
+            ))
+            .unwrap();
+            let strict = Options {
+                strict: true,
+                ..Options::default()
+            };
+            let upgraded = chain
+                .upgrader()
+                .upgrade(save, &strict)
+                .unwrap_or_else(|e| panic!("{}\n{before}: {e}", example.code));
+            let expected: Value =
+                savechain::text::from_str(after.as_deref().unwrap_or(before)).unwrap();
+            assert_eq!(
+                upgraded.save.data, expected,
+                "{}\non {before}",
+                example.code
+            );
+        }
+    }
+}
