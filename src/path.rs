@@ -1,5 +1,9 @@
-//! Paths inside a document (`data.player.ship.hull`, `data.systems[3].name`), for error messages.
+//! Paths inside a document (`data.player.ship.hull`, `data.systems[3].name`): written for
+//! error messages, and read back to find a value by one ([`Value::pointer`]).
+//!
+//! [`Value::pointer`]: crate::Value::pointer
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// One step into a document: an object key or an array index.
@@ -90,9 +94,194 @@ impl fmt::Display for Path {
     }
 }
 
+/// One step of a path read from its text: a key (borrowed from the text unless it was
+/// quoted with escapes) or an index.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Step<'a> {
+    Key(Cow<'a, str>),
+    Index(usize),
+}
+
+/// Follows the path `text` from `start`, `step` taking each step from where the one before
+/// led; `None` when a step leads nowhere or `text` is not a path.
+///
+/// `text` is written as [`Path`] displays it: keys after dots, indexes in brackets, keys
+/// that are not identifiers quoted in brackets with Rust's escapes (`["odd key"]`,
+/// `["a.b"]`, `["say \"hi\""]`), the root as `(root)` or the empty text. A key may also be
+/// written bare after a dot when it holds no `.` or `[` (`ship.odd-key`): it runs to the
+/// next `.` or `[`.
+pub(crate) fn follow<'a, T>(
+    text: &'a str,
+    start: T,
+    mut step: impl FnMut(T, Step<'a>) -> Option<T>,
+) -> Option<T> {
+    if text == "(root)" {
+        return Some(start);
+    }
+    let mut at = start;
+    let mut rest = text;
+    let mut first = true;
+    while !rest.is_empty() {
+        let (next, after) = read_step(rest, first)?;
+        at = step(at, next)?;
+        rest = after;
+        first = false;
+    }
+    Some(at)
+}
+
+/// The step at the start of `text`, and the text after it. The first step of a path has no
+/// dot before a bare key.
+fn read_step(text: &str, first: bool) -> Option<(Step<'_>, &str)> {
+    if let Some(inside) = text.strip_prefix('[') {
+        if let Some(quoted) = inside.strip_prefix('"') {
+            let (key, after) = unquote(quoted)?;
+            return Some((Step::Key(key), after.strip_prefix(']')?));
+        }
+        let (digits, after) = inside.split_once(']')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        return Some((Step::Index(digits.parse().ok()?), after));
+    }
+    let bare = if first { text } else { text.strip_prefix('.')? };
+    let end = bare.find(['.', '[']).unwrap_or(bare.len());
+    if end == 0 {
+        return None;
+    }
+    Some((Step::Key(Cow::Borrowed(&bare[..end])), &bare[end..]))
+}
+
+/// A key quoted as Rust's `{:?}` quotes a string, from after its opening quote: the key,
+/// and the text after its closing quote.
+fn unquote(text: &str) -> Option<(Cow<'_, str>, &str)> {
+    let special = text.find(['"', '\\'])?;
+    if let Some(after) = text[special..].strip_prefix('"') {
+        return Some((Cow::Borrowed(&text[..special]), after));
+    }
+    let mut key = text[..special].to_string();
+    let mut chars = text[special..].chars();
+    loop {
+        match chars.next()? {
+            '"' => return Some((Cow::Owned(key), chars.as_str())),
+            '\\' => key.push(match chars.next()? {
+                'n' => '\n',
+                'r' => '\r',
+                't' => '\t',
+                '0' => '\0',
+                c @ ('\\' | '"' | '\'') => c,
+                'u' => {
+                    let rest = chars.as_str().strip_prefix('{')?;
+                    let (hex, after) = rest.split_once('}')?;
+                    if hex.is_empty() || hex.len() > 6 {
+                        return None;
+                    }
+                    let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                    chars = after.chars();
+                    c
+                }
+                _ => return None,
+            }),
+            c => key.push(c),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn steps(text: &str) -> Option<Vec<Step<'_>>> {
+        follow(text, Vec::new(), |mut steps, step| {
+            steps.push(step);
+            Some(steps)
+        })
+    }
+
+    fn key(k: &str) -> Step<'_> {
+        Step::Key(Cow::Borrowed(k))
+    }
+
+    #[test]
+    fn reads_paths_as_they_are_displayed() {
+        assert_eq!(
+            steps(r#"data.systems[3]["odd key"].name"#),
+            Some(vec![
+                key("data"),
+                key("systems"),
+                Step::Index(3),
+                key("odd key"),
+                key("name")
+            ])
+        );
+        assert_eq!(steps("(root)"), Some(vec![]));
+        assert_eq!(steps(""), Some(vec![]));
+        assert_eq!(
+            steps("[0][12]"),
+            Some(vec![Step::Index(0), Step::Index(12)])
+        );
+        assert_eq!(
+            steps(r#"["a.b"]["[0]"][""]"#),
+            Some(vec![key("a.b"), key("[0]"), key("")])
+        );
+        assert_eq!(
+            steps(r#"["say \"hi\"\\ \n\t\r\0 \u{301}\u{10ffff}"]"#),
+            Some(vec![Step::Key(Cow::Owned(
+                "say \"hi\"\\ \n\t\r\0 \u{301}\u{10ffff}".into()
+            ))])
+        );
+        assert_eq!(
+            steps("ship.odd-key.é"),
+            Some(vec![key("ship"), key("odd-key"), key("é")])
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_path() {
+        for text in [
+            ".ship",
+            "ship.",
+            "ship..hull",
+            "ship[",
+            "ship[]",
+            "ship[-1]",
+            "ship[+1]",
+            "ship[1",
+            "ship[x]",
+            "ship[99999999999999999999999]",
+            r#"ship["hull"#,
+            r#"ship["hull""#,
+            r#"ship["hull"x]"#,
+            r#"ship["\q"]"#,
+            r#"ship["\u{}"]"#,
+            r#"ship["\u{d800}"]"#,
+            r#"ship["\u{1234567}"]"#,
+            r#"ship["\u1234"]"#,
+            "ship[0]hull",
+        ] {
+            assert_eq!(steps(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn every_key_reads_back_as_displayed() {
+        for k in [
+            "plain", "odd key", "a.b", "[0]", "", "\"", "\\", "\u{301}x", "\u{200b}", "(root)",
+            "1st", "é",
+        ] {
+            let path = Path::from(vec![
+                Segment::Key("top".into()),
+                Segment::Key(k.into()),
+                Segment::Index(7),
+            ]);
+            let shown = path.to_string();
+            assert_eq!(
+                steps(&shown),
+                Some(vec![key("top"), key(k), Step::Index(7)]),
+                "{shown}"
+            );
+        }
+    }
 
     #[test]
     fn displays_like_a_modder_would_write_it() {

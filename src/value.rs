@@ -1,12 +1,49 @@
-//! The document model: every value a save can hold, and the key-sorted [`Map`] of objects.
+//! The document model: every value a save can hold, the key-sorted [`Map`] of objects, and
+//! the ways to get around in a document (indexing, paths, entries).
+
+use std::{fmt, ops};
 
 use compact_str::CompactString;
+
+use crate::path::{self, Step};
 
 /// One value of a save document.
 ///
 /// Equality is exact: doubles compare by their bits (so a NaN equals the same NaN and
 /// `-0.0 != 0.0`), integers compare by their mathematical value whether stored as
 /// [`Value::Int`] or [`Value::UInt`], and a string never equals a byte string.
+///
+/// # Getting around
+///
+/// As with `serde_json::Value`, a value is indexed by key or by position, and reading what
+/// is not there gives `null` rather than a panic. Assigning through an index puts a member
+/// into an object (turning a `null` into an object first), so a path is made as it is
+/// written to:
+///
+/// ```
+/// use savechain::Value;
+///
+/// let mut data = savechain::text::from_str(
+///     r#"{"ship": {"hull": 96, "cargo": [{"mass": 12}]}}"#,
+/// )?;
+/// assert_eq!(data["ship"]["hull"], Value::Int(96));
+/// assert_eq!(data["ship"]["cargo"][0]["mass"], Value::Int(12));
+/// assert!(data["ship"]["shields"]["front"].is_null()); // nothing there: null
+///
+/// data["ship"]["stats"]["speed"] = Value::Int(7); // `stats` is made on the way
+/// assert_eq!(data.pointer("ship.stats.speed"), Some(&Value::Int(7)));
+///
+/// // A move: take the old member out, put it in its new place.
+/// let hull = data["ship"].as_object_mut().and_then(|ship| ship.remove("hull"));
+/// data["ship"]["stats"]["hull"] = hull.unwrap_or_default();
+/// assert_eq!(data["ship"]["stats"]["hull"], Value::Int(96));
+/// # Ok::<(), savechain::Error>(())
+/// ```
+///
+/// Where this differs from `serde_json`: [`Value::pointer`] takes a path as savechain's
+/// errors print it (`ship.cargo[0].mass`), not a JSON Pointer (`/ship/cargo/0/mass`); and
+/// neither indexing nor paths go inside a Lua table ([`Value::Table`]): indexing one gives
+/// `null` and `pointer` finds nothing below one.
 #[derive(Clone, Debug, Default)]
 pub enum Value {
     #[default]
@@ -312,6 +349,72 @@ impl Value {
         self.as_object_mut()?.get_mut(key)
     }
 
+    /// Takes the value out, leaving `null` in its place.
+    ///
+    /// ```
+    /// use savechain::Value;
+    ///
+    /// let mut data = savechain::text::from_str(r#"{"log": ["docked", "sold ore"]}"#)?;
+    /// let log = data["log"].take();
+    /// assert_eq!(log.as_array().map(Vec::len), Some(2));
+    /// assert_eq!(data["log"], Value::Null);
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn take(&mut self) -> Value {
+        std::mem::take(self)
+    }
+
+    /// The value at `path` below this one, written as error messages write paths: keys
+    /// after dots, indexes in brackets, other keys quoted in brackets
+    /// (`ship.cargo[0].mass`, `routes["Sol-Vega"].length`, `["odd key"]`). `None` when
+    /// nothing is there, or when `path` is not a path.
+    ///
+    /// The path is relative to this value: on a save's `data`, leave out the `data.` that
+    /// starts the paths of a save's errors. A key with no `.` or `[` in it may also be
+    /// written bare (`routes.Sol-Vega.length`). The whole value is at the path `(root)`, or
+    /// the empty path. Nothing below a Lua table ([`Value::Table`]) is found.
+    ///
+    /// ```
+    /// use savechain::Value;
+    ///
+    /// let data = savechain::text::from_str(
+    ///     r#"{"ship": {"cargo": [{"mass": 12}]}, "routes": {"Sol-Vega": {"length": 4}}}"#,
+    /// )?;
+    /// assert_eq!(data.pointer("ship.cargo[0].mass"), Some(&Value::Int(12)));
+    /// assert_eq!(data.pointer(r#"routes["Sol-Vega"].length"#), Some(&Value::Int(4)));
+    /// assert_eq!(data.pointer("routes.Sol-Vega.length"), Some(&Value::Int(4)));
+    /// assert_eq!(data.pointer("ship.cargo[1]"), None);
+    /// assert_eq!(data.pointer("ship.cargo[0"), None); // not a path
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn pointer(&self, path: &str) -> Option<&Value> {
+        path::follow(path, self, |value, step| match step {
+            Step::Key(key) => value.as_object()?.get(&key),
+            Step::Index(index) => value.as_array()?.get(index),
+        })
+    }
+
+    /// The value at `path` below this one, to change; `path` as [`Value::pointer`] takes it.
+    /// Nothing is made on the way: `None` when nothing is there.
+    ///
+    /// ```
+    /// use savechain::Value;
+    ///
+    /// let mut data = savechain::text::from_str(r#"{"ship": {"cargo": [{"mass": 12}]}}"#)?;
+    /// if let Some(mass) = data.pointer_mut("ship.cargo[0].mass") {
+    ///     *mass = Value::Int(mass.as_i64().unwrap_or(0) * 1000); // tonnes to kilograms
+    /// }
+    /// assert_eq!(data["ship"]["cargo"][0]["mass"], Value::Int(12_000));
+    /// assert!(data.pointer_mut("ship.crew").is_none());
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn pointer_mut(&mut self, path: &str) -> Option<&mut Value> {
+        path::follow(path, self, |value, step| match step {
+            Step::Key(key) => value.as_object_mut()?.get_mut(&key),
+            Step::Index(index) => value.as_array_mut()?.get_mut(index),
+        })
+    }
+
     /// A short name of the value's kind, as used in error messages.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -330,6 +433,129 @@ impl Value {
                 Table::Class { .. } => "a class instance",
             },
         }
+    }
+}
+
+/// What a [`Value`] can be indexed by: a key (`str`, `String`) for objects, a position
+/// (`usize`) for arrays, and a reference to either. Not meant to be implemented outside
+/// savechain.
+pub trait Index: private::Sealed {
+    /// The member or element this stands for in `value`, if there is one.
+    #[doc(hidden)]
+    fn index_into<'v>(&self, value: &'v Value) -> Option<&'v Value>;
+
+    /// The member or element this stands for in `value`, to change; a key missing from an
+    /// object (or a `null`, which becomes an empty object) is inserted as `null` first.
+    /// Panics where [`ops::IndexMut`] on [`Value`] says.
+    #[doc(hidden)]
+    fn index_or_insert<'v>(&self, value: &'v mut Value) -> &'v mut Value;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for usize {}
+    impl Sealed for str {}
+    impl Sealed for String {}
+    impl<T: Sealed + ?Sized> Sealed for &T {}
+}
+
+impl Index for usize {
+    fn index_into<'v>(&self, value: &'v Value) -> Option<&'v Value> {
+        value.as_array()?.get(*self)
+    }
+
+    fn index_or_insert<'v>(&self, value: &'v mut Value) -> &'v mut Value {
+        match value {
+            Value::Array(items) => {
+                let len = items.len();
+                items.get_mut(*self).unwrap_or_else(|| {
+                    panic!("cannot index an array of {len} elements with [{self}]")
+                })
+            }
+            other => panic!(
+                "cannot index {} with [{self}]; only arrays have elements",
+                other.kind()
+            ),
+        }
+    }
+}
+
+impl Index for str {
+    fn index_into<'v>(&self, value: &'v Value) -> Option<&'v Value> {
+        value.as_object()?.get(self)
+    }
+
+    fn index_or_insert<'v>(&self, value: &'v mut Value) -> &'v mut Value {
+        if value.is_null() {
+            *value = Value::Object(Map::new());
+        }
+        match value {
+            Value::Object(map) => map.entry(self).or_insert(Value::Null),
+            other => panic!(
+                "cannot index {} with [{self:?}]; only objects (and null, which becomes one) have members",
+                other.kind()
+            ),
+        }
+    }
+}
+
+impl Index for String {
+    fn index_into<'v>(&self, value: &'v Value) -> Option<&'v Value> {
+        self.as_str().index_into(value)
+    }
+
+    fn index_or_insert<'v>(&self, value: &'v mut Value) -> &'v mut Value {
+        self.as_str().index_or_insert(value)
+    }
+}
+
+impl<T: Index + ?Sized> Index for &T {
+    fn index_into<'v>(&self, value: &'v Value) -> Option<&'v Value> {
+        (**self).index_into(value)
+    }
+
+    fn index_or_insert<'v>(&self, value: &'v mut Value) -> &'v mut Value {
+        (**self).index_or_insert(value)
+    }
+}
+
+/// The `null` that indexing gives for what is not there.
+static NULL: Value = Value::Null;
+
+impl<I: Index> ops::Index<I> for Value {
+    type Output = Value;
+
+    /// The member `value["key"]` of an object or the element `value[i]` of an array; `null`
+    /// when there is none, or when the value is not an object or not an array (as
+    /// `serde_json` does). [`Value::get`] and [`Value::pointer`] tell a missing value from a
+    /// `null` one.
+    fn index(&self, index: I) -> &Value {
+        index.index_into(self).unwrap_or(&NULL)
+    }
+}
+
+impl<I: Index> ops::IndexMut<I> for Value {
+    /// The member `value["key"]` of an object, inserted as `null` when missing (a `null`
+    /// value becomes an empty object first), or the element `value[i]` of an array, to
+    /// change.
+    ///
+    /// Panics on a key into a value that is neither an object nor `null`, an index into a
+    /// value that is not an array, and an index past an array's end, as `serde_json` does:
+    /// a step that cannot be sure of the shape uses [`Value::get_mut`],
+    /// [`Value::pointer_mut`] or [`Map::entry`], which do not panic.
+    ///
+    /// ```
+    /// use savechain::Value;
+    ///
+    /// let mut data = savechain::text::from_str(r#"{"crew": ["Ada", "Grace"]}"#)?;
+    /// data["crew"][1] = Value::from("Hedy");
+    /// data["captain"] = data["crew"][0].take();
+    /// assert_eq!(data.pointer("captain"), Some(&Value::from("Ada")));
+    /// assert_eq!(data["crew"], Value::from(vec![Value::Null, Value::from("Hedy")]));
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    fn index_mut(&mut self, index: I) -> &mut Value {
+        index.index_or_insert(self)
     }
 }
 
@@ -516,6 +742,32 @@ impl Map {
         }
     }
 
+    /// The member `key`, there or not, to look at, fill in or change with one lookup.
+    ///
+    /// ```
+    /// use savechain::{Map, Value};
+    ///
+    /// let mut ship = Map::new();
+    /// ship.insert("crew", Value::Int(4));
+    /// ship.entry("fuel").or_insert(Value::Int(100)); // a default, when missing
+    /// ship.entry("crew").or_insert(Value::Int(1)); // there already: left alone
+    /// ship.entry("crew")
+    ///     .and_modify(|crew| *crew = Value::from(crew.as_i64().unwrap_or(0) + 1));
+    /// assert_eq!(ship.get("fuel"), Some(&Value::Int(100)));
+    /// assert_eq!(ship.get("crew"), Some(&Value::Int(5)));
+    /// ```
+    pub fn entry(&mut self, key: impl AsRef<str>) -> Entry<'_> {
+        let key = key.as_ref();
+        match self.position(key) {
+            Ok(index) => Entry::Occupied(OccupiedEntry { map: self, index }),
+            Err(index) => Entry::Vacant(VacantEntry {
+                map: self,
+                index,
+                key: Key::new(key),
+            }),
+        }
+    }
+
     /// Entries in key order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
@@ -539,6 +791,187 @@ impl Map {
     /// The values to change, in key order.
     pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut Value> {
         self.entries.iter_mut().map(|(_, v)| v)
+    }
+}
+
+/// A member of a [`Map`], there or not: what [`Map::entry`] gives.
+///
+/// There are two cases and always will be (a key is in a map or it is not), so a `match`
+/// on an entry needs no other arm.
+#[derive(Debug)]
+pub enum Entry<'a> {
+    /// The key is not in the map.
+    Vacant(VacantEntry<'a>),
+    /// The key is in the map.
+    Occupied(OccupiedEntry<'a>),
+}
+
+/// A key that is not in its [`Map`] yet.
+pub struct VacantEntry<'a> {
+    map: &'a mut Map,
+    /// Where the key goes, to keep the map sorted.
+    index: usize,
+    key: Key,
+}
+
+/// A member of a [`Map`].
+pub struct OccupiedEntry<'a> {
+    map: &'a mut Map,
+    index: usize,
+}
+
+// An entry shows its own member, not the whole map it borrows.
+
+impl fmt::Debug for VacantEntry<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("VacantEntry").field(&self.key()).finish()
+    }
+}
+
+impl fmt::Debug for OccupiedEntry<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OccupiedEntry")
+            .field("key", &self.key())
+            .field("value", self.get())
+            .finish()
+    }
+}
+
+impl<'a> Entry<'a> {
+    /// The key.
+    pub fn key(&self) -> &str {
+        match self {
+            Entry::Vacant(entry) => entry.key(),
+            Entry::Occupied(entry) => entry.key(),
+        }
+    }
+
+    /// The member's value, after inserting `default` if the key was missing.
+    ///
+    /// ```
+    /// use savechain::{Map, Value};
+    ///
+    /// let mut flags = Map::new();
+    /// *flags.entry("visited").or_insert(Value::Bool(false)) = Value::Bool(true);
+    /// assert_eq!(flags.get("visited"), Some(&Value::Bool(true)));
+    /// ```
+    pub fn or_insert(self, default: Value) -> &'a mut Value {
+        self.or_insert_with(|| default)
+    }
+
+    /// The member's value, after inserting what `default` makes if the key was missing
+    /// (`default` is not called otherwise).
+    ///
+    /// ```
+    /// use savechain::{Map, Value};
+    ///
+    /// let mut data = Map::new();
+    /// let log = data.entry("log").or_insert_with(|| Value::Array(Vec::new()));
+    /// log.as_array_mut().unwrap().push(Value::from("docked at Vega"));
+    /// assert_eq!(data.get("log").and_then(Value::as_array).map(Vec::len), Some(1));
+    /// ```
+    pub fn or_insert_with(self, default: impl FnOnce() -> Value) -> &'a mut Value {
+        match self {
+            Entry::Vacant(entry) => entry.insert(default()),
+            Entry::Occupied(entry) => entry.into_mut(),
+        }
+    }
+
+    /// Changes the member's value with `change` if the key is there; the entry either way,
+    /// for an [`Entry::or_insert`] after.
+    ///
+    /// ```
+    /// use savechain::{Map, Value};
+    ///
+    /// let mut kills = Map::new();
+    /// for _ in 0..3 {
+    ///     kills
+    ///         .entry("pirates")
+    ///         .and_modify(|n| *n = Value::from(n.as_i64().unwrap_or(0) + 1))
+    ///         .or_insert(Value::Int(1));
+    /// }
+    /// assert_eq!(kills.get("pirates"), Some(&Value::Int(3)));
+    /// ```
+    pub fn and_modify(self, change: impl FnOnce(&mut Value)) -> Entry<'a> {
+        match self {
+            Entry::Occupied(mut entry) => {
+                change(entry.get_mut());
+                Entry::Occupied(entry)
+            }
+            vacant => vacant,
+        }
+    }
+}
+
+impl<'a> VacantEntry<'a> {
+    /// The key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Inserts the key with `value`, and gives the value back to change.
+    ///
+    /// ```
+    /// use savechain::value::Entry;
+    /// use savechain::{Map, Value};
+    ///
+    /// let mut ship = Map::new();
+    /// if let Entry::Vacant(entry) = ship.entry("name") {
+    ///     entry.insert(Value::from("Kestrel"));
+    /// }
+    /// assert_eq!(ship.get("name"), Some(&Value::from("Kestrel")));
+    /// ```
+    pub fn insert(self, value: Value) -> &'a mut Value {
+        self.map.entries.insert(self.index, (self.key, value));
+        &mut self.map.entries[self.index].1
+    }
+}
+
+impl<'a> OccupiedEntry<'a> {
+    /// The key.
+    pub fn key(&self) -> &str {
+        &self.map.entries[self.index].0
+    }
+
+    /// The value.
+    pub fn get(&self) -> &Value {
+        &self.map.entries[self.index].1
+    }
+
+    /// The value, to change while the entry lives.
+    pub fn get_mut(&mut self) -> &mut Value {
+        &mut self.map.entries[self.index].1
+    }
+
+    /// The value, to change for as long as the map is borrowed.
+    pub fn into_mut(self) -> &'a mut Value {
+        &mut self.map.entries[self.index].1
+    }
+
+    /// Sets the value to `value`, returning the one it replaced.
+    pub fn insert(&mut self, value: Value) -> Value {
+        std::mem::replace(self.get_mut(), value)
+    }
+
+    /// Removes the member from the map, returning its value.
+    ///
+    /// ```
+    /// use savechain::value::Entry;
+    /// use savechain::{Map, Value};
+    ///
+    /// let mut ship: Map = [("hull", Value::Int(0)), ("name", Value::from("Wreck"))]
+    ///     .into_iter()
+    ///     .collect();
+    /// // Scrap a ship whose hull is gone.
+    /// if let Entry::Occupied(hull) = ship.entry("hull") {
+    ///     if hull.get() == &Value::Int(0) {
+    ///         hull.remove();
+    ///     }
+    /// }
+    /// assert_eq!(ship.keys().collect::<Vec<_>>(), ["name"]);
+    /// ```
+    pub fn remove(self) -> Value {
+        self.map.entries.remove(self.index).1
     }
 }
 

@@ -73,7 +73,8 @@ impl<'r, 'de> TextDeserializer<'r, 'de> {
     }
 
     /// The value here read as a tree by the reader, and deserialized from the tree: for
-    /// what the format spells as tags. Errors inside it are placed at its start.
+    /// what the format spells as tags. Errors inside it are placed at its start, with
+    /// their paths inside it.
     fn through_tree<V: Visitor<'de>>(
         &mut self,
         visit: impl FnOnce(ValueDeserializer, V) -> Result<V::Value, crate::serde::Error>,
@@ -81,7 +82,8 @@ impl<'r, 'de> TextDeserializer<'r, 'de> {
     ) -> Parsed<V::Value> {
         let start = self.reader.pos();
         let value = self.reader.value()?;
-        visit(ValueDeserializer::new(value), visitor).map_err(|e| Failure::from_tree(e, start))
+        visit(ValueDeserializer::new(value), visitor)
+            .map_err(|e| Failure::at(ErrorKind::Value, start, e.message()).inside_path(e.path()))
     }
 
     /// Whether the array starting here may be a tag (it starts with a one-letter string).

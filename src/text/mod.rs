@@ -27,11 +27,3 @@ pub(crate) const FORMAT_REVISION: u64 = 2;
 /// The deepest nesting of arrays and objects a document may have (tags count as arrays).
 /// Deeper input is refused with an error instead of exhausting the stack.
 pub const MAX_DEPTH: usize = 512;
-
-pub(crate) const TAG_DOUBLE: u8 = b'd';
-pub(crate) const TAG_BYTES: u8 = b'b';
-pub(crate) const TAG_LITERAL: u8 = b'a';
-pub(crate) const TAG_KEYED: u8 = b't';
-pub(crate) const TAG_SHARED: u8 = b's';
-pub(crate) const TAG_REF: u8 = b'r';
-pub(crate) const TAG_CLASS: u8 = b'c';

@@ -1,7 +1,21 @@
 //! Which arrays are tags: the one rule the reader decodes by and the writer escapes by.
 
-use super::{TAG_BYTES, TAG_DOUBLE};
 use crate::value::{Table, Value};
+
+/// `["d", "0x1.8p+1"]`: a double.
+pub(crate) const TAG_DOUBLE: u8 = b'd';
+/// `["b", "..."]`: a byte string.
+pub(crate) const TAG_BYTES: u8 = b'b';
+/// `["a", [...]]`: an array taken literally, one that would otherwise look like a tag.
+pub(crate) const TAG_LITERAL: u8 = b'a';
+/// `["t", [[key, value], ...]]`: a Lua table with keys of any type.
+pub(crate) const TAG_KEYED: u8 = b't';
+/// `["s", [id, table]]`: the first place a shared table appears.
+pub(crate) const TAG_SHARED: u8 = b's';
+/// `["r", [id]]`: another place a shared table appears.
+pub(crate) const TAG_REF: u8 = b'r';
+/// `["c", [name, table]]`: an instance of a registered class.
+pub(crate) const TAG_CLASS: u8 = b'c';
 
 /// What kind of value the reader just read, as far as deciding tags needs: builders'
 /// values are opaque to it.

@@ -4,10 +4,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
 use crate::text::scan::string_run;
-use crate::text::tags::{tag_of, tag_of_pair};
-use crate::text::{
-    MAX_DEPTH, TAG_BYTES, TAG_CLASS, TAG_DOUBLE, TAG_KEYED, TAG_LITERAL, TAG_REF, TAG_SHARED,
+use crate::text::tags::{
+    tag_of, tag_of_pair, TAG_BYTES, TAG_CLASS, TAG_DOUBLE, TAG_KEYED, TAG_LITERAL, TAG_REF,
+    TAG_SHARED,
 };
+use crate::text::MAX_DEPTH;
 use crate::value::{Table, Value};
 
 /// How the text is laid out. Both are canonical: keys in bytewise order, the same value

@@ -1,0 +1,158 @@
+//! Number text to numbers: JSON integers exactly (as `i64`, or `u64` above it), decimals
+//! as the correctly rounded double; and what to say about a tagged double that does not read.
+
+use super::cursor::Cursor;
+use super::failure::{fail, Parsed};
+use crate::error::ErrorKind;
+use crate::hexfloat::HexFloatError;
+
+/// A JSON number read as what it is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Number {
+    Int(i64),
+    UInt(u64),
+    /// Typed with a fraction or an exponent.
+    Double(f64),
+}
+
+impl Cursor<'_> {
+    /// Reads a JSON number starting here.
+    pub(crate) fn number_token(&mut self) -> Parsed<Number> {
+        let start = self.pos;
+        let is_double = self.scan_number()?;
+        self.number_at(start, self.pos, is_double)
+    }
+
+    /// Moves past a JSON number, checking its syntax; returns whether it has a fraction or
+    /// an exponent.
+    #[inline]
+    pub(crate) fn scan_number(&mut self) -> Parsed<bool> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.peek() {
+                    return fail(
+                        ErrorKind::Syntax,
+                        start,
+                        "a number may not start with 0 followed by more digits",
+                    );
+                }
+            }
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return self.syntax("a digit after '-'"),
+        }
+        let mut is_double = false;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return self.syntax("a digit after the decimal point");
+            }
+            self.digits();
+            is_double = true;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return self.syntax("a digit in the exponent");
+            }
+            self.digits();
+            is_double = true;
+        }
+        Ok(is_double)
+    }
+
+    /// The value of the JSON number `text[start..end]` that [`Cursor::scan_number`] checked.
+    #[inline]
+    pub(crate) fn number_at(&self, start: usize, end: usize, is_double: bool) -> Parsed<Number> {
+        let text = &self.text[start..end];
+        if is_double {
+            return decimal_double(text, start).map(Number::Double);
+        }
+        match integer(text) {
+            Some(Integer::Signed(i)) => Ok(Number::Int(i)),
+            Some(Integer::Unsigned(u)) => Ok(Number::UInt(u)),
+            None => fail(
+                ErrorKind::Value,
+                start,
+                format!(
+                    "the integer {text} is out of range; integers must fit in 64 bits \
+                     (-9223372036854775808 to 18446744073709551615), or write a double such as 1e30"
+                ),
+            ),
+        }
+    }
+
+    #[inline]
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+    }
+}
+
+/// A JSON integer's value: `i64` when it fits, `u64` above that.
+enum Integer {
+    Signed(i64),
+    Unsigned(u64),
+}
+
+/// The value of the text of a JSON integer, if it fits in 64 bits.
+#[inline]
+fn integer(text: &str) -> Option<Integer> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    let magnitude = digits.parse::<u64>().ok()?;
+    match (negative, i64::try_from(magnitude)) {
+        (false, Ok(i)) => Some(Integer::Signed(i)),
+        (false, Err(_)) => Some(Integer::Unsigned(magnitude)),
+        (true, _) if magnitude <= 1 << 63 => {
+            Some(Integer::Signed((magnitude as i64).wrapping_neg()))
+        }
+        (true, _) => None,
+    }
+}
+
+/// The correctly rounded double of a JSON number's text at `offset`; one too large is
+/// refused.
+pub(super) fn decimal_double(text: &str, offset: usize) -> Parsed<f64> {
+    let d: f64 = text.parse().expect("a JSON number is a valid Rust float");
+    if d.is_infinite() {
+        let inf = if d < 0.0 { "-inf" } else { "inf" };
+        let shown = if text.len() <= 40 {
+            text.to_string()
+        } else {
+            format!("{}... ({} characters)", &text[..24], text.len())
+        };
+        return fail(
+            ErrorKind::Value,
+            offset,
+            format!(
+                "the number {shown} is too large for a double (the largest is about 1.8e308); \
+                 if infinity is meant, write [\"d\", \"{inf}\"]"
+            ),
+        );
+    }
+    Ok(d)
+}
+
+/// The message for `["d", hex]` whose string `hex` is not a hexadecimal float.
+pub(super) fn double_error(hex: &str, e: &HexFloatError) -> String {
+    // A decimal typed inside the quotes: the number goes without them.
+    let decimal = hex.trim();
+    if !decimal.is_empty() && decimal.parse::<f64>().is_ok_and(f64::is_finite) {
+        return format!(
+            "bad double [\"d\", {hex:?}]: a decimal number is written without quotes, \
+             [\"d\", {decimal}]; in quotes the format wants a hexadecimal float such as \"0x1.8p+1\""
+        );
+    }
+    format!("bad double [\"d\", {hex:?}]: {e}")
+}
