@@ -746,11 +746,7 @@ fn scripts_agree() {
 }
 
 fn small() -> Sandbox {
-    Sandbox::new(Limits {
-        instructions: 5_000_000,
-        memory: 16 << 20,
-    })
-    .unwrap()
+    Sandbox::new(Limits::new(5_000_000, 16 << 20)).unwrap()
 }
 
 #[test]

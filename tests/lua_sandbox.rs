@@ -5,11 +5,7 @@ use mlua::Lua;
 use savechain::lua::{Limits, Sandbox};
 
 fn sandbox() -> Sandbox {
-    Sandbox::new(Limits {
-        instructions: 5_000_000,
-        memory: 64 << 20,
-    })
-    .unwrap()
+    Sandbox::new(Limits::new(5_000_000, 64 << 20)).unwrap()
 }
 
 /// What `source` returns, or its error, as text.

@@ -535,9 +535,9 @@ fn what_a_lua_step_prints_is_in_its_report() {
         ]
     );
     assert!(upgrader.failed_steps().is_empty());
-    // The file's top level ran once, for the first save.
+    // Every save gets a sandbox of its own, where the file's top level runs again.
     let again = upgrader.upgrade(save(), &Options::default()).unwrap();
-    assert_eq!(again.steps[0].printed, ["from\t1\t1"]);
+    assert_eq!(again.steps[0].printed, ["loading a", "from\t1\t1"]);
     // Strict mode and diffs do not change it.
     let strict = upgrader.upgrade(save(), &strict()).unwrap();
     assert_eq!(strict.steps[2].printed, ["c sees\t2", "ship"]);

@@ -20,6 +20,7 @@ use std::rc::Rc;
 
 use mlua::{ffi, Lua};
 
+use super::chunk::Chunk;
 use super::metatables::Metatables;
 use super::to_lua;
 use crate::error::{Error, ErrorKind, Result};
@@ -252,8 +253,9 @@ pub(crate) fn install(lua: &Lua, tables: &Metatables) -> mlua::Result<()> {
     let for_lua = tables.clone();
     let materialize =
         lua.create_function(move |lua, table: mlua::Table| materialize(lua, &for_lua, &table))?;
-    lua.load(WRAPPERS)
-        .set_name("=savechain lending")
+    static CHUNK: Chunk = Chunk::of_crate("=savechain lending", WRAPPERS, true);
+    CHUNK
+        .load(lua)?
         .call::<()>((materialize, tables.lazy.clone()))
 }
 

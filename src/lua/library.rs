@@ -3,22 +3,29 @@
 //! `lua/` folder, compiled into the crate. Scripts reach it through `require`; it reaches
 //! documents through the conversions (`from_lua.rs`, `to_lua.rs`).
 
-use mlua::{ChunkMode, LightUserData, Lua, Table};
+use mlua::{LightUserData, Lua, Table};
 
+use super::chunk::Chunk;
 use super::metatables::Metatables;
 use crate::text;
 
-/// The Lua modules of the `lua/` folder: the name scripts `require`, the file, the source.
-const MODULES: &[(&str, &str, &str)] = &[
+/// The Lua modules of the `lua/` folder: the name scripts `require`, and the chunk.
+static MODULES: [(&str, Chunk); 2] = [
     (
         "savechain",
-        "lua/savechain.lua",
-        include_str!("../../lua/savechain.lua"),
+        Chunk::of_crate(
+            "@lua/savechain.lua",
+            include_str!("../../lua/savechain.lua"),
+            false,
+        ),
     ),
     (
         "savechain.upgrade",
-        "lua/savechain/upgrade.lua",
-        include_str!("../../lua/savechain/upgrade.lua"),
+        Chunk::of_crate(
+            "@lua/savechain/upgrade.lua",
+            include_str!("../../lua/savechain/upgrade.lua"),
+            false,
+        ),
     ),
 ];
 
@@ -27,14 +34,14 @@ const CORE: &str = "savechain.core";
 
 /// The library's Lua modules compiled into the crate, as (module name, source); the Rust
 /// core is not among them.
-pub(crate) fn library_sources() -> impl Iterator<Item = (&'static str, &'static str)> {
-    MODULES.iter().map(|&(name, _, source)| (name, source))
+pub(crate) fn library_sources() -> impl Iterator<Item = (&'static str, &'static [u8])> {
+    MODULES.iter().map(|(name, chunk)| (*name, chunk.source()))
 }
 
 /// Whether `name` is one of the library's modules (its Rust core included), which no other
 /// module may stand in for.
 pub(crate) fn is_library_module(name: &str) -> bool {
-    name == CORE || MODULES.iter().any(|(n, _, _)| *n == name)
+    name == CORE || MODULES.iter().any(|(n, _)| *n == name)
 }
 
 /// The library's part of a Lua state, kept with it.
@@ -53,6 +60,20 @@ struct Installed {
 /// `require("savechain.upgrade")` then work through `package.preload`.
 pub fn install(lua: &Lua) -> mlua::Result<Table> {
     installed(lua)?;
+    module(lua)
+}
+
+/// [`install`] in a sandbox's state, where the conversions refuse to give a table a
+/// metatable with `__gc`, as its `setmetatable` does: a finalizer runs where no limit can
+/// stop it. (A game's own state may use finalizers in its classes.)
+pub(crate) fn install_sandboxed(lua: &Lua) -> mlua::Result<Table> {
+    if lua.app_data_ref::<Installed>().is_none() {
+        make(lua, true)?;
+    }
+    module(lua)
+}
+
+fn module(lua: &Lua) -> mlua::Result<Table> {
     require(lua, "savechain")?
         .as_table()
         .cloned()
@@ -69,8 +90,13 @@ fn state(lua: &Lua) -> mlua::Result<Installed> {
     if let Some(installed) = lua.app_data_ref::<Installed>() {
         return Ok(installed.clone());
     }
+    make(lua, false)
+}
+
+/// Installs the library's part of `lua`.
+fn make(lua: &Lua, refuse_finalizers: bool) -> mlua::Result<Installed> {
     let installed = Installed {
-        tables: Metatables::new(lua)?,
+        tables: Metatables::new(lua, refuse_finalizers)?,
         loaded: lua.create_table()?,
     };
     // Stored before the modules run, so that their `require`s find it.
@@ -145,17 +171,13 @@ pub(crate) fn require(lua: &Lua, name: &str) -> mlua::Result<mlua::Value> {
     if !loaded.is_nil() {
         return Ok(loaded);
     }
-    let Some((_, file, source)) = MODULES.iter().find(|(n, _, _)| *n == name) else {
+    let Some((_, chunk)) = MODULES.iter().find(|(n, _)| *n == name) else {
         return Err(mlua::Error::runtime(format!(
             "module {name:?} is not part of the savechain library"
         )));
     };
     let loader = lua.create_function(|lua, name: String| require(lua, &name))?;
-    let value: mlua::Value = lua
-        .load(*source)
-        .set_name(format!("@{file}"))
-        .set_mode(ChunkMode::Text)
-        .call((name, loader))?;
+    let value: mlua::Value = chunk.load(lua)?.call((name, loader))?;
     let value = if value.is_nil() {
         mlua::Value::Boolean(true)
     } else {

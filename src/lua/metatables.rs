@@ -25,11 +25,13 @@ pub(crate) struct Metatables {
     pub lazy_slots: Table,
     /// What is lent, by place.
     pub loan: SharedLoan,
+    /// In a sandbox: no table gets a metatable with `__gc` (see `Builder`).
+    pub refuse_finalizers: bool,
 }
 
 impl Metatables {
     /// Makes a fresh set in `lua`; the `__name`s are what error messages call the boxes.
-    pub(crate) fn new(lua: &Lua) -> mlua::Result<Metatables> {
+    pub(crate) fn new(lua: &Lua, refuse_finalizers: bool) -> mlua::Result<Metatables> {
         Ok(Metatables {
             array: lua.create_table_from([("__name", "savechain.array")])?,
             u64: lua.create_table_from([("__name", "savechain.u64")])?,
@@ -43,6 +45,7 @@ impl Metatables {
                 slots
             },
             loan: SharedLoan::default(),
+            refuse_finalizers,
         })
     }
 }

@@ -35,6 +35,7 @@
 //! stack through `raw.rs`; `library.rs` (the `savechain` library) calls them; `sandbox/` installs
 //! the library and the budgeted string functions of `patterns/`.
 
+mod chunk;
 mod from_lua;
 pub(crate) mod lazy;
 pub(crate) mod library;
@@ -47,6 +48,7 @@ mod sandbox;
 mod text_to_lua;
 mod to_lua;
 
+pub(crate) use chunk::Chunk;
 pub use library::install;
 pub(crate) use library::library_sources;
 /// The mlua savechain is built with (Lua 5.4, vendored). A game that passes Lua states and

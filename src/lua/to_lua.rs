@@ -40,7 +40,7 @@ pub(crate) fn make_value(
     tables: &Metatables,
     push: impl FnOnce(*mut ffi::lua_State, &mut Builder) -> Step,
 ) -> Result<mlua::Value> {
-    let mut builder = Builder::default();
+    let mut builder = Builder::for_tables(tables);
     let args = (
         tables.array.clone(),
         tables.u64.clone(),
@@ -52,7 +52,8 @@ pub(crate) fn make_value(
     let (result, _) = unsafe {
         raw::on_stack::<mlua::Value, _>(lua, args, |state| {
             ffi::lua_createtable(state, 0, 0); // REFS
-            if push(state, &mut builder).is_ok() {
+            if builder.check_library_metatables(state).is_ok() && push(state, &mut builder).is_ok()
+            {
                 ffi::lua_replace(state, 1);
                 ffi::lua_settop(state, 1);
             } else {
@@ -73,7 +74,7 @@ pub(crate) fn fill_lent(
     target: &mlua::Table,
     value: Value,
 ) -> Result<()> {
-    let mut builder = Builder::default();
+    let mut builder = Builder::for_tables(tables);
     let args = (
         tables.array.clone(),
         tables.u64.clone(),
@@ -103,7 +104,9 @@ pub(crate) fn fill_lent(
             // REFS, in its slot: no lent document has shared tables.
             ffi::lua_createtable(state, 0, 0);
             ffi::lua_insert(state, REFS);
-            let _ = builder.fill_lent(state, &mut members, &mut loan);
+            if builder.check_library_metatables(state).is_ok() {
+                let _ = builder.fill_lent(state, &mut members, &mut loan);
+            }
             ffi::lua_settop(state, 0);
         })
     };
@@ -126,17 +129,45 @@ const CLASSES: c_int = 4;
 const REFS: c_int = 5;
 
 /// Pushes document values on the raw Lua stack, keeping the shared tables met so far.
-#[derive(Default)]
 pub(crate) struct Builder {
     defined: FxHashSet<u64>,
     referenced: FxHashSet<u64>,
     error: Option<(Path, String)>,
+    /// [`Metatables::refuse_finalizers`].
+    refuse_finalizers: bool,
 }
 
 /// The error travels in the builder; frames only say that one happened.
 pub(crate) type Step = std::result::Result<(), ()>;
 
 impl Builder {
+    pub(crate) fn for_tables(tables: &Metatables) -> Builder {
+        Builder {
+            defined: FxHashSet::default(),
+            referenced: FxHashSet::default(),
+            error: None,
+            refuse_finalizers: tables.refuse_finalizers,
+        }
+    }
+
+    /// In a sandbox, refuses to build with a library metatable that a script gave a `__gc`:
+    /// every table made with it would get a finalizer, which runs where no limit can stop
+    /// it. Checked for each conversion, since scripts run between them.
+    unsafe fn check_library_metatables(&mut self, l: *mut ffi::lua_State) -> Step {
+        if !self.refuse_finalizers {
+            return Ok(());
+        }
+        for (slot, name) in [(ARRAY_MT, "array"), (U64_MT, "u64"), (BYTES_MT, "bytes")] {
+            if has_finalizer(l, slot) {
+                return self.fail(format!(
+                    "the savechain.{name} metatable was given a __gc: scripts run on behalf of \
+                     a save cannot have finalizers"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// After the values are made: the error met, or a reference to a shared table that was
     /// never defined.
     pub(crate) fn finish(self) -> Result<()> {
@@ -351,6 +382,12 @@ impl Builder {
                         "class {name:?} is not registered (register its metatable with savechain.register_class)"
                     ));
                 }
+                if self.refuse_finalizers && has_finalizer(l, -1) {
+                    return self.fail(format!(
+                        "class {name:?} has a __gc: scripts run on behalf of a save cannot have \
+                         finalizers, which run where no limit can stop them"
+                    ));
+                }
                 ffi::lua_setmetatable(l, -2);
                 Ok(())
             }
@@ -380,6 +417,15 @@ impl Builder {
         ffi::lua_rawset(l, -3);
         Ok(())
     }
+}
+
+/// Whether the table at `slot` has a `__gc` field.
+unsafe fn has_finalizer(l: *mut ffi::lua_State, slot: c_int) -> bool {
+    let slot = ffi::lua_absindex(l, slot);
+    push_bytes(l, b"__gc");
+    let found = ffi::lua_rawget(l, slot) != ffi::LUA_TNIL;
+    ffi::lua_pop(l, 1);
+    found
 }
 
 /// Pushes a Lua string of `bytes`.

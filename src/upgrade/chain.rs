@@ -334,7 +334,7 @@ fn modules_of(steps: &[Step]) -> Result<Modules> {
         seen.push(modules);
         for (name, module) in &modules.by_name {
             match merged.by_name.get(name) {
-                Some(existing) if existing.source != module.source => {
+                Some(existing) if existing.source() != module.source() => {
                     return Err(chain_error(format!(
                         "two different helper modules named {name}: {} and {}",
                         existing.file.display(),
@@ -347,7 +347,7 @@ fn modules_of(steps: &[Step]) -> Result<Modules> {
                         name.clone(),
                         super::lua_dir::Module {
                             file: module.file.clone(),
-                            source: module.source.clone(),
+                            chunk: module.chunk.clone(),
                         },
                     );
                 }
@@ -372,16 +372,15 @@ fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Res
         return Ok(());
     }
     for step in steps {
-        let StepKind::Lua { chunk_name, .. } = &step.kind else {
+        let StepKind::Lua { chunk, .. } = &step.kind else {
             continue;
         };
         let sandbox = Sandbox::new(Limits::default())?;
         for (name, module) in &modules.by_name {
-            sandbox.add_module(name, &module.file.display().to_string(), &module.source)?;
+            sandbox.add_chunk(name, module.chunk.clone())?;
         }
-        load_lua(&sandbox, step).map_err(|message| {
-            Error::new(ErrorKind::Upgrade, message).with_file(chunk_name.as_str())
-        })?;
+        load_lua(&sandbox, step)
+            .map_err(|message| Error::new(ErrorKind::Upgrade, message).with_file(chunk.file()))?;
     }
     let mut checked = checked();
     if checked.len() == CHECKED_KEPT {
@@ -410,7 +409,7 @@ fn identity(
     part(&crate::text::FORMAT_REVISION.to_le_bytes());
     for (name, source) in crate::lua::library_sources() {
         part(name.as_bytes());
-        part(source.as_bytes());
+        part(source);
     }
     part(writer.to_string().as_bytes());
     // Empty for none: a game's name is never empty.
@@ -422,12 +421,12 @@ fn identity(
         part(step.description.as_bytes());
         match &step.kind {
             StepKind::Rust { revision, .. } => part(revision.as_bytes()),
-            StepKind::Lua { source, .. } => part(source.as_bytes()),
+            StepKind::Lua { chunk, .. } => part(chunk.source()),
         }
     }
     for (name, module) in &modules.by_name {
         part(name.as_bytes());
-        part(module.source.as_bytes());
+        part(module.source());
     }
     h.digest128().to_le_bytes()
 }

@@ -1,6 +1,7 @@
 //! Lua steps read from a folder: `NNNN-short-description.lua` files, each moving a save
 //! from version NNNN to NNNN + 1, and the helper modules in its subfolders, read into
-//! memory once so that what runs is what the chain's identity was made from.
+//! memory once so that what runs is what the chain's identity was made from. Nothing
+//! outside the folder is read: a link that leads out of it is an error.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,18 +9,31 @@ use std::sync::Arc;
 
 use super::step::{Step, StepKind};
 use crate::error::{Error, ErrorKind, Result};
+use crate::lua::Chunk;
 
 /// The helper modules of a steps folder, by the name `require` knows them by.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub(crate) struct Modules {
     /// Module name (`lib.util`) to the file it came from and its source.
     pub(crate) by_name: BTreeMap<String, Module>,
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct Module {
     pub(crate) file: PathBuf,
-    pub(crate) source: String,
+    /// Its source, compiled once for every save's sandbox.
+    pub(crate) chunk: Arc<Chunk>,
+}
+
+impl Module {
+    pub(crate) fn new(file: PathBuf, source: Vec<u8>) -> Module {
+        let chunk = Arc::new(Chunk::of_file(&file.display().to_string(), source));
+        Module { file, chunk }
+    }
+
+    pub(crate) fn source(&self) -> &[u8] {
+        self.chunk.source()
+    }
 }
 
 /// Folders below a steps folder are searched this deep for helper modules.
@@ -78,8 +92,10 @@ pub(crate) fn misnamed(file: impl AsRef<Path>) -> Error {
 }
 
 /// The first line's `--` comment, or the words of the file name.
-pub(crate) fn description(file_name: &str, source: &str) -> String {
-    if let Some(comment) = source.lines().next().and_then(|l| l.strip_prefix("--")) {
+pub(crate) fn description(file_name: &str, source: &[u8]) -> String {
+    let first_line = source.split(|&b| b == b'\n').next().unwrap_or_default();
+    if let Some(comment) = first_line.strip_prefix(b"--") {
+        let comment = String::from_utf8_lossy(comment);
         let comment = comment.trim();
         if !comment.is_empty() {
             return comment.to_string();
@@ -94,7 +110,8 @@ pub(crate) fn description(file_name: &str, source: &str) -> String {
 /// ([`looks_like_step`]) but is not named as one is an error.
 pub(crate) fn read(dir: &Path) -> Result<Vec<Step>> {
     let entries = list(dir)?;
-    let modules = Arc::new(read_modules(dir)?);
+    let root = Root::of(dir)?;
+    let modules = Arc::new(read_modules(&root)?);
     let mut steps = Vec::new();
     for (path, file_name) in entries {
         // Folders hold helper modules. A file that looks like a step must be named as one:
@@ -103,19 +120,67 @@ pub(crate) fn read(dir: &Path) -> Result<Vec<Step>> {
             continue;
         }
         let from = parse_name(&file_name).ok_or_else(|| misnamed(&path))?;
-        let source = read_source(&path)?;
+        let source = root.read(&path)?;
         steps.push(Step {
             from,
             name: file_name.clone(),
             description: description(&file_name, &source),
             kind: StepKind::Lua {
-                source,
+                chunk: Arc::new(Chunk::of_file(&path.display().to_string(), source)),
                 modules: Some(modules.clone()),
-                chunk_name: path.display().to_string(),
             },
         });
     }
     Ok(steps)
+}
+
+/// The steps folder, which everything read must be inside.
+struct Root {
+    dir: PathBuf,
+    real: PathBuf,
+}
+
+impl Root {
+    fn of(dir: &Path) -> Result<Root> {
+        let real = dir
+            .canonicalize()
+            .map_err(|e| Error::io(e, "cannot read the upgrades folder").with_file(dir))?;
+        Ok(Root {
+            dir: dir.to_path_buf(),
+            real,
+        })
+    }
+
+    /// Where `path` really is (links followed), if that is inside the folder: a step or a
+    /// helper that is a link out of it could read a player's files into a save.
+    fn inside(&self, path: &Path) -> Result<PathBuf> {
+        let real = path
+            .canonicalize()
+            .map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
+        if !real.starts_with(&self.real) {
+            return Err(Error::new(
+                ErrorKind::Upgrade,
+                format!(
+                    "a link to {}, outside the upgrades folder {}: steps and their helper modules \
+                     are read only from inside it (copy the file in instead)",
+                    real.display(),
+                    self.dir.display()
+                ),
+            )
+            .with_file(path));
+        }
+        Ok(real)
+    }
+
+    /// The bytes of the file at `path`, inside the folder.
+    fn read(&self, path: &Path) -> Result<Vec<u8>> {
+        let real = self.inside(path)?;
+        // Reading a FIFO or a device could wait forever.
+        if !real.is_file() {
+            return Err(Error::new(ErrorKind::Upgrade, "not a regular file").with_file(path));
+        }
+        std::fs::read(&real).map_err(|e| Error::io(e, "cannot read the file").with_file(path))
+    }
 }
 
 /// The entries of a folder, sorted by name: paths and file names.
@@ -134,10 +199,6 @@ fn list(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
     Ok(listed)
 }
 
-fn read_source(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))
-}
-
 /// Whether `part` can be one dot-separated part of a module name.
 pub(crate) fn is_module_part(part: &str) -> bool {
     !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -145,28 +206,28 @@ pub(crate) fn is_module_part(part: &str) -> bool {
 
 /// Every module a step of `dir` could `require`: `dir/a/b.lua` is `a.b`. Files whose path
 /// cannot be a module name are left out, since no `require` can reach them.
-fn read_modules(dir: &Path) -> Result<Modules> {
+fn read_modules(root: &Root) -> Result<Modules> {
     let mut modules = Modules::default();
     let mut seen = Vec::new();
-    for (path, name) in list(dir)? {
+    for (path, name) in list(&root.dir)? {
         if is_module_part(&name) && path.is_dir() {
-            read_module_dir(&path, &name, 1, &mut seen, &mut modules)?;
+            read_module_dir(root, &path, &name, 1, &mut seen, &mut modules)?;
         }
     }
     Ok(modules)
 }
 
 fn read_module_dir(
+    root: &Root,
     dir: &Path,
     prefix: &str,
     depth: usize,
     seen: &mut Vec<PathBuf>,
     modules: &mut Modules,
 ) -> Result<()> {
-    // Symbolic links are followed; a folder reached twice (a loop) is read once.
-    let canonical = dir
-        .canonicalize()
-        .map_err(|e| Error::io(e, "cannot read the folder").with_file(dir))?;
+    // Symbolic links inside the folder are followed; a folder reached twice (a loop) is
+    // read once.
+    let canonical = root.inside(dir)?;
     if depth > MAX_MODULE_DEPTH || seen.contains(&canonical) {
         return Ok(());
     }
@@ -174,14 +235,15 @@ fn read_module_dir(
     for (path, name) in list(dir)? {
         if path.is_dir() {
             if is_module_part(&name) {
-                read_module_dir(&path, &format!("{prefix}.{name}"), depth + 1, seen, modules)?;
+                let prefix = format!("{prefix}.{name}");
+                read_module_dir(root, &path, &prefix, depth + 1, seen, modules)?;
             }
             continue;
         }
         let Some(stem) = name.strip_suffix(".lua") else {
             continue;
         };
-        if !is_module_part(stem) || !path.is_file() {
+        if !is_module_part(stem) {
             continue;
         }
         if modules.by_name.len() == MAX_MODULES {
@@ -193,10 +255,10 @@ fn read_module_dir(
             )
             .with_file(dir));
         }
-        let source = read_source(&path)?;
+        let source = root.read(&path)?;
         modules
             .by_name
-            .insert(format!("{prefix}.{stem}"), Module { file: path, source });
+            .insert(format!("{prefix}.{stem}"), Module::new(path, source));
     }
     Ok(())
 }
@@ -220,11 +282,11 @@ mod tests {
             assert_eq!(parse_name(bad), None, "{bad}");
         }
         assert_eq!(
-            description("0003-change-units.lua", "local x\n"),
+            description("0003-change-units.lua", b"local x\n"),
             "change units"
         );
         assert_eq!(
-            description("0003-change-units.lua", "-- Fuel in m3.\nreturn"),
+            description("0003-change-units.lua", b"-- Fuel in m3.\nreturn"),
             "Fuel in m3."
         );
     }
@@ -275,9 +337,9 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(dir.path().join("lib"), dir.path().join("lib/deep/loop"))
             .unwrap();
-        let modules = read_modules(dir.path()).unwrap();
+        let modules = read_modules(&Root::of(dir.path()).unwrap()).unwrap();
         let names: Vec<&str> = modules.by_name.keys().map(String::as_str).collect();
         assert_eq!(names, ["lib.deep.more", "lib.util"]);
-        assert_eq!(modules.by_name["lib.util"].source, "-- lib/util.lua");
+        assert_eq!(modules.by_name["lib.util"].source(), b"-- lib/util.lua");
     }
 }

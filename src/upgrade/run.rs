@@ -1,5 +1,5 @@
 //! Running a chain on saves in memory: each step in order, consecutive Lua steps sharing
-//! one conversion to Lua and back.
+//! one conversion to Lua and back, and each save's Lua steps in a sandbox of their own.
 
 use mlua::Function;
 
@@ -7,7 +7,7 @@ use super::chain::Chain;
 use super::diff::{covered_by, diff, Changes};
 use super::step::{load_lua, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lua::{lend, take_back, to_lua, Limits, Sandbox};
+use crate::lua::{lend, take_back, to_lua, Sandbox};
 use crate::options::Options;
 use crate::save::{Meta, Save};
 use crate::value::{Map, Value};
@@ -29,8 +29,8 @@ pub struct StepReport {
     pub dropped: Vec<String>,
     /// With [`Options::diff`] or [`Options::strict`]: what the step changed.
     pub changes: Option<Changes>,
-    /// The lines a Lua step printed, in order (its file's top level included, the first time
-    /// it runs in an [`Upgrader`]); at most [`PRINT_LIMIT`](crate::lua::PRINT_LIMIT) bytes,
+    /// The lines a Lua step printed, in order (its file's top level included); at most
+    /// [`PRINT_LIMIT`](crate::lua::PRINT_LIMIT) bytes,
     /// then a line saying the rest was dropped. Savechain writes them nowhere: the caller
     /// shows them, with the save and [`StepReport::name`]. Empty for a Rust step.
     pub printed: Vec<String>,
@@ -65,10 +65,16 @@ pub struct Upgraded {
     pub steps: Vec<StepReport>,
 }
 
-/// Runs a chain on saves, one after another, keeping its Lua sandbox and compiled Lua
-/// steps between them.
+/// Runs a chain on saves, one after another.
+///
+/// Each save's Lua steps run in a sandbox made for that save and closed after it: globals,
+/// module state, metatables, anything a step keeps, are gone before the next save, so a
+/// save's upgrade depends only on the save and the chain, never on which saves ran before
+/// it or how many jobs there are. What is kept between saves is the steps' compiled
+/// bytecode.
 pub struct Upgrader<'c> {
     chain: &'c Chain,
+    /// The sandbox of the save being upgraded, made at its first Lua step.
     lua: Option<LuaSteps>,
     /// What the Lua step running now has printed, kept here so that a step that fails
     /// still has it reported.
@@ -79,7 +85,6 @@ pub struct Upgrader<'c> {
 
 struct LuaSteps {
     sandbox: Sandbox,
-    limits: Limits,
     /// The function each Lua step's file returned, by position in the chain.
     functions: Vec<Option<Function>>,
     take_dropped: Function,
@@ -122,6 +127,8 @@ impl<'c> Upgrader<'c> {
         self.failed.clear();
         let mut reports = Vec::new();
         let result = self.upgrade_reporting(save, options, &mut reports);
+        // Nothing of this save's Lua reaches the next save.
+        self.lua = None;
         if result.is_err() {
             self.failed = reports;
         }
@@ -162,7 +169,8 @@ impl<'c> Upgrader<'c> {
                 }
             }
         }
-        save.data = self.tree_of(data)?;
+        // The sandbox is closed next, which frees its copy at once.
+        save.data = self.tree_of(data, false)?;
         record(&mut save.meta, from, last.to(), self.chain.writer())?;
         Ok(Upgraded {
             save,
@@ -186,7 +194,7 @@ impl<'c> Upgrader<'c> {
         let mut before = None;
         let data = match &step.kind {
             StepKind::Rust { run, .. } => {
-                let mut tree = self.tree_of(data)?;
+                let mut tree = self.tree_of(data, true)?;
                 before = per_step.then(|| tree.clone());
                 run(&mut tree, &mut ctx).map_err(|message| step_error(step, message))?;
                 Data::Tree(tree)
@@ -207,7 +215,7 @@ impl<'c> Upgrader<'c> {
                 // Diffs and strict checks compare trees after every step.
                 if per_step {
                     let tree = self
-                        .tree_of(value)
+                        .tree_of(value, true)
                         .map_err(|e| step_error(step, e.to_string()))?;
                     Data::Tree(tree)
                 } else {
@@ -231,10 +239,9 @@ impl<'c> Upgrader<'c> {
         Ok((data, report))
     }
 
-    /// The data as a tree: as it is, or converted back from Lua. The Lua copy is freed at
-    /// once, so the next conversion into Lua starts from a small heap (it pauses the
-    /// collector, which would otherwise be left with the whole old copy as garbage).
-    fn tree_of(&mut self, data: Data) -> Result<Value> {
+    /// The data as a tree: as it is, or converted back from Lua. With `collect`, the Lua
+    /// copy is freed at once, so that a later conversion into Lua starts from a small heap.
+    fn tree_of(&mut self, data: Data, collect: bool) -> Result<Value> {
         let value = match data {
             Data::Tree(tree) => return Ok(tree),
             Data::Lua(value) => value,
@@ -245,7 +252,9 @@ impl<'c> Upgrader<'c> {
             .expect("a Lua value exists only with the sandbox");
         let tree = take_back(lua.sandbox.lua(), &value);
         drop(value);
-        let _ = lua.sandbox.lua().gc_collect();
+        if collect && lua.sandbox.lua().used_memory() > 8 << 20 {
+            let _ = lua.sandbox.lua().gc_collect();
+        }
         tree
     }
 
@@ -256,29 +265,21 @@ impl<'c> Upgrader<'c> {
         lend(lua.sandbox.lua(), tree).map_err(|e| step_error(step, e.to_string()))
     }
 
-    /// The sandbox, made on first use (and again when the limits change), with the
-    /// chain's helper modules.
+    /// The save's sandbox, made on first use, with the chain's helper modules.
     fn lua(&mut self, options: &Options) -> Result<&mut LuaSteps> {
-        if self
-            .lua
-            .as_ref()
-            .is_some_and(|l| l.limits != options.limits)
-        {
-            self.lua = None;
-        }
         if self.lua.is_none() {
             let sandbox = Sandbox::new(options.limits)?;
             crate::lua::install_lending(sandbox.lua())?;
             for (name, module) in &self.chain.modules().by_name {
-                sandbox.add_module(name, &module.file.display().to_string(), &module.source)?;
+                sandbox.add_chunk(name, module.chunk.clone())?;
             }
-            let take_dropped = sandbox.run::<Function>(
-                "return require('savechain.upgrade').take_dropped",
-                "savechain",
-            )?;
+            let helpers = crate::lua::library::require(sandbox.lua(), "savechain.upgrade")?;
+            let take_dropped = match helpers {
+                mlua::Value::Table(helpers) => helpers.raw_get::<Function>("take_dropped")?,
+                _ => unreachable!("lua/savechain/upgrade.lua returns a table"),
+            };
             self.lua = Some(LuaSteps {
                 sandbox,
-                limits: options.limits,
                 functions: vec![None; self.chain.steps().len()],
                 take_dropped,
             });

@@ -3,11 +3,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use mlua::{ChunkMode, Function};
+use mlua::Function;
 
 use super::lua_dir::{self, Modules};
 use crate::error::Result;
-use crate::lua::{Sandbox, SandboxError};
+use crate::lua::{Chunk, Sandbox, SandboxError};
 use crate::save::Meta;
 use crate::value::Value;
 
@@ -66,13 +66,12 @@ fn lookup_mut<'v>(data: &'v mut Value, dotted: &str) -> Option<&'v mut Value> {
 pub(super) enum StepKind {
     /// Rust code, and the game's word for which version of it this is.
     Rust { run: RustStep, revision: String },
-    /// A Lua chunk that returns `function(data, ctx)`, and the helper modules it may
-    /// `require` (those of the folder it came from), read once with it.
+    /// A Lua chunk that returns `function(data, ctx)` (its chunk name the file it came
+    /// from, for error messages), and the helper modules it may `require` (those of the
+    /// folder it came from), read once with it.
     Lua {
-        source: String,
+        chunk: Arc<Chunk>,
         modules: Option<Arc<Modules>>,
-        /// The file it came from, for error messages.
-        chunk_name: String,
     },
 }
 
@@ -112,18 +111,20 @@ impl Step {
     /// comment, or the words of the file name. The source is the step's identity: a
     /// changed step refuses caches made by the old one.
     ///
-    /// A step made this way may `require` only the savechain library; steps that use
-    /// helper modules come from a folder, with [`Step::lua_dir`].
-    pub fn lua(file_name: &str, source: &str) -> Result<Step> {
+    /// A step made this way may `require` only the savechain library and Lua's standard
+    /// libraries; steps that use helper modules come from a folder, with [`Step::lua_dir`].
+    /// Lua source is bytes (a `&str` or `&[u8]`): string literals may hold any, as in a
+    /// file saved as Latin-1.
+    pub fn lua(file_name: &str, source: impl AsRef<[u8]>) -> Result<Step> {
         let from = lua_dir::parse_name(file_name).ok_or_else(|| lua_dir::misnamed(file_name))?;
+        let source = source.as_ref();
         Ok(Step {
             from,
             name: file_name.to_string(),
             description: lua_dir::description(file_name, source),
             kind: StepKind::Lua {
-                source: source.to_string(),
+                chunk: Arc::new(Chunk::of_file(file_name, source.to_vec())),
                 modules: None,
-                chunk_name: file_name.to_string(),
             },
         })
     }
@@ -189,22 +190,13 @@ impl fmt::Debug for Step {
 /// not, in words that fit after the file's name: a syntax error with its line, an error of
 /// the file's top level (a `require` that failed, say), or a value that is not a function.
 pub(super) fn load_lua(sandbox: &Sandbox, step: &Step) -> std::result::Result<Function, String> {
-    let StepKind::Lua {
-        source, chunk_name, ..
-    } = &step.kind
-    else {
+    let StepKind::Lua { chunk, .. } = &step.kind else {
         unreachable!("only Lua steps are loaded")
     };
-    let chunk = sandbox
-        .lua()
-        .load(source.as_str())
-        .set_name(format!("@{chunk_name}"))
-        .set_mode(ChunkMode::Text)
-        .into_function()
-        .map_err(|e| match e {
-            mlua::Error::SyntaxError { message, .. } => syntax_error(&message, chunk_name),
-            other => first_message(&SandboxError::Script(other)),
-        })?;
+    let chunk = chunk.load(sandbox.lua()).map_err(|e| match e {
+        mlua::Error::SyntaxError { message, .. } => syntax_error(&message, chunk.file()),
+        other => first_message(&SandboxError::Script(other)),
+    })?;
     let returned = sandbox
         .guard(|_| chunk.call::<mlua::Value>(()))
         .map_err(|e| {

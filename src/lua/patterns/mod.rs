@@ -23,8 +23,9 @@ use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::rc::Rc;
 
-use mlua::{ChunkMode, LightUserData, Lua, MultiValue, Table, Value, Variadic};
+use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 
+use super::chunk::Chunk;
 use matcher::{Cap, Matcher};
 use meter::{raise, Fail, Meter};
 
@@ -169,24 +170,16 @@ pub(super) fn install(lua: &Lua, budget: Budget, blocked: Table) -> mlua::Result
         })
     })?;
     // Stripped of line information, the wrappers look like C functions to `error(m, 2)`.
-    let source = lua
-        .load(WRAPPERS)
-        .set_name("=savechain patterns")
-        .set_mode(ChunkMode::Text)
-        .into_function()?;
-    let stripped = source.dump(true);
-    lua.load(&stripped[..])
-        .set_name("=?")
-        .set_mode(ChunkMode::Binary)
-        .call::<()>((
-            lua.globals().get::<Table>("string")?,
-            error_tag(),
-            find,
-            match_,
-            gmatch,
-            gsub,
-            blocked,
-        ))
+    static CHUNK: Chunk = Chunk::of_crate("=savechain patterns", WRAPPERS, true);
+    CHUNK.load(lua)?.call::<()>((
+        lua.globals().get::<Table>("string")?,
+        error_tag(),
+        find,
+        match_,
+        gmatch,
+        gsub,
+        blocked,
+    ))
 }
 
 /// A primitive's arguments, checked the way the C string library checks them.

@@ -16,9 +16,14 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use mlua::{ChunkMode, HookTriggers, Lua, LuaOptions, StdLib, Table, VmState};
+use std::ffi::{c_void, CStr};
 
+use mlua::{ffi, ChunkMode, Lua, LuaOptions, StdLib, Table};
+
+use super::chunk::Chunk;
 use super::library;
 use super::patterns::{self, Budget};
 pub use jobs::MIN_JOB_MEMORY;
@@ -28,33 +33,68 @@ use require::Modules;
 
 /// How much a script may do before it is stopped; the default suits upgrade steps over
 /// large saves, and [`Limits::for_jobs`] sandboxes that run side by side.
+///
+/// ```
+/// use savechain::lua::Limits;
+///
+/// let mut limits = Limits::new(5_000_000, 64 << 20);
+/// limits.time = std::time::Duration::from_secs(2);
+/// assert_eq!(limits.instructions, 5_000_000);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
-    /// Lua VM instructions per call into the sandbox.
+    /// Lua VM instructions per call into the sandbox. C functions whose own loops run no
+    /// instruction (`string.rep`, `table.move`, shifting by `table.insert`, a collection)
+    /// are charged for their work.
     pub instructions: u64,
     /// Bytes the whole Lua state may hold.
     pub memory: usize,
+    /// Processor time per call into the sandbox (the thread's, where the system tells it, so
+    /// that a busy machine does not stop scripts early): a backstop for work that costs
+    /// little in instructions and much in time, such as concatenating strings of hundreds of
+    /// MiB in a loop. It is checked with the instruction count, every few thousand
+    /// instructions, so one single operation between two checks runs to its end.
+    pub time: Duration,
 }
 
-/// 300 million instructions and 1 GiB: an upgrade step over a 50 MiB save runs a few
-/// million instructions and holds a few hundred MiB, so real work fits with room to spare,
-/// while an endless loop is stopped within a few seconds.
+/// 300 million instructions, 1 GiB and 30 seconds: an upgrade step over a 50 MiB save runs a
+/// few million instructions, holds a few hundred MiB and takes a fraction of a second, so
+/// real work fits with room to spare, while an endless loop is stopped within a few seconds.
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             instructions: 300_000_000,
             memory: 1 << 30,
+            time: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Limits {
+    /// Limits of `instructions` and `memory` bytes, and the default time.
+    pub fn new(instructions: u64, memory: usize) -> Limits {
+        Limits {
+            instructions,
+            memory,
+            ..Limits::default()
         }
     }
 }
 
 /// Why a script failed, or a module could not be added.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum SandboxError {
     /// The script ran more instructions than [`Limits::instructions`] allows.
     InstructionBudget {
         /// The limit it ran into.
         limit: u64,
+    },
+    /// The script ran longer than [`Limits::time`] allows.
+    TimeLimit {
+        /// The limit it ran into.
+        limit: Duration,
     },
     /// The script needed more memory than [`Limits::memory`] allows.
     MemoryLimit {
@@ -74,6 +114,11 @@ impl fmt::Display for SandboxError {
             SandboxError::InstructionBudget { limit } => write!(
                 f,
                 "the script ran more than {limit} Lua instructions and was stopped (an endless loop?)"
+            ),
+            SandboxError::TimeLimit { limit } => write!(
+                f,
+                "the script ran longer than {} s and was stopped",
+                limit.as_secs_f64()
             ),
             SandboxError::MemoryLimit { limit } => write!(
                 f,
@@ -111,6 +156,15 @@ const REFUSED: &[(&str, &str)] = &[
 /// and `pcall`/`xpcall`/`coroutine.resume` that cannot swallow the stop of a script that ran
 /// out of budget.
 ///
+/// Nothing a script does may run beyond the limits: `setmetatable` refuses a metatable with
+/// `__gc` (Lua runs finalizers inside its collector with every hook off, and closing the
+/// state runs those left, so a finalizer that never returned would hang the run), and the
+/// C functions whose loops run no instruction, however long they take, are charged for
+/// their work before they start: `string.rep` of an empty string a repetition, `table.move` an element,
+/// `table.insert` and `table.remove` in the middle the length they shift, a collection a
+/// sixteenth of the heap's bytes, `load` a byte of source. `math.random` starts from the same
+/// seed in every sandbox, so that a script's results depend on nothing but what it is given.
+///
 /// It returns `blocked`, by coroutine the number of gsub replacements it is inside (see
 /// `WRAPPERS` of `patterns/`). Lua's C gsub calls a replacement where the coroutine cannot
 /// yield; the sandbox's gsub calls it from Lua, so `coroutine.yield` and
@@ -118,8 +172,58 @@ const REFUSED: &[(&str, &str)] = &[
 /// count's decrement, so whatever catches an error in the same coroutine (`pcall`, `xpcall`,
 /// `load` reading through a function) puts back the count it had before.
 const PRELUDE: &str = r#"
-local refused, aborted = ...
+local refused, aborted, charge, memory = ...
 local error, setmetatable, select = error, setmetatable, select
+local type, rawget, rawlen, getmetatable = type, rawget, rawlen, getmetatable
+local tonumber, tointeger = tonumber, math.tointeger
+
+_G.setmetatable = function(t, mt)
+  if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+    error("a metatable with __gc cannot be set: scripts run on behalf of a save cannot have finalizers, which run where no limit can stop them", 2)
+  end
+  return setmetatable(t, mt)
+end
+
+-- An integer argument as the C functions read it, or nil (they raise their own error).
+local function count(n)
+  if type(n) == "string" then n = tonumber(n) end
+  return type(n) == "number" and tointeger(n) or nil
+end
+-- What `table.insert` and `table.remove` shift at most: the length, as they read it.
+local function length(t)
+  if type(t) ~= "table" then return 0 end
+  local n = getmetatable(t) == nil and rawlen(t) or #t
+  return math.type(n) == "integer" and n or 0
+end
+local rep, move, insert, remove = string.rep, table.move, table.insert, table.remove
+string.rep = function(s, n, sep, ...)
+  -- Anything else repeated makes a string as long as the count, which the memory bounds.
+  if s == "" and (sep == nil or sep == "") then
+    local times = count(n)
+    if times and times > 0 then charge(times) end
+  end
+  return rep(s, n, sep, ...)
+end
+table.move = function(a1, f, e, ...)
+  local first, last = count(f), count(e)
+  if first and last and last >= first then charge((last + 0.0) - first + 1) end
+  return move(a1, f, e, ...)
+end
+table.insert = function(t, ...)
+  if select('#', ...) >= 2 then charge(length(t)) end
+  return insert(t, ...)
+end
+table.remove = function(t, ...)
+  if select('#', ...) >= 1 then charge(length(t)) end
+  return remove(t, ...)
+end
+local collect = collectgarbage
+collectgarbage = function(option, ...)
+  if option == nil or option == "collect" or option == "step" then charge(memory() / 16) end
+  return collect(option, ...)
+end
+math.randomseed(0)
+
 for name, why in pairs(refused) do
   _G[name] = setmetatable({}, {
     __index = function(_, key) error(name .. "." .. tostring(key) .. " is not available: " .. why, 2) end,
@@ -154,6 +258,7 @@ end
 
 local raw_load = load
 load = function(chunk, name, _mode, ...)
+  if type(chunk) == "string" then charge(#chunk) end
   local co = running()
   -- Lua gives the chunk the environment passed, even nil, and the globals only when none
   -- was: passing a missing one on as nil would leave the chunk without globals.
@@ -181,33 +286,111 @@ return blocked
 pub struct Sandbox {
     lua: Lua,
     limits: Limits,
-    used: Rc<Cell<u64>>,
-    stopped: Rc<Cell<bool>>,
+    meter: Meter,
     modules: Rc<Modules>,
     printed: Rc<RefCell<Printed>>,
+}
+
+/// What the current call into the sandbox has used, shared by the instruction hook, the
+/// charged C functions and the budgeted pattern functions.
+#[derive(Clone, Default)]
+struct Meter {
+    /// Instructions used so far in this call.
+    used: Rc<Cell<u64>>,
+    /// Set when a limit stopped the call, so that `pcall` cannot swallow the stop.
+    stopped: Rc<Cell<bool>>,
+    /// Set when it was the time limit.
+    timed_out: Rc<Cell<bool>>,
+    started: Rc<Cell<Option<Started>>>,
+}
+
+/// When a call into the sandbox started.
+#[derive(Clone, Copy)]
+struct Started {
+    wall: Instant,
+    cpu: Option<Duration>,
+}
+
+impl Meter {
+    fn start(&self) {
+        self.used.set(0);
+        self.stopped.set(false);
+        self.timed_out.set(false);
+        self.started.set(Some(Started {
+            wall: Instant::now(),
+            cpu: thread_cpu_time(),
+        }));
+    }
+
+    /// Charges `n` instructions; past a limit, why the call must stop.
+    fn charge(&self, n: u64, limits: &Limits) -> Option<&'static CStr> {
+        let total = self.used.get().saturating_add(n);
+        self.used.set(total);
+        if total > limits.instructions {
+            self.stopped.set(true);
+            return Some(c"instruction budget exceeded");
+        }
+        if self.over_time(limits.time) {
+            self.timed_out.set(true);
+            self.stopped.set(true);
+            return Some(c"time limit exceeded");
+        }
+        None
+    }
+
+    /// Whether the call has run longer than `limit`: by the clock first (cheap), then by
+    /// the processor time of the thread where the system has it (a busy machine stretches
+    /// the first, not the second).
+    fn over_time(&self, limit: Duration) -> bool {
+        let Some(started) = self.started.get() else {
+            return false;
+        };
+        if started.wall.elapsed() <= limit {
+            return false;
+        }
+        match (started.cpu, thread_cpu_time()) {
+            (Some(then), Some(now)) => now.saturating_sub(then) > limit,
+            _ => true,
+        }
+    }
+}
+
+/// The processor time this thread has used, where the system tells it.
+fn thread_cpu_time() -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a valid timespec for the call to fill.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } == 0 {
+            return Some(Duration::new(now.tv_sec as u64, now.tv_nsec as u32));
+        }
+    }
+    None
 }
 
 impl Sandbox {
     /// A fresh sandbox whose scripts may do what `limits` allow, with the savechain library
     /// installed and `require` limited to it until modules are added or allowed.
     pub fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
-        let used = Rc::new(Cell::new(0u64));
-        let stopped = Rc::new(Cell::new(false));
+        let meter = Meter::default();
         let printed = Rc::new(RefCell::new(Printed::default()));
         let (lua, modules) =
-            sandboxed_state(limits, &used, &stopped, &printed).map_err(SandboxError::Script)?;
+            sandboxed_state(limits, &meter, &printed).map_err(SandboxError::Script)?;
         Ok(Sandbox {
             lua,
             limits,
-            used,
-            stopped,
+            meter,
             modules,
             printed,
         })
     }
 
     /// Lets scripts `require` modules from `dir` (`require("util.math")` loads
-    /// `dir/util/math.lua`), besides the savechain library itself.
+    /// `dir/util/math.lua`), besides the savechain library itself. Only files inside `dir`
+    /// are read: a module that is a link to a file outside it is an error.
     pub fn allow_modules_from(&self, dir: impl AsRef<Path>) {
         self.modules.allow_from(dir.as_ref());
     }
@@ -215,19 +398,25 @@ impl Sandbox {
     /// Lets scripts `require(name)` the module whose source is `source`, before looking in
     /// the allowed folders; its errors name the file `chunk_name`. Like a file, it runs on
     /// the first `require` and its value is kept: adding it again after that changes nothing.
+    /// The source is bytes, as Lua's is: string literals may hold any.
     ///
     /// `name` is `name` or `name.sub` (letters, digits and `_` in each part), and may not be
     /// one of the savechain library's own modules (`savechain`, `savechain.upgrade`,
-    /// `savechain.core`); otherwise this is a [`SandboxError::Module`].
+    /// `savechain.core`) nor of Lua's standard libraries (`string`, `utf8`, ...: `require`
+    /// returns those as Lua does); otherwise this is a [`SandboxError::Module`].
     pub fn add_module(
         &self,
         name: &str,
         chunk_name: &str,
-        source: &str,
+        source: impl AsRef<[u8]>,
     ) -> Result<(), SandboxError> {
-        self.modules
-            .add(name, chunk_name, source)
-            .map_err(SandboxError::Module)
+        let chunk = Chunk::of_file(chunk_name, source.as_ref().to_vec());
+        self.add_chunk(name, Arc::new(chunk))
+    }
+
+    /// [`Sandbox::add_module`] of a chunk that may have been compiled in another sandbox.
+    pub(crate) fn add_chunk(&self, name: &str, chunk: Arc<Chunk>) -> Result<(), SandboxError> {
+        self.modules.add(name, chunk).map_err(SandboxError::Module)
     }
 
     /// The lines scripts printed since the last take, oldest first, and a fresh allowance.
@@ -249,12 +438,16 @@ impl Sandbox {
     /// Runs `f`, which calls into Lua, with a fresh instruction budget, and classifies its
     /// failure.
     pub fn guard<T>(&self, f: impl FnOnce(&Lua) -> mlua::Result<T>) -> Result<T, SandboxError> {
-        self.used.set(0);
-        self.stopped.set(false);
+        self.meter.start();
         let result = f(&self.lua);
-        let stopped = self.stopped.replace(false);
+        let stopped = self.meter.stopped.replace(false);
+        let timed_out = self.meter.timed_out.replace(false);
         result.map_err(|e| {
-            if stopped {
+            if timed_out {
+                SandboxError::TimeLimit {
+                    limit: self.limits.time,
+                }
+            } else if stopped {
                 SandboxError::InstructionBudget {
                     limit: self.limits.instructions,
                 }
@@ -283,8 +476,7 @@ impl Sandbox {
 /// functions, the sandbox's `require` and the savechain library.
 fn sandboxed_state(
     limits: Limits,
-    used: &Rc<Cell<u64>>,
-    stopped: &Rc<Cell<bool>>,
+    meter: &Meter,
     printed: &Rc<RefCell<Printed>>,
 ) -> mlua::Result<(Lua, Rc<Modules>)> {
     // `os` is cut down to the clock by the prelude.
@@ -296,55 +488,97 @@ fn sandboxed_state(
         | StdLib::OS;
     let lua = Lua::new_with(libs, LuaOptions::default())?;
     lua.set_memory_limit(limits.memory)?;
-    count_instructions(&lua, limits.instructions, used.clone(), stopped.clone())?;
-    let blocked = run_prelude(&lua, stopped.clone())?;
+    count_instructions(&lua, limits, meter.clone())?;
+    let blocked = run_prelude(&lua, limits, meter.clone())?;
     print::install(&lua, printed.clone())?;
     patterns::install(
         &lua,
         Budget {
-            used: used.clone(),
-            stopped: stopped.clone(),
+            used: meter.used.clone(),
+            stopped: meter.stopped.clone(),
             instructions: limits.instructions,
             memory: limits.memory,
         },
         blocked,
     )?;
     let modules = Modules::define_require(&lua)?;
-    library::install(&lua)?;
+    library::install_sandboxed(&lua)?;
     Ok((lua, modules))
 }
 
-/// Counts instructions in `used` and stops the script, flagging `stopped`, past `budget`.
-fn count_instructions(
-    lua: &Lua,
-    budget: u64,
-    used: Rc<Cell<u64>>,
-    stopped: Rc<Cell<bool>>,
-) -> mlua::Result<()> {
-    // A global hook also counts inside coroutines.
-    lua.set_global_hook(
-        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-        move |_, _| {
-            let total = used.get() + u64::from(HOOK_EVERY);
-            used.set(total);
-            if total > budget {
-                stopped.set(true);
-                return Err(mlua::Error::runtime("instruction budget exceeded"));
-            }
-            Ok(VmState::Continue)
-        },
-    )
+/// What the instruction hook counts with, kept in the Lua state's app data so that it lives
+/// as long as the state (a clone of the `Lua` handle may outlive the sandbox).
+struct Hooked {
+    meter: Meter,
+    limits: Limits,
 }
 
-/// Runs [`PRELUDE`], whose `pcall`s ask `stopped` whether an error is the budget's stop;
-/// returns its `blocked`.
-fn run_prelude(lua: &Lua, stopped: Rc<Cell<bool>>) -> mlua::Result<Table> {
+/// Where the registry keeps the address of the state's [`Hooked`].
+static HOOKED: u8 = 0;
+
+/// Counts instructions with `meter` and stops the script past the limits.
+///
+/// The hook is Lua's own (`lua_sethook`), raising its error with `lua_error` from a frame
+/// that owns nothing, rather than mlua's: mlua's hook, when it fails, resets the top of the
+/// stack in the frame of the function it interrupted (a hook has no frame of its own), which
+/// runs that function's pending `__close` handlers inside the hook, where no hook can stop
+/// them. Coroutines get the hook of the thread that creates them.
+fn count_instructions(lua: &Lua, limits: Limits, meter: Meter) -> mlua::Result<()> {
+    lua.set_app_data(Hooked { meter, limits });
+    let hooked = lua
+        .app_data_ref::<Hooked>()
+        .map(|h| &*h as *const Hooked)
+        .expect("set above");
+    // SAFETY: the address is of the app data, which stays where it is for the state's life
+    // (it is never replaced), and the hook reads it only while the state runs.
+    unsafe {
+        lua.exec_raw::<()>((), |l| {
+            ffi::lua_pushlightuserdata(l, hooked as *mut c_void);
+            ffi::lua_rawsetp(
+                l,
+                ffi::LUA_REGISTRYINDEX,
+                &HOOKED as *const u8 as *const c_void,
+            );
+            ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY as i32);
+        })
+    }
+}
+
+unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, _: *mut ffi::lua_Debug) {
+    ffi::lua_rawgetp(
+        l,
+        ffi::LUA_REGISTRYINDEX,
+        &HOOKED as *const u8 as *const c_void,
+    );
+    let hooked = ffi::lua_touserdata(l, -1) as *const Hooked;
+    ffi::lua_pop(l, 1);
+    if hooked.is_null() {
+        return;
+    }
+    let hooked = &*hooked;
+    // Nothing with a destructor lives in this frame when `lua_error` unwinds it.
+    if let Some(why) = hooked.meter.charge(u64::from(HOOK_EVERY), &hooked.limits) {
+        ffi::lua_pushstring(l, why.as_ptr());
+        ffi::lua_error(l);
+    }
+}
+
+/// Runs [`PRELUDE`], whose `pcall`s ask the meter whether an error is a limit's stop and
+/// whose C functions charge it; returns its `blocked`.
+fn run_prelude(lua: &Lua, limits: Limits, meter: Meter) -> mlua::Result<Table> {
     let refused = lua.create_table_from(REFUSED.iter().copied())?;
+    let stopped = meter.stopped.clone();
     let aborted = lua.create_function(move |_, ()| Ok(stopped.get()))?;
-    lua.load(PRELUDE)
-        .set_name("=savechain sandbox")
-        .set_mode(ChunkMode::Text)
-        .call((refused, aborted))
+    // Charges `n` instructions (a float: counts past 2^63 are charged whole).
+    let charge = lua.create_function(move |_, n: f64| {
+        match meter.charge(if n > 0.0 { n as u64 } else { 0 }, &limits) {
+            Some(why) => Err(mlua::Error::runtime(why.to_string_lossy())),
+            None => Ok(()),
+        }
+    })?;
+    let memory = lua.create_function(|lua, ()| Ok(lua.used_memory()))?;
+    static CHUNK: Chunk = Chunk::of_crate("=savechain sandbox", PRELUDE, true);
+    CHUNK.load(lua)?.call((refused, aborted, charge, memory))
 }
 
 fn is_memory_error(error: &mlua::Error) -> bool {
@@ -361,11 +595,7 @@ mod tests {
     use super::*;
 
     fn small() -> Sandbox {
-        Sandbox::new(Limits {
-            instructions: 5_000_000,
-            memory: 16 << 20,
-        })
-        .unwrap()
+        Sandbox::new(Limits::new(5_000_000, 16 << 20)).unwrap()
     }
 
     fn failure(source: &str) -> SandboxError {
@@ -405,7 +635,8 @@ mod tests {
             ("io.open('/etc/passwd')", "io.open is not available"),
             ("debug.getinfo(1)", "debug.getinfo is not available"),
             ("dofile('x.lua')", "dofile is not available"),
-            ("require('os')", "module \"os\" not found"),
+            ("require('os').execute('x')", "os.execute is not available"),
+            ("require('io').open('x')", "io.open is not available"),
             ("require('../secrets')", "is not of the form"),
             ("return string.dump(print)", "attempt to call a nil value"),
         ] {

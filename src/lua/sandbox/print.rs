@@ -5,7 +5,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use mlua::{ChunkMode, Lua, Table};
+use mlua::{Lua, Table};
+
+use crate::lua::chunk::Chunk;
 
 /// Bytes of printed text (each line counting its newline) kept between two takes; what is
 /// printed after that is dropped, with a note.
@@ -92,21 +94,13 @@ pub(super) fn install(lua: &Lua, printed: Rc<RefCell<Printed>>) -> mlua::Result<
             .borrow_mut()
             .add((1..=n).map(|i| parts.raw_get::<mlua::String>(i)))
     })?;
-    let source = lua
-        .load(PRINT)
-        .set_name("=savechain print")
-        .set_mode(ChunkMode::Text)
-        .into_function()?;
-    let stripped = source.dump(true);
-    let print: mlua::Function = lua
-        .load(&stripped[..])
-        .set_name("=?")
-        .set_mode(ChunkMode::Binary)
-        .call((
-            collect,
-            lua.globals().get::<mlua::Function>("tostring")?,
-            lua.globals().get::<mlua::Function>("select")?,
-        ))?;
+    // Stripped of line information, it adds no position of its own to errors.
+    static CHUNK: Chunk = Chunk::of_crate("=savechain print", PRINT, true);
+    let print: mlua::Function = CHUNK.load(lua)?.call((
+        collect,
+        lua.globals().get::<mlua::Function>("tostring")?,
+        lua.globals().get::<mlua::Function>("select")?,
+    ))?;
     lua.globals().raw_set("print", print)
 }
 

@@ -1,43 +1,65 @@
-//! What `require` may load in a sandbox: the savechain library, modules the game added in
-//! memory, and `.lua` files under folders it allowed; nothing else. A module name comes in,
-//! the module's value goes out, and each module runs once.
+//! What `require` may load in a sandbox: the standard libraries the sandbox has, the
+//! savechain library, modules the game added in memory, and `.lua` files inside folders it
+//! allowed; nothing else. A module name comes in, the module's value goes out, and each
+//! module runs once.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
-use mlua::{ChunkMode, Lua, Table};
+use mlua::{Lua, Table};
 
+use crate::lua::chunk::Chunk;
 use crate::lua::library;
+
+/// The standard libraries, which `require` returns as Lua's does (`package.loaded` holds
+/// them); in a sandbox, `io`, `debug` and `package` are the tables that refuse with a reason,
+/// and `os` has only the clock.
+const STANDARD: &[&str] = &[
+    "_G",
+    "coroutine",
+    "debug",
+    "io",
+    "math",
+    "os",
+    "package",
+    "string",
+    "table",
+    "utf8",
+];
 
 /// Where a sandbox's own modules come from, and those loaded so far.
 pub(super) struct Modules {
     /// Folders modules are read from, in the order they were allowed.
     dirs: RefCell<Vec<PathBuf>>,
     /// Modules given as source, by name; looked at before the folders.
-    added: RefCell<HashMap<String, Source>>,
-    /// Modules loaded so far, by name (the library keeps its own).
+    added: RefCell<HashMap<String, Arc<Chunk>>>,
+    /// Modules loaded so far, by name (the library keeps its own), the standard libraries
+    /// from the start.
     loaded: Table,
-}
-
-/// A module's source and the chunk name its errors show.
-#[derive(Clone)]
-struct Source {
-    chunk_name: String,
-    text: String,
 }
 
 impl Modules {
     /// Defines the global `require` of a sandbox (which has no `package` library), loading
-    /// the library's modules and the sandbox's own.
+    /// the standard libraries as the globals hold them now, the library's modules and the
+    /// sandbox's own.
     pub(super) fn define_require(lua: &Lua) -> mlua::Result<Rc<Modules>> {
         let modules = Rc::new(Modules {
             dirs: RefCell::default(),
             added: RefCell::default(),
             loaded: lua.create_table()?,
         });
-        lua.globals().raw_set("require", loader(lua, &modules)?)?;
+        let globals = lua.globals();
+        for name in STANDARD {
+            let library: mlua::Value = match *name {
+                "_G" => mlua::Value::Table(globals.clone()),
+                _ => globals.raw_get(*name)?,
+            };
+            modules.loaded.raw_set(*name, library)?;
+        }
+        globals.raw_set("require", loader(lua, &modules)?)?;
         Ok(modules)
     }
 
@@ -46,43 +68,68 @@ impl Modules {
         self.dirs.borrow_mut().push(dir.to_path_buf());
     }
 
-    /// Makes `require(name)` run `text`, with errors naming `chunk_name`. A module already
-    /// loaded stays as it was loaded. The error is the reason a name is refused.
-    pub(super) fn add(&self, name: &str, chunk_name: &str, text: &str) -> Result<(), String> {
+    /// Makes `require(name)` run `chunk`. A module already loaded stays as it was loaded.
+    /// The error is the reason a name is refused.
+    pub(super) fn add(&self, name: &str, chunk: Arc<Chunk>) -> Result<(), String> {
         check_name(name)?;
-        if library::is_library_module(name) {
+        if library::is_library_module(name) || STANDARD.contains(&name) {
             return Err(format!(
-                "module {name:?} is part of the savechain library and cannot be replaced"
+                "module {name:?} is part of the savechain library or of Lua's and cannot be replaced"
             ));
         }
-        let source = Source {
-            chunk_name: chunk_name.to_string(),
-            text: text.to_string(),
-        };
-        self.added.borrow_mut().insert(name.to_string(), source);
+        self.added.borrow_mut().insert(name.to_string(), chunk);
         Ok(())
     }
 
-    /// The source of module `name`: added in memory, else from the first allowed folder
-    /// that has it.
-    fn find(&self, name: &str) -> mlua::Result<Source> {
+    /// The chunk of module `name`: added in memory, else from the first allowed folder that
+    /// has it.
+    fn find(&self, name: &str) -> mlua::Result<Arc<Chunk>> {
         check_name(name).map_err(mlua::Error::runtime)?;
-        if let Some(source) = self.added.borrow().get(name) {
-            return Ok(source.clone());
+        if let Some(chunk) = self.added.borrow().get(name) {
+            return Ok(chunk.clone());
         }
         let relative = format!("{}.lua", name.replace('.', "/"));
         let dirs = self.dirs.borrow();
         for dir in dirs.iter() {
-            let path = dir.join(&relative);
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                return Ok(Source {
-                    chunk_name: path.display().to_string(),
-                    text,
-                });
+            if let Some(found) = read_inside(dir, &relative)? {
+                return Ok(found);
             }
         }
         Err(not_found(name, &relative, &dirs))
     }
+}
+
+/// The module at `relative` in `dir`, if there is one; a module that is a link to a file
+/// outside `dir` (or inside a linked folder outside it) is refused, so that a script can
+/// read nothing but what its folder holds.
+fn read_inside(dir: &Path, relative: &str) -> mlua::Result<Option<Arc<Chunk>>> {
+    let path = dir.join(relative);
+    let Ok(real) = path.canonicalize() else {
+        return Ok(None);
+    };
+    let refuse = |why: String| {
+        Err(mlua::Error::runtime(format!(
+            "module file {}: {why}",
+            path.display()
+        )))
+    };
+    if !dir.canonicalize().is_ok_and(|dir| real.starts_with(dir)) {
+        return refuse(format!(
+            "a link to {}, outside {}: scripts may read only their own folder",
+            real.display(),
+            dir.display()
+        ));
+    }
+    // Reading a FIFO or a device could wait forever.
+    if !real.is_file() {
+        return refuse("not a regular file".to_string());
+    }
+    let source = std::fs::read(&real)
+        .map_err(|e| mlua::Error::runtime(format!("cannot read {}: {e}", path.display())))?;
+    Ok(Some(Arc::new(Chunk::of_file(
+        &path.display().to_string(),
+        source,
+    ))))
 }
 
 /// A Lua function that requires through `modules`.
@@ -100,13 +147,9 @@ fn require(lua: &Lua, modules: &Rc<Modules>, name: &str) -> mlua::Result<mlua::V
     if !loaded.is_nil() {
         return Ok(loaded);
     }
-    let source = modules.find(name)?;
+    let chunk = modules.find(name)?;
     // Like the library's modules, a module gets its name and a loader as arguments.
-    let value: mlua::Value = lua
-        .load(source.text)
-        .set_name(format!("@{}", source.chunk_name))
-        .set_mode(ChunkMode::Text)
-        .call((name, loader(lua, modules)?))?;
+    let value: mlua::Value = chunk.load(lua)?.call((name, loader(lua, modules)?))?;
     let value = if value.is_nil() {
         mlua::Value::Boolean(true)
     } else {
@@ -149,11 +192,7 @@ mod tests {
     use crate::lua::{Limits, Sandbox, SandboxError};
 
     fn sandbox() -> Sandbox {
-        Sandbox::new(Limits {
-            instructions: 5_000_000,
-            memory: 16 << 20,
-        })
-        .unwrap()
+        Sandbox::new(Limits::new(5_000_000, 16 << 20)).unwrap()
     }
 
     #[test]

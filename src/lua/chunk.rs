@@ -1,0 +1,129 @@
+//! Lua source in, a function of a given Lua state out: compiled once, then loaded into every
+//! later state as bytecode.
+//!
+//! Each save gets a fresh sandbox (nothing a script does on one save can reach another), so
+//! the same chunks (the sandbox's own Lua, the `savechain` library, a chain's steps and
+//! helper modules) are loaded again and again. Parsing them each time would cost more than
+//! upgrading a small save; loading the bytecode they compiled to costs a fifth of that.
+//! Only bytecode compiled here, from the chunk's own source by the Lua built into the
+//! crate, is ever loaded: scripts themselves cannot load bytecode.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use mlua::{ChunkMode, Function, Lua};
+
+/// A chunk of Lua source and, once it has been compiled, its bytecode.
+#[derive(Debug)]
+pub(crate) struct Chunk {
+    /// The chunk name Lua shows in messages and tracebacks: `@file` or `=name`.
+    name: Cow<'static, str>,
+    source: Cow<'static, [u8]>,
+    /// Without debug information: functions that must look like C functions to
+    /// `error(message, 2)` (they add no position of their own).
+    strip: bool,
+    bytecode: OnceLock<Vec<u8>>,
+}
+
+impl Chunk {
+    /// A chunk of the crate's own Lua, named `name` as Lua names chunks (`@file`, `=name`).
+    pub(crate) const fn of_crate(name: &'static str, source: &'static str, strip: bool) -> Chunk {
+        Chunk {
+            name: Cow::Borrowed(name),
+            source: Cow::Borrowed(source.as_bytes()),
+            strip,
+            bytecode: OnceLock::new(),
+        }
+    }
+
+    /// A chunk read from `file` (a step, a helper module): its messages name the file. Lua
+    /// source is bytes: string literals may hold any, as Lua allows.
+    pub(crate) fn of_file(file: &str, source: Vec<u8>) -> Chunk {
+        Chunk {
+            name: Cow::Owned(format!("@{file}")),
+            source: Cow::Owned(source),
+            strip: false,
+            bytecode: OnceLock::new(),
+        }
+    }
+
+    /// The source, as read.
+    pub(crate) fn source(&self) -> &[u8] {
+        &self.source
+    }
+
+    /// The file of a chunk of [`Chunk::of_file`] (the chunk name without its `@`).
+    pub(crate) fn file(&self) -> &str {
+        self.name.strip_prefix('@').unwrap_or(&self.name)
+    }
+
+    /// The chunk as a function of `lua`, not yet called. The first call compiles the source
+    /// (an error here is a syntax error); later ones, in any state, load the bytecode.
+    pub(crate) fn load(&self, lua: &Lua) -> mlua::Result<Function> {
+        if let Some(bytecode) = self.bytecode.get() {
+            return self.load_bytecode(lua, bytecode);
+        }
+        let function = lua
+            .load(&*self.source)
+            .set_name(self.name.as_ref())
+            .set_mode(ChunkMode::Text)
+            .into_function()?;
+        // Two threads may compile at once; both compile the same source to the same bytes.
+        let bytecode = self.bytecode.get_or_init(|| function.dump(self.strip));
+        if self.strip {
+            // The stripped function is what every later state gets: this one too.
+            return self.load_bytecode(lua, bytecode);
+        }
+        Ok(function)
+    }
+
+    fn load_bytecode(&self, lua: &Lua, bytecode: &[u8]) -> mlua::Result<Function> {
+        lua.load(bytecode)
+            .set_name(self.name.as_ref())
+            .set_mode(ChunkMode::Binary)
+            .into_function()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_loads_alike_from_source_and_from_bytecode() {
+        let chunk = Chunk::of_file(
+            "steps/0001-a.lua",
+            b"local x = ...\nreturn x * 2, '\xe9'".to_vec(),
+        );
+        for _ in 0..2 {
+            let lua = Lua::new();
+            let (n, s): (i64, mlua::String) = chunk.load(&lua).unwrap().call(21).unwrap();
+            assert_eq!((n, s.as_bytes().to_vec()), (42, b"\xe9".to_vec()));
+            let err = chunk.load(&lua).unwrap().call::<i64>("x").unwrap_err();
+            assert!(
+                err.to_string().contains("steps/0001-a.lua:2:"),
+                "line information is kept: {err}"
+            );
+        }
+        assert!(chunk.bytecode.get().is_some());
+    }
+
+    #[test]
+    fn a_stripped_chunk_has_no_line_information_even_the_first_time() {
+        static CHUNK: Chunk = Chunk::of_crate("=test", "error('x', 1)", true);
+        for _ in 0..2 {
+            let lua = Lua::new();
+            let err = CHUNK.load(&lua).unwrap().call::<()>(()).unwrap_err();
+            assert!(err.to_string().starts_with("runtime error: x\n"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_syntax_error_is_reported_and_nothing_is_kept() {
+        let chunk = Chunk::of_file("bad.lua", b"return {".to_vec());
+        let lua = Lua::new();
+        let err = chunk.load(&lua).unwrap_err();
+        assert!(matches!(err, mlua::Error::SyntaxError { .. }), "{err}");
+        assert!(chunk.bytecode.get().is_none());
+    }
+}
