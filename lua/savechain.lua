@@ -113,13 +113,22 @@ function M.register_class(name, metatable)
 end
 
 -- The save text of a value (canonical, pretty unless opts.compact).
+-- An error is its message alone: where in the text, or in the value, and what is wrong.
 function M.encode(value, opts)
-  return core.encode(value, opts ~= nil and opts.compact == true)
+  local text, err = core.encode(value, opts ~= nil and opts.compact == true)
+  if text == nil then error(err, 0) end
+  return text
 end
 
--- The value that save text spells.
+-- The value that save text spells (nil for a text that is `null`). An error is its message
+-- alone, with the line and column in the text.
 function M.decode(text)
-  return core.decode(text)
+  if type(text) ~= "string" then
+    error("savechain.decode expects a string of save text", 2)
+  end
+  local ok, value = core.decode(text)
+  if not ok then error(value, 0) end
+  return value
 end
 
 -- Module state -------------------------------------------------------------------------

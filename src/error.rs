@@ -32,6 +32,41 @@ pub enum ErrorKind {
     Upgrade,
 }
 
+/// Why Lua failed, so that a game can tell a script that ran out of a limit from one that
+/// raised an error or left something a save cannot hold: [`Error::lua_failure`], on errors
+/// of kind [`ErrorKind::Lua`] and on those of kind [`ErrorKind::Upgrade`] that a Lua step
+/// caused.
+///
+/// ```
+/// use savechain::upgrade::{Chain, Step};
+/// use savechain::{LuaFailure, Options, Save};
+///
+/// let chain = Chain::new("1.0.0", vec![Step::lua("0001-spin.lua", "return function() while true do end end")?])?;
+/// let mut options = Options::default();
+/// options.limits = savechain::lua::Limits::new(1_000_000, 64 << 20);
+/// let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#)?;
+/// let err = chain.upgrader().upgrade(save, &options).unwrap_err();
+/// assert_eq!(err.lua_failure(), Some(LuaFailure::InstructionBudget));
+/// # Ok::<(), savechain::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LuaFailure {
+    /// A script ran more instructions than its limit allows.
+    InstructionBudget,
+    /// A script needed more memory than its limit allows.
+    MemoryLimit,
+    /// A script ran longer than its time limit allows.
+    TimeLimit,
+    /// A file did not compile.
+    Syntax,
+    /// A script raised an error, or did what the sandbox refuses (`io.open`, a `__gc`).
+    Runtime,
+    /// A script left a value a save cannot hold: a function, a table with a metatable that
+    /// is not a registered class, a key that cannot be saved.
+    Unsaveable,
+}
+
 /// A line and column in the text, both counted from 1; the column counts characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
@@ -81,6 +116,7 @@ struct Inner {
     path: Path,
     message: String,
     source: Option<std::io::Error>,
+    lua: Option<LuaFailure>,
 }
 
 impl Error {
@@ -93,6 +129,7 @@ impl Error {
                 path: Path::new(),
                 message: message.into(),
                 source: None,
+                lua: None,
             }),
         }
     }
@@ -116,6 +153,16 @@ impl Error {
     pub(crate) fn in_path(mut self, path: Path) -> Error {
         self.inner.path = path;
         self
+    }
+
+    pub(crate) fn because(mut self, failure: LuaFailure) -> Error {
+        self.inner.lua = Some(failure);
+        self
+    }
+
+    /// Why Lua failed, when it did: a limit, an error, a value a save cannot hold.
+    pub fn lua_failure(&self) -> Option<LuaFailure> {
+        self.inner.lua
     }
 
     /// Names the file the error is about.

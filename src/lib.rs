@@ -151,7 +151,7 @@ pub mod fuzzing {
 }
 
 pub use crate::serde::{from_value, from_value_ref, to_value};
-pub use error::{Error, ErrorKind, Location, Result};
+pub use error::{Error, ErrorKind, Location, LuaFailure, Result};
 pub use fsio::write_atomic;
 pub use options::Options;
 pub use save::{format_file, Meta, Save};

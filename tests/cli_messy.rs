@@ -610,7 +610,10 @@ fn scripts_can_trust_the_output() {
         "{err}"
     );
     assert!(
-        err.contains("0002-copper.lua:4: attempt to mul a 'string' with a 'number'"),
+        err.contains(
+            "step 0002-copper.lua, version 2 to 3, failed on line 4: \
+             attempt to mul a 'string' with a 'number'\n"
+        ),
         "{err}"
     );
 

@@ -265,12 +265,23 @@ fn a_failing_step_is_named() {
     )
     .unwrap();
     let err = upgrade(&chain, broken, &Options::default()).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("step 0007-mission-log.lua, version 7 to 8, failed:"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "step 0007-mission-log.lua, version 7 to 8, failed on line 7: \
+         attempt to index a nil value (local 'missions')"
     );
-    assert!(err.to_string().contains("0007-mission-log.lua:7:"), "{err}");
+    assert_eq!(err.lua_failure(), Some(savechain::LuaFailure::Runtime));
+    // A save edited by hand to say an older version than its data has: the error says at
+    // which version its upgrade began.
+    let mut edited: Save =
+        Save::from_slice(&std::fs::read("fixtures/v9/small.json").unwrap()).unwrap();
+    edited.meta.version = 5;
+    let err = upgrade(&chain, edited, &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "step 0007-mission-log.lua, version 7 to 8, failed on line 7: \
+         attempt to index a nil value (the save's upgrade began at version 5, its meta.version)"
+    );
 }
 
 fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -411,7 +422,7 @@ fn a_step_file_whose_top_level_fails_is_named() {
         "local up = require('savechain.upgrade')\nlocal x = nil + 1\nreturn function() end",
     )]);
     assert!(
-        err.starts_with("steps/0001-a.lua: the file failed before returning its function: steps/0001-a.lua:2: attempt to perform arithmetic on a nil value"),
+        err.starts_with("steps/0001-a.lua: the file failed on line 2 before returning its function: attempt to perform arithmetic on a nil value"),
         "{err}"
     );
     assert!(!err.contains("stack traceback"), "{err}");
@@ -420,8 +431,9 @@ fn a_step_file_whose_top_level_fails_is_named() {
         "local util = require('lib.missing')\nreturn function() end",
     )]);
     assert!(
-        err.starts_with("steps/0001-a.lua: the file failed before returning its function: ")
-            && err.contains("module \"lib.missing\" not found"),
+        err.starts_with(
+            "steps/0001-a.lua: the file failed on line 1 before returning its function: "
+        ) && err.contains("module \"lib.missing\" not found"),
         "{err}"
     );
     // A syntax error in a helper is found through the step that requires it.
@@ -433,8 +445,9 @@ fn a_step_file_whose_top_level_fails_is_named() {
         ("lib/util.lua", "return {"),
     ]);
     assert!(
-        err.starts_with("steps/0001-a.lua: the file failed before returning its function: ")
-            && err.contains("steps/lib/util.lua:1:"),
+        err.starts_with(
+            "steps/0001-a.lua: the file failed on line 1 before returning its function: "
+        ) && err.contains("steps/lib/util.lua:1:"),
         "{err}"
     );
     let err = folder_error(&[("0001-a.lua", "while true do end")]);
@@ -727,4 +740,153 @@ fn a_save_of_another_game_is_left_as_it_is_on_disk() {
         .collect();
     names.sort();
     assert_eq!(names, ["other.json"], "no backup, output nor cache");
+}
+
+#[test]
+fn a_game_can_tell_why_a_lua_step_failed() {
+    use savechain::lua::Limits;
+    use savechain::LuaFailure;
+    let mut options = Options {
+        limits: Limits::new(2_000_000, 32 << 20),
+        ..Options::default()
+    };
+    options.limits.time = std::time::Duration::from_millis(300);
+    let save = || Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+    for (body, why) in [
+        ("while true do end", LuaFailure::InstructionBudget),
+        (
+            "local t = {} while true do t[#t + 1] = string.rep('x', 1 << 16) .. #t end",
+            LuaFailure::MemoryLimit,
+        ),
+        ("error('no')", LuaFailure::Runtime),
+        ("io.open('x')", LuaFailure::Runtime),
+        ("data.f = print", LuaFailure::Unsaveable),
+        (
+            "data.t = setmetatable({}, { __index = {} })",
+            LuaFailure::Unsaveable,
+        ),
+    ] {
+        let source = format!("return function(data) {body} end");
+        let chain = Chain::new("1.0.0", vec![Step::lua("0001-x.lua", &source).unwrap()]).unwrap();
+        let err = chain.upgrader().upgrade(save(), &options).unwrap_err();
+        assert_eq!(err.lua_failure(), Some(why), "{body}: {err}");
+        assert_eq!(err.kind(), savechain::ErrorKind::Upgrade, "{body}");
+    }
+    let mut slow = options.clone();
+    slow.limits.instructions = u64::MAX;
+    let chain = Chain::new(
+        "1.0.0",
+        vec![Step::lua(
+            "0001-x.lua",
+            "return function() local s = string.rep('x', 1 << 20) while true do local t = s .. 'x' end end",
+        )
+        .unwrap()],
+    )
+    .unwrap();
+    let err = chain.upgrader().upgrade(save(), &slow).unwrap_err();
+    assert_eq!(err.lua_failure(), Some(LuaFailure::TimeLimit), "{err}");
+    let err = Chain::new("1.0.0", vec![Step::lua("0001-x.lua", "return {").unwrap()]).unwrap_err();
+    assert_eq!(err.lua_failure(), Some(LuaFailure::Syntax), "{err}");
+    // A Rust step fails on its own terms, and none of these.
+    fn refuse(_: &mut Value, _: &mut savechain::upgrade::StepContext) -> Result<(), String> {
+        Err("no".into())
+    }
+    let chain = Chain::new("1.0.0", vec![Step::rust(1, "refuses", "1", refuse)]).unwrap();
+    let err = chain.upgrader().upgrade(save(), &options).unwrap_err();
+    assert_eq!(err.lua_failure(), None);
+}
+
+#[test]
+fn a_rust_step_that_panics_fails_its_save_only() {
+    fn panics(data: &mut Value, _: &mut savechain::upgrade::StepContext) -> Result<(), String> {
+        if data.get("bad").is_some() {
+            panic!("the data was not what the step expected");
+        }
+        Ok(())
+    }
+    let chain = Chain::new("1.0.0", vec![Step::rust(1, "panics", "1", panics)]).unwrap();
+    let mut upgrader = chain.upgrader();
+    let bad = Save::from_str(r#"{"meta": {"version": 1}, "data": {"bad": 1}}"#).unwrap();
+    let err = upgrader.upgrade(bad, &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "step 0001 (rust), version 1 to 2, failed: it panicked: the data was not what the step expected"
+    );
+    let good = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+    assert_eq!(upgrader.upgrade(good, &Options::default()).unwrap().to, 2);
+}
+
+#[test]
+fn the_helpers_read_paths_as_errors_write_them_and_declare_from_the_data() {
+    let cargo = r#"{"meta": {"version": 1}, "data": {"ship": {"cargo": [
+        {"item": "ore", "old": 1}, {"item": "gas", "old": 2}]},
+        "routes": {"sol.vega": 3}, "player": {"coins": 5}}}"#;
+    let run = |body: &str, options: &Options| {
+        let source =
+            format!("local up = require('savechain.upgrade')\nreturn function(data)\n{body}\nend");
+        let chain = Chain::new("1.0.0", vec![Step::lua("0001-x.lua", &source).unwrap()]).unwrap();
+        chain
+            .upgrader()
+            .upgrade(Save::from_str(cargo).unwrap(), options)
+            .map(|u| u.save.data.to_string())
+            .map_err(|e| e.to_string())
+    };
+    // Removals inside elements that map hands out count for --strict, as do list paths
+    // and the bracket paths the strict error suggests.
+    for body in [
+        "up.map(data, 'ship.cargo', function(record) up.drop(record, 'old') end)",
+        "up.drop(data, {'ship', 'cargo', 1, 'old'}) up.drop(data, {'ship', 'cargo', 2, 'old'})",
+        "assert(up.drop(data, 'ship.cargo[0].old')) assert(up.drop(data, 'ship.cargo[1].old'))",
+    ] {
+        let data = run(body, &strict()).unwrap();
+        assert!(!data.contains("old"), "{body}: {data}");
+    }
+    let err = run(
+        "up.map(data, 'ship.cargo', function(record) record.old = nil end)",
+        &strict(),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("it removed ship.cargo[0].old without declaring it"),
+        "{err}"
+    );
+    // Quoted keys, as errors write a key with a dot.
+    let data = run(
+        "data.found = up.get(data, 'routes[\"sol.vega\"]') up.rename(data, 'player.coins', 'gold')",
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(
+        data.contains(r#""found":3"#) && data.contains(r#""gold":5"#),
+        "{data}"
+    );
+    // A path where a key is expected, and a malformed path, are errors at the step's line.
+    let err = run(
+        "\nup.rename(data, 'player.coins', 'player.gold')",
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.starts_with("step 0001-x.lua, version 1 to 2, failed on line 4: up.rename takes the new key, not a path")
+            && err.contains(r#"use up.move(root, "player.coins", "player.gold")"#),
+        "{err}"
+    );
+    let err = run("up.default(data, 'ship..shield', 1)", &Options::default()).unwrap_err();
+    assert!(
+        err.starts_with(
+            "step 0001-x.lua, version 1 to 2, failed on line 3: malformed path ship..shield"
+        ),
+        "{err}"
+    );
+    let err = run(
+        "up.move(data, 'player.coins', 'ship.cargo[0].item')",
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains(
+            "failed on line 3: cannot move player.coins to ship.cargo[0].item: something is there"
+        ),
+        "{err}"
+    );
 }

@@ -1,4 +1,4 @@
--- Helpers for upgrade steps, each change in a line:
+-- Helpers for upgrade steps, each change in a line (docs/STEPS.md says more of each):
 --
 --   local up = require("savechain.upgrade")
 --   return function(data)
@@ -10,44 +10,101 @@
 --     up.drop(data, "player.legacy_flag")
 --   end
 --
--- A path is a string of keys joined by dots ("ship.cargo") or a list of keys
--- ({"systems", 3, "name"}) when a key is not a plain string. Each helper returns true
--- when it changed something and false when the path was not there.
+-- A path is written as errors and diffs write them: keys joined by dots ("ship.cargo"),
+-- an array's element by its place counting from 0 as in the save ("ship.cargo[0]", the
+-- first), and a key that is not a plain name quoted (["a.b"]). Or it is a list of Lua keys
+-- ({"systems", 1, "name"}: the first system's name). Each helper returns true when it
+-- changed something and false when the path was not there.
 
 local _, require = ...
 local savechain = require("savechain")
 
 local M = {}
 
-local function keys_of(path)
-  if type(path) == "table" then
-    return path
+local type, error, tostring, tointeger = type, error, tostring, math.tointeger
+
+local PATH_ERROR = "a path is a string such as \"ship.cargo[0].mass\" or a list of keys"
+
+-- The keys of a string path, or nil and why it is malformed.
+local function parse(path)
+  local keys, at, n = {}, 1, #path
+  while at <= n do
+    local c = path:sub(at, at)
+    if c == "[" then
+      local digits = path:match("^%[(%d+)%]", at)
+      if digits then
+        keys[#keys + 1] = tointeger(digits) + 1
+        at = at + #digits + 2
+      elseif path:sub(at + 1, at + 1) == '"' then
+        -- A quoted key, with \" and \\ inside.
+        local key, i = {}, at + 2
+        while true do
+          local ch = path:sub(i, i)
+          if ch == "" then return nil, "a quoted key is not closed" end
+          if ch == '"' then break end
+          if ch == "\\" then
+            i = i + 1
+            ch = path:sub(i, i)
+          end
+          key[#key + 1] = ch
+          i = i + 1
+        end
+        if path:sub(i + 1, i + 1) ~= "]" then return nil, "expected ] after a quoted key" end
+        keys[#keys + 1] = table.concat(key)
+        at = i + 2
+      else
+        return nil, "expected a number or a quoted key after ["
+      end
+    else
+      if c == "." then
+        if at == 1 or at == n then return nil, "a path does not start or end with a dot" end
+        at = at + 1
+      elseif at ~= 1 then
+        return nil, "expected . or [ after " .. path:sub(1, at - 1)
+      end
+      local name = path:match("^[^%.%[]+", at)
+      if name == nil then return nil, "an empty key (two dots, or a dot before [)" end
+      keys[#keys + 1] = name
+      at = at + #name
+    end
   end
-  if type(path) ~= "string" or path == "" then
-    error("a path is a string of keys joined by dots or a list of keys", 3)
-  end
-  local keys = {}
-  for key in (path .. "."):gmatch("([^.]*)%.") do
-    keys[#keys + 1] = key
-  end
+  if #keys == 0 then return nil, "the path is empty" end
   return keys
 end
 
-local function show(path)
-  if type(path) == "table" then
-    local parts = {}
-    for i, key in ipairs(path) do
-      parts[i] = tostring(key)
-    end
-    return table.concat(parts, ".")
-  end
-  return path
+-- The keys of `path`; an error at the step's line (`level` of the helper's caller).
+local function keys_of(path, level)
+  if type(path) == "table" and #path > 0 then return path end
+  if type(path) ~= "string" then error(PATH_ERROR, level + 1) end
+  local keys, why = parse(path)
+  if keys == nil then error("malformed path " .. path .. ": " .. why .. "; " .. PATH_ERROR, level + 1) end
+  return keys
 end
 
--- The table holding the last key of `path`, and that key; nil when a table on the way is
--- missing (or, with `create`, made).
-local function parent(root, path, create)
-  local keys = keys_of(path)
+-- A key as paths write it: a name, [N] for an array's element, or a quoted key.
+local function key_text(key, first)
+  if tointeger(key) and key >= 1 then return "[" .. tostring(key - 1) .. "]" end
+  key = tostring(key)
+  if key:match("^[%a_][%w_]*$") then return first and key or "." .. key end
+  return '["' .. key:gsub('[\\"]', "\\%0") .. '"]'
+end
+
+-- Where helpers know a table to be inside the data (the elements `map` hands out), so that
+-- what they declare from it is the path from the data, as strict mode compares it.
+local where = setmetatable({}, { __mode = "k" })
+
+local function show(root, keys, upto)
+  local parts, base = {}, where[root]
+  if base then parts[1] = base end
+  for i = 1, upto or #keys do
+    parts[#parts + 1] = key_text(keys[i], #parts == 0)
+  end
+  return table.concat(parts)
+end
+
+-- The table holding the last key, and that key; nil when a table on the way is missing
+-- (or, with `create`, made).
+local function parent(root, keys, create)
   local t = root
   for i = 1, #keys - 1 do
     local next_t = t[keys[i]]
@@ -63,71 +120,95 @@ local function parent(root, path, create)
   return t, keys[#keys]
 end
 
--- The value at `path`, or nil.
-function M.get(root, path)
-  local t, key = parent(root, path, false)
+local function get(root, keys)
+  local t, key = parent(root, keys, false)
   if t == nil then return nil end
   return t[key]
 end
 
--- Sets the value at `path`, making the tables on the way.
-function M.set(root, path, value)
-  local t, key = parent(root, path, true)
+local function set(root, keys, value, level)
+  local t, key = parent(root, keys, true)
   if t == nil then
-    error("cannot set " .. show(path) .. ": a value on the way is not a table", 2)
+    error("cannot set " .. show(root, keys) .. ": a value on the way is not a table", level + 1)
   end
   t[key] = value
   return true
 end
 
--- Removes the value at `path` on purpose: strict upgrades accept only removals declared
--- this way (rename, move and drop declare theirs).
+-- Removals declared on purpose: strict upgrades accept only removals declared this way
+-- (rename, move and drop declare theirs).
 local dropped = {}
 
-local function declare(path)
-  dropped[#dropped + 1] = show(path)
+local function declare(root, keys)
+  dropped[#dropped + 1] = show(root, keys)
 end
 
--- Renames the key at `path` to `new_key`, in the same table.
+-- The value at `path`, or nil.
+function M.get(root, path)
+  return get(root, keys_of(path, 2))
+end
+
+-- Sets the value at `path`, making the tables on the way.
+function M.set(root, path, value)
+  return set(root, keys_of(path, 2), value, 2)
+end
+
+-- Renames the key at `path` to `new_key`, in the same table: a key, not a path (up.move
+-- takes a value elsewhere).
 function M.rename(root, path, new_key)
-  local t, key = parent(root, path, false)
+  local keys = keys_of(path, 2)
+  if type(new_key) == "string" and new_key:find("[%.%[]") then
+    error("up.rename takes the new key, not a path: " .. tostring(new_key) ..
+      " has a dot or a bracket; to take the value elsewhere, use up.move(root, \"" ..
+      show(root, keys) .. "\", \"" .. new_key .. "\")", 2)
+  end
+  local t, key = parent(root, keys, false)
   if t == nil or t[key] == nil then return false end
   if t[new_key] ~= nil then
-    error("cannot rename " .. show(path) .. " to " .. tostring(new_key) .. ": that key is taken", 2)
+    error("cannot rename " .. show(root, keys) .. " to " .. tostring(new_key) .. ": that key is taken", 2)
   end
   t[new_key], t[key] = t[key], nil
-  declare(path)
+  declare(root, keys)
   return true
 end
 
 -- Moves the value at `from` to `to`, making the tables on the way.
 function M.move(root, from, to)
-  local t, key = parent(root, from, false)
+  local from_keys, to_keys = keys_of(from, 2), keys_of(to, 2)
+  local t, key = parent(root, from_keys, false)
   if t == nil or t[key] == nil then return false end
-  if M.get(root, to) ~= nil then
-    error("cannot move " .. show(from) .. " to " .. show(to) .. ": something is there", 2)
+  if get(root, to_keys) ~= nil then
+    error("cannot move " .. show(root, from_keys) .. " to " .. show(root, to_keys) .. ": something is there", 2)
   end
   local value = t[key]
   t[key] = nil
-  M.set(root, to, value)
-  declare(from)
+  set(root, to_keys, value, 2)
+  declare(root, from_keys)
   return true
 end
 
 -- Sets `path` to `value` where it is missing.
 function M.default(root, path, value)
-  if M.get(root, path) ~= nil then return false end
-  M.set(root, path, value)
+  local keys = keys_of(path, 2)
+  if get(root, keys) ~= nil then return false end
+  set(root, keys, value, 2)
   return true
 end
 
 -- Calls fn(element, index) on each element of the array at `path`; where fn returns a
--- value, that value replaces the element (otherwise fn changed it in place).
+-- value, that value replaces the element (otherwise fn changed it in place). Helpers given
+-- an element declare what they remove from the data's root.
 function M.map(root, path, fn)
-  local array = M.get(root, path)
+  local keys = keys_of(path, 2)
+  local array = get(root, keys)
   if type(array) ~= "table" then return false end
+  local base = show(root, keys)
   for i = 1, #array do
-    local replaced = fn(array[i], i)
+    local element = array[i]
+    if type(element) == "table" then
+      where[element] = base .. key_text(i, false)
+    end
+    local replaced = fn(element, i)
     if replaced ~= nil then
       array[i] = replaced
     end
@@ -139,18 +220,20 @@ end
 -- ([{id = "sol"}] becomes {sol = {id = "sol"}}). Every element must have the field, and
 -- no two the same value.
 function M.index_by(root, path, field)
-  local t, key = parent(root, path, false)
+  local keys = keys_of(path, 2)
+  local t, key = parent(root, keys, false)
   local array = t and t[key]
   if type(array) ~= "table" then return false end
   local map = {}
   for i = 1, #array do
     local element = array[i]
     local id = type(element) == "table" and element[field] or nil
+    local at = show(root, keys) .. key_text(i, false)
     if id == nil or id == savechain.null then
-      error(show(path) .. "[" .. i .. "] has no " .. tostring(field), 2)
+      error(at .. " has no " .. tostring(field), 2)
     end
     if map[id] ~= nil then
-      error(show(path) .. "[" .. i .. "]: " .. tostring(field) .. " " .. tostring(id) .. " appears twice", 2)
+      error(at .. ": " .. tostring(field) .. " " .. tostring(id) .. " appears twice", 2)
     end
     map[id] = element
   end
@@ -158,9 +241,11 @@ function M.index_by(root, path, field)
   return true
 end
 
+-- Removes the value at `path` on purpose, declaring it removed even when it is not there.
 function M.drop(root, path)
-  local t, key = parent(root, path, false)
-  declare(path)
+  local keys = keys_of(path, 2)
+  local t, key = parent(root, keys, false)
+  declare(root, keys)
   if t == nil or t[key] == nil then return false end
   t[key] = nil
   return true

@@ -25,6 +25,16 @@ end
 
 local tests = {}
 
+function tests.errors_are_plain_messages()
+  local ok, e = pcall(savechain.decode, '{"a": 1,}')
+  assert(not ok and type(e) == "string", tostring(e))
+  assert(e == "line 1, column 9: expected another key after ',' (JSON allows no trailing comma), found '}'", e)
+  ok, e = pcall(savechain.encode, { ship = { on_dock = print } })
+  assert(not ok and e == "at ship.on_dock: cannot save a function", e)
+  ok, e = pcall(savechain.decode, nil)
+  assert(not ok and e:find("savechain.decode expects a string", 1, true), e)
+end
+
 function tests.scalars_keep_their_subtypes()
   local back = check_round_trip({ 3, 3.0, -0.0, 0.0, 1 / 0, -1 / 0, math.maxinteger, math.mininteger, 0.1, true, false }, "scalars")
   assert(math.type(back[1]) == "integer" and math.type(back[2]) == "float")

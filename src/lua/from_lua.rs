@@ -14,7 +14,7 @@ use super::lazy;
 use super::metatables::Metatables;
 use super::order::{key_order, number_shared_tables};
 use super::raw::{self, lua_bytes};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
 use crate::value::{Key, Map, Table, Value};
@@ -131,7 +131,9 @@ impl Walker {
             })?
         };
         match (walked, self.error.take()) {
-            (_, Some((path, message))) => Err(Error::new(ErrorKind::Lua, message).in_path(path)),
+            (_, Some((path, message))) => Err(Error::new(ErrorKind::Lua, message)
+                .in_path(path)
+                .because(LuaFailure::Unsaveable)),
             (Ok(out), None) => Ok(out),
             // A failed walk leaves its error; this is only for completeness.
             (Err(()), None) => Err(Error::new(ErrorKind::Lua, "the conversion failed")),

@@ -141,23 +141,29 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
             } else {
                 text::Style::Pretty
             };
-            let text = super::lua_to_text::write(lua, &encode_tables, &value, style);
-            lua.create_string(text.map_err(runtime)?)
+            // Nil and the message for a value that cannot be saved, which the library raises
+            // as a plain message.
+            match super::lua_to_text::write(lua, &encode_tables, &value, style) {
+                Ok(text) => Ok((Some(lua.create_string(text)?), None)),
+                Err(e) => Ok((None, Some(e.to_string()))),
+            }
         })?,
     )?;
     let decode_tables = tables.clone();
     core.raw_set(
         "decode",
         lua.create_function(move |lua, source: mlua::String| {
-            super::text_to_lua::read(lua, &decode_tables, &source.as_bytes()).map_err(runtime)
+            // True and the value, or false and the message, which the library raises.
+            match super::text_to_lua::read(lua, &decode_tables, &source.as_bytes()) {
+                Ok(value) => Ok((true, value)),
+                Err(e) => Ok((
+                    false,
+                    mlua::Value::String(lua.create_string(e.to_string())?),
+                )),
+            }
         })?,
     )?;
     Ok(core)
-}
-
-/// A savechain error raised in Lua as its message.
-fn runtime(e: crate::Error) -> mlua::Error {
-    mlua::Error::runtime(e.to_string())
 }
 
 /// Library module `name`, loaded on first use.

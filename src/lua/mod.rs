@@ -59,7 +59,7 @@ pub use sandbox::{Limits, Sandbox, SandboxError, MIN_JOB_MEMORY, PRINT_LIMIT};
 
 use mlua::Lua;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::value::Value;
 
 /// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`.
@@ -140,17 +140,30 @@ pub(crate) fn install_lending(lua: &Lua) -> Result<()> {
     Ok(lazy::install(lua, &tables)?)
 }
 
-/// A Lua error becomes an error of kind [`ErrorKind::Lua`] with the same message.
+/// A Lua error becomes an error of kind [`ErrorKind::Lua`] with the same message, and
+/// [`LuaFailure::Syntax`] or [`LuaFailure::Runtime`].
 impl From<mlua::Error> for Error {
     fn from(e: mlua::Error) -> Error {
-        Error::new(ErrorKind::Lua, e.to_string())
+        let why = match e {
+            mlua::Error::SyntaxError { .. } => LuaFailure::Syntax,
+            mlua::Error::MemoryError(_) => LuaFailure::MemoryLimit,
+            _ => LuaFailure::Runtime,
+        };
+        Error::new(ErrorKind::Lua, e.to_string()).because(why)
     }
 }
 
 /// A failed or stopped sandboxed script becomes an error of kind [`ErrorKind::Lua`] with the
-/// same message.
+/// same message, and the [`LuaFailure`] that says why.
 impl From<SandboxError> for Error {
     fn from(e: SandboxError) -> Error {
-        Error::new(ErrorKind::Lua, e.to_string())
+        let why = match &e {
+            SandboxError::InstructionBudget { .. } => LuaFailure::InstructionBudget,
+            SandboxError::MemoryLimit { .. } => LuaFailure::MemoryLimit,
+            SandboxError::TimeLimit { .. } => LuaFailure::TimeLimit,
+            SandboxError::Script(mlua::Error::SyntaxError { .. }) => LuaFailure::Syntax,
+            _ => LuaFailure::Runtime,
+        };
+        Error::new(ErrorKind::Lua, e.to_string()).because(why)
     }
 }

@@ -379,8 +379,13 @@ fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Res
         for (name, module) in &modules.by_name {
             sandbox.add_chunk(name, module.chunk.clone())?;
         }
-        load_lua(&sandbox, step)
-            .map_err(|message| Error::new(ErrorKind::Upgrade, message).with_file(chunk.file()))?;
+        load_lua(&sandbox, step).map_err(|failure| {
+            let error = Error::new(ErrorKind::Upgrade, failure.text()).with_file(chunk.file());
+            match failure.lua {
+                Some(why) => error.because(why),
+                None => error,
+            }
+        })?;
     }
     let mut checked = checked();
     if checked.len() == CHECKED_KEPT {

@@ -5,8 +5,8 @@ use mlua::Function;
 
 use super::chain::Chain;
 use super::diff::{covered_by, diff, Changes};
-use super::step::{load_lua, Step, StepContext, StepKind};
-use crate::error::{Error, ErrorKind, Result};
+use super::step::{load_lua, Failure, Step, StepContext, StepKind};
+use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::lua::{lend, take_back, to_lua, Sandbox};
 use crate::options::Options;
 use crate::save::{Meta, Save};
@@ -170,7 +170,9 @@ impl<'c> Upgrader<'c> {
             }
         }
         // The sandbox is closed next, which frees its copy at once.
-        save.data = self.tree_of(data, false)?;
+        save.data = self
+            .tree_of(data, false)
+            .map_err(|e| step_error(last, taken_back(e), from))?;
         record(&mut save.meta, from, last.to(), self.chain.writer())?;
         Ok(Upgraded {
             save,
@@ -191,12 +193,18 @@ impl<'c> Upgrader<'c> {
         let per_step = options.strict || options.diff;
         self.printed.clear();
         let mut ctx = StepContext::new(step, meta);
+        let began = meta.version;
         let mut before = None;
         let data = match &step.kind {
             StepKind::Rust { run, .. } => {
                 let mut tree = self.tree_of(data, true)?;
                 before = per_step.then(|| tree.clone());
-                run(&mut tree, &mut ctx).map_err(|message| step_error(step, message))?;
+                // A step that panics fails its save, not the run: its data is dropped with it.
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    run(&mut tree, &mut ctx)
+                }))
+                .unwrap_or_else(|panic| Err(format!("it panicked: {}", panic_message(&*panic))));
+                ran.map_err(|message| step_error(step, Failure::said(message), began))?;
                 Data::Tree(tree)
             }
             StepKind::Lua { .. } => {
@@ -216,7 +224,7 @@ impl<'c> Upgrader<'c> {
                 if per_step {
                     let tree = self
                         .tree_of(value, true)
-                        .map_err(|e| step_error(step, e.to_string()))?;
+                        .map_err(|e| step_error(step, taken_back(e), began))?;
                     Data::Tree(tree)
                 } else {
                     value
@@ -228,7 +236,8 @@ impl<'c> Upgrader<'c> {
             _ => None,
         };
         if options.strict {
-            check_strict(step, changes.as_ref(), &ctx.dropped)?;
+            check_strict(changes.as_ref(), &ctx.dropped)
+                .map_err(|failure| step_error(step, failure, began))?;
         }
         let report = StepReport {
             dropped: ctx.dropped,
@@ -262,7 +271,7 @@ impl<'c> Upgrader<'c> {
     /// table at a time as the steps touch it, and what they do not touch never converted.
     fn lua_of(&mut self, tree: Value, step: &Step, options: &Options) -> Result<mlua::Value> {
         let lua = self.lua(options)?;
-        lend(lua.sandbox.lua(), tree).map_err(|e| step_error(step, e.to_string()))
+        lend(lua.sandbox.lua(), tree).map_err(|e| step_error(step, Failure::said(e.to_string()), 0))
     }
 
     /// The save's sandbox, made on first use, with the chain's helper modules.
@@ -320,24 +329,31 @@ fn run_lua_in(
     ctx: &StepContext,
 ) -> Result<(mlua::Value, Vec<String>)> {
     let index = (step.from() - chain.oldest()) as usize;
+    let began = ctx.meta.version;
+    let fail = |failure| step_error(step, failure, began);
     let function = match &lua.functions[index] {
         Some(f) => f.clone(),
         None => {
-            let f = load_lua(&lua.sandbox, step).map_err(|message| step_error(step, message))?;
+            let f = load_lua(&lua.sandbox, step).map_err(fail)?;
             lua.functions[index] = Some(f.clone());
             f
         }
     };
     let sandbox = &lua.sandbox;
-    let context = step_context(sandbox, ctx).map_err(|e| step_error(step, e.to_string()))?;
+    let context = step_context(sandbox, ctx).map_err(|e| fail(Failure::said(e.to_string())))?;
     let _ = lua.take_dropped.call::<mlua::Value>(());
     let result = sandbox
         .guard(|_| function.call::<mlua::Value>((value.clone(), context)))
-        .map_err(|e| step_error(step, e.to_string()))?;
+        .map_err(|e| {
+            let StepKind::Lua { chunk, .. } = &step.kind else {
+                unreachable!("a Lua step")
+            };
+            fail(Failure::of_lua(&e, chunk.file()))
+        })?;
     let dropped: Vec<String> = lua
         .take_dropped
         .call(())
-        .map_err(|e| step_error(step, e.to_string()))?;
+        .map_err(|e| fail(Failure::said(e.to_string())))?;
     let value = if result.is_nil() { value } else { result };
     Ok((value, dropped))
 }
@@ -353,7 +369,7 @@ fn step_context(sandbox: &Sandbox, ctx: &StepContext) -> Result<mlua::Table> {
 }
 
 /// In strict mode, fails a step that removed a path it did not declare dropped.
-fn check_strict(step: &Step, changes: Option<&Changes>, dropped: &[String]) -> Result<()> {
+fn check_strict(changes: Option<&Changes>, dropped: &[String]) -> std::result::Result<(), Failure> {
     let changes = changes.expect("computed in strict mode");
     match changes
         .removed
@@ -361,13 +377,10 @@ fn check_strict(step: &Step, changes: Option<&Changes>, dropped: &[String]) -> R
         .map(|change| &change.path)
         .find(|p| !dropped.iter().any(|d| covered_by(p, d)))
     {
-        Some(path) => Err(step_error(
-            step,
-            format!(
-                "strict: it removed {path} without declaring it dropped \
-                 (up.drop(data, \"{path}\") in Lua, ctx.drop_path in Rust)"
-            ),
-        )),
+        Some(path) => Err(Failure::said(format!(
+            "strict: it removed {path} without declaring it dropped \
+             (up.drop(data, \"{path}\") in Lua, ctx.drop_path in Rust)"
+        ))),
         None => Ok(()),
     }
 }
@@ -402,14 +415,45 @@ fn record(meta: &mut Meta, from: u64, to: u64, writer: &semver::Version) -> Resu
     Ok(())
 }
 
-fn step_error(step: &Step, message: String) -> Error {
-    Error::new(
+/// `step 0007-log.lua, version 7 to 8, failed on line 12: why`, and, when the save's upgrade
+/// began at an earlier version (`began`), which: a save edited by hand may say a version
+/// its data does not have.
+fn step_error(step: &Step, failure: Failure, began: u64) -> Error {
+    let began = if began != 0 && began < step.from() {
+        format!(" (the save's upgrade began at version {began}, its meta.version)")
+    } else {
+        String::new()
+    };
+    let error = Error::new(
         ErrorKind::Upgrade,
         format!(
-            "step {}, version {} to {}, failed: {message}",
+            "step {}, version {} to {}, failed{}{began}",
             step.name(),
             step.from(),
-            step.to()
+            step.to(),
+            failure.after_failed()
         ),
-    )
+    );
+    match failure.lua {
+        Some(why) => error.because(why),
+        None => error,
+    }
+}
+
+/// Why data could not be taken back out of Lua: a value a save cannot hold, most often.
+fn taken_back(error: Error) -> Failure {
+    let unsaveable = matches!(error.kind(), ErrorKind::Value | ErrorKind::Lua);
+    Failure {
+        lua: unsaveable.then_some(LuaFailure::Unsaveable),
+        ..Failure::said(error.to_string())
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message")
 }

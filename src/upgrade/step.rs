@@ -6,6 +6,7 @@ use std::sync::Arc;
 use mlua::Function;
 
 use super::lua_dir::{self, Modules};
+use crate::error::LuaFailure;
 use crate::error::Result;
 use crate::lua::{Chunk, Sandbox, SandboxError};
 use crate::save::Meta;
@@ -186,87 +187,163 @@ impl fmt::Debug for Step {
     }
 }
 
+/// How a step failed: what happened, the line of its file where that is known, and for a
+/// Lua step why, in kinds a game can match.
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub(super) message: String,
+    pub(super) line: Option<usize>,
+    pub(super) lua: Option<LuaFailure>,
+}
+
+impl Failure {
+    /// A failure told in words: a Rust step's, or one found around a step.
+    pub(super) fn said(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            line: None,
+            lua: None,
+        }
+    }
+
+    /// A failure of a Lua step's file `file`: the message without mlua's wrapping, Lua's
+    /// stack traceback or the file's position, which becomes the line (from the message, or
+    /// else the innermost call in the file).
+    pub(super) fn of_lua(error: &SandboxError, file: &str) -> Failure {
+        let kind = match error {
+            SandboxError::InstructionBudget { .. } => LuaFailure::InstructionBudget,
+            SandboxError::MemoryLimit { .. } => LuaFailure::MemoryLimit,
+            SandboxError::TimeLimit { .. } => LuaFailure::TimeLimit,
+            SandboxError::Script(mlua::Error::SyntaxError { .. }) => LuaFailure::Syntax,
+            _ => LuaFailure::Runtime,
+        };
+        let SandboxError::Script(error) = error else {
+            return Failure {
+                lua: Some(kind),
+                ..Failure::said(error.to_string())
+            };
+        };
+        let (message, traceback) = lua_message(error);
+        let (line, message) = match at_line(message, file) {
+            Some((line, rest)) => (Some(line), rest),
+            None => (
+                traceback
+                    .lines()
+                    .find_map(|f| at_line(f.trim(), file).map(|(l, _)| l)),
+                message,
+            ),
+        };
+        Failure {
+            message: message.to_string(),
+            line,
+            lua: Some(kind),
+        }
+    }
+
+    /// The failure after a file's name: `syntax error on line 3: reason`, or its message.
+    pub(super) fn text(&self) -> String {
+        match (self.lua, self.line) {
+            (Some(LuaFailure::Syntax), Some(line)) => {
+                format!("syntax error on line {line}: {}", self.message)
+            }
+            (Some(LuaFailure::Syntax), None) => format!("syntax error: {}", self.message),
+            (_, Some(line)) => format!("on line {line}: {}", self.message),
+            (_, None) => self.message.clone(),
+        }
+    }
+
+    /// The failure after `failed`: ` on line 7: message`, or `: message`.
+    pub(super) fn after_failed(&self) -> String {
+        match (self.lua, self.line) {
+            (Some(LuaFailure::Syntax), _) | (_, None) => format!(": {}", self.text()),
+            (_, Some(_)) => format!(" {}", self.text()),
+        }
+    }
+}
+
+/// The message of a Lua error, without mlua's wrapping, and Lua's stack traceback.
+fn lua_message(error: &mlua::Error) -> (&str, &str) {
+    match error {
+        mlua::Error::RuntimeError(message) | mlua::Error::SyntaxError { message, .. } => message
+            .split_once("\nstack traceback:")
+            .unwrap_or((message, "")),
+        mlua::Error::CallbackError { cause, traceback } => {
+            let (message, _) = lua_message(cause);
+            (message, traceback)
+        }
+        mlua::Error::WithContext { cause, .. } => lua_message(cause),
+        mlua::Error::MemoryError(message) => (message, ""),
+        _ => ("the script failed", ""),
+    }
+}
+
+/// The line and the rest of `text` when it starts with a position in `file`, `file:N: ` as
+/// Lua writes it (a long name shortened to `...` and its end).
+fn at_line<'t>(text: &'t str, file: &str) -> Option<(usize, &'t str)> {
+    let (name, rest) = text.split_once(':')?;
+    let same = name == file
+        || name
+            .strip_prefix("...")
+            .is_some_and(|end| file.ends_with(end));
+    if !same {
+        return None;
+    }
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let line = rest[..digits].parse().ok()?;
+    let rest = &rest[digits..];
+    Some((
+        line,
+        rest.strip_prefix(": ")
+            .or(rest.strip_prefix(":"))
+            .unwrap_or(rest),
+    ))
+}
+
 /// Runs a Lua step's file in `sandbox` and returns the function it returns, or why it did
 /// not, in words that fit after the file's name: a syntax error with its line, an error of
 /// the file's top level (a `require` that failed, say), or a value that is not a function.
-pub(super) fn load_lua(sandbox: &Sandbox, step: &Step) -> std::result::Result<Function, String> {
+pub(super) fn load_lua(sandbox: &Sandbox, step: &Step) -> std::result::Result<Function, Failure> {
     let StepKind::Lua { chunk, .. } = &step.kind else {
         unreachable!("only Lua steps are loaded")
     };
-    let chunk = chunk.load(sandbox.lua()).map_err(|e| match e {
-        mlua::Error::SyntaxError { message, .. } => syntax_error(&message, chunk.file()),
-        other => first_message(&SandboxError::Script(other)),
-    })?;
+    let file = chunk.file();
+    let main = chunk
+        .load(sandbox.lua())
+        .map_err(|e| Failure::of_lua(&SandboxError::Script(e), file))?;
     let returned = sandbox
-        .guard(|_| chunk.call::<mlua::Value>(()))
+        .guard(|_| main.call::<mlua::Value>(()))
         .map_err(|e| {
-            format!(
-                "the file failed before returning its function: {}",
-                first_message(&e)
-            )
+            let failure = Failure::of_lua(&e, file);
+            let on_line = failure
+                .line
+                .map_or(String::new(), |l| format!(" on line {l}"));
+            Failure {
+                message: format!(
+                    "the file failed{on_line} before returning its function: {}",
+                    failure.message
+                ),
+                line: None,
+                ..failure
+            }
         })?;
     match returned {
         mlua::Value::Function(f) => Ok(f),
-        other => Err(format!(
-            "the file must return the step's function(data, ctx); it returned {}",
-            // Lua's names for the types: mlua's say "integer".
-            match other {
-                mlua::Value::Nil => "nothing",
-                mlua::Value::Boolean(_) => "a boolean",
-                mlua::Value::Integer(_) | mlua::Value::Number(_) => "a number",
-                mlua::Value::String(_) => "a string",
-                mlua::Value::Table(_) => "a table",
-                mlua::Value::Thread(_) => "a thread",
-                _ => "a userdata",
-            }
-        )),
-    }
-}
-
-/// `syntax error on line N: reason` from Lua's `chunk:N: reason`, where `chunk` is the file
-/// name, or its end after `...` when it is long.
-fn syntax_error(message: &str, chunk_name: &str) -> String {
-    let rest = message
-        .strip_prefix(chunk_name)
-        .and_then(|rest| rest.strip_prefix(':'));
-    let line_and_reason = |rest: &str| {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let line: usize = rest[..digits].parse().ok()?;
-        Some((line, rest[digits..].strip_prefix(": ")?.to_string()))
-    };
-    let found = match rest {
-        Some(rest) => line_and_reason(rest),
-        // The first `:N: ` then.
-        None => message
-            .match_indices(':')
-            .find_map(|(at, _)| line_and_reason(&message[at + 1..])),
-    };
-    match found {
-        Some((line, reason)) => format!("syntax error on line {line}: {reason}"),
-        None => format!("syntax error: {message}"),
-    }
-}
-
-/// What went wrong, without mlua's wrapping and Lua's stack traceback.
-fn first_message(error: &SandboxError) -> String {
-    fn lua(error: &mlua::Error) -> String {
-        match error {
-            mlua::Error::RuntimeError(message) | mlua::Error::SyntaxError { message, .. } => {
-                message.clone()
-            }
-            mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
-                lua(cause)
-            }
-            other => other.to_string(),
-        }
-    }
-    let message = match error {
-        SandboxError::Script(e) => lua(e),
-        other => other.to_string(),
-    };
-    match message.split_once("\nstack traceback:") {
-        Some((first, _)) => first.to_string(),
-        None => message,
+        other => Err(Failure {
+            lua: Some(LuaFailure::Runtime),
+            ..Failure::said(format!(
+                "the file must return the step's function(data, ctx); it returned {}",
+                // Lua's names for the types: mlua's say "integer".
+                match other {
+                    mlua::Value::Nil => "nothing",
+                    mlua::Value::Boolean(_) => "a boolean",
+                    mlua::Value::Integer(_) | mlua::Value::Number(_) => "a number",
+                    mlua::Value::String(_) => "a string",
+                    mlua::Value::Table(_) => "a table",
+                    mlua::Value::Thread(_) => "a thread",
+                    _ => "a userdata",
+                }
+            ))
+        }),
     }
 }
 
@@ -274,26 +351,48 @@ fn first_message(error: &SandboxError) -> String {
 mod tests {
     use super::*;
 
+    fn script(message: &str) -> SandboxError {
+        SandboxError::Script(mlua::Error::RuntimeError(message.to_string()))
+    }
+
     #[test]
-    fn syntax_errors_give_their_line() {
-        assert_eq!(
-            syntax_error(
-                "steps/0001-a.lua:3: unexpected symbol near '='",
-                "steps/0001-a.lua"
-            ),
-            "syntax error on line 3: unexpected symbol near '='"
+    fn a_failure_gives_its_line_in_the_file_without_the_traceback() {
+        let failure = Failure::of_lua(
+            &script("steps/0001-a.lua:3: unexpected symbol\nstack traceback:\n\t[C]: in ?"),
+            "steps/0001-a.lua",
         );
-        // Lua shortens long chunk names from the start.
-        assert_eq!(
-            syntax_error(
-                "...ong/steps/0001-a.lua:12: '=' expected near 'x'",
-                "/a/very/long/steps/0001-a.lua"
+        assert_eq!(failure.text(), "on line 3: unexpected symbol");
+        // Raised where the file has no position: the innermost call in the file says.
+        let failure = Failure::of_lua(
+            &script(
+                "attempt to index a nil value\nstack traceback:\n\t[C]: in ?\n\t\
+                 [C]: in for iterator 'for iterator'\n\t0007-log.lua:7: in function <0007-log.lua:4>",
             ),
+            "0007-log.lua",
+        );
+        assert_eq!(failure.text(), "on line 7: attempt to index a nil value");
+        assert_eq!(failure.lua, Some(LuaFailure::Runtime));
+        // Lua shortens long chunk names from the start.
+        let failure = Failure::of_lua(
+            &SandboxError::Script(mlua::Error::SyntaxError {
+                message: "...ong/steps/0001-a.lua:12: '=' expected near 'x'".to_string(),
+                incomplete_input: false,
+            }),
+            "/a/very/long/steps/0001-a.lua",
+        );
+        assert_eq!(
+            failure.text(),
             "syntax error on line 12: '=' expected near 'x'"
         );
+        // Another file's position stays in the message.
+        let failure = Failure::of_lua(
+            &script("lib/util.lua:2: bad\nstack traceback:\n\t0001-a.lua:5: in function"),
+            "0001-a.lua",
+        );
+        assert_eq!(failure.text(), "on line 5: lib/util.lua:2: bad");
         assert_eq!(
-            syntax_error("something else", "0001-a.lua"),
-            "syntax error: something else"
+            Failure::of_lua(&script("no position"), "a.lua").text(),
+            "no position"
         );
     }
 }
