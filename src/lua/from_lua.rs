@@ -10,10 +10,11 @@ use std::ptr;
 use mlua::{ffi, Lua};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::lazy;
+use super::loan::{self, SharedLoan};
 use super::metatables::Metatables;
 use super::order::{key_order, number_shared_tables};
 use super::raw::{self, lua_bytes};
+use super::slots::{self, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, LAZY_SLOTS, U64_MT, VALUE};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
@@ -43,22 +44,13 @@ pub(crate) fn convert_lent(
         number_shared_tables(&mut value);
     }
     if walker.lent > 0 {
-        lazy::resolve(&mut value, &mut tables.loan.borrow_mut(), end_loan)?;
+        loan::resolve(&mut value, &mut tables.loan.borrow_mut(), end_loan)?;
     }
     if end_loan {
-        lazy::end_loan(tables);
+        tables.loan.borrow_mut().end();
     }
     Ok(value)
 }
-
-/// Stack slots of the arguments the walker runs with.
-const VALUE: c_int = 1;
-const ARRAY_MT: c_int = 2;
-const U64_MT: c_int = 3;
-const BYTES_MT: c_int = 4;
-const CLASS_NAMES: c_int = 5;
-const LAZY_MT: c_int = 6;
-const LAZY_SLOTS: c_int = 7;
 
 /// A key as met while walking a table: integers and strings are kept raw until the table's
 /// shape is known, since most tables turn out to be plain arrays or objects.
@@ -89,7 +81,7 @@ struct Walker {
     /// How many lent tables, never touched, the walk left placeholders for.
     lent: usize,
     /// The loan of the Lua state, for lent tables met as keys.
-    loan: lazy::SharedLoan,
+    loan: SharedLoan,
     /// While converting a key of a keyed table: a lent table there is copied out of its loan
     /// at once, since keys are ordered by their contents.
     in_key: bool,
@@ -111,15 +103,7 @@ impl Walker {
     }
 
     fn pass(&mut self, lua: &Lua, value: &mlua::Value, tables: &Metatables) -> Result<Value> {
-        let args = (
-            value.clone(),
-            tables.array.clone(),
-            tables.u64.clone(),
-            tables.bytes.clone(),
-            tables.class_names.clone(),
-            tables.lazy.clone(),
-            tables.lazy_slots.clone(),
-        );
+        let args = slots::args(tables, value.clone());
         // SAFETY: the walk only reads from the Lua state with functions that do not raise
         // errors (type queries, `lua_next` over a table nobody modifies, raw gets,
         // `lua_checkstack`), so no Lua error can unwind through Rust frames.
@@ -274,15 +258,15 @@ impl Walker {
         if !self.in_key {
             self.lent += 1;
             return Ok(Value::from(Table::Class {
-                name: lazy::PLACEHOLDER.to_string(),
+                name: loan::PLACEHOLDER.to_string(),
                 value: Value::Int(key),
             }));
         }
         let mut copy = Value::from(Table::Class {
-            name: lazy::PLACEHOLDER.to_string(),
+            name: loan::PLACEHOLDER.to_string(),
             value: Value::Int(key),
         });
-        let resolved = lazy::resolve(&mut copy, &mut self.loan.borrow_mut(), false);
+        let resolved = loan::resolve(&mut copy, &mut self.loan.borrow_mut(), false);
         match resolved {
             Ok(()) => Ok(copy),
             Err(e) => self.fail(e.message().to_string()),

@@ -19,6 +19,7 @@ use super::from_lua;
 use super::metatables::Metatables;
 use super::order::key_order;
 use super::raw::{self, lua_bytes};
+use super::slots::{self, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, U64_MT, VALUE};
 use crate::error::Result;
 use crate::text::tags::{is_tag, Shape};
 use crate::text::write::{write_value, TooDeep, Writer, INLINE_NUMBERS};
@@ -50,14 +51,7 @@ fn direct(
 ) -> Result<Option<Vec<u8>>> {
     let mut text = Vec::new();
     let mut walk = Walk::default();
-    let args = (
-        value.clone(),
-        tables.array.clone(),
-        tables.u64.clone(),
-        tables.bytes.clone(),
-        tables.class_names.clone(),
-        tables.lazy.clone(),
-    );
+    let args = slots::args(tables, value.clone());
     // SAFETY: the walk only calls Lua functions that raise no errors (type queries,
     // `lua_next` over tables nobody modifies, raw gets, `lua_checkstack`, pushes of values
     // already in the state), so no Lua error unwinds through Rust frames.
@@ -74,14 +68,6 @@ fn direct(
     };
     Ok(done.then_some(text))
 }
-
-/// Stack slots of the arguments the walk runs with.
-const VALUE: c_int = 1;
-const ARRAY_MT: c_int = 2;
-const U64_MT: c_int = 3;
-const BYTES_MT: c_int = 4;
-const CLASS_NAMES: c_int = 5;
-const LAZY_MT: c_int = 6;
 
 /// The walk met something it leaves to the tree (see the module's documentation).
 struct GiveUp;

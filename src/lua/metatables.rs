@@ -4,7 +4,7 @@
 
 use mlua::{Lua, Table};
 
-use super::lazy::SharedLoan;
+use super::loan::SharedLoan;
 
 /// The tables the conversions and the Lua library share, one set per Lua state.
 #[derive(Clone)]

@@ -32,19 +32,24 @@
 //! Inside, data flows one way: `from_lua.rs` and `to_lua.rs` convert with the tables of
 //! `metatables.rs`, `text_to_lua.rs` and `lua_to_text.rs` go between Lua and save text with
 //! no tree (falling back on the tree where the graph needs it); all of them run on Lua's raw
-//! stack through `raw.rs`; `library.rs` (the `savechain` library) calls them; `sandbox/` installs
-//! the library and the budgeted string functions of `patterns/`.
+//! stack through `raw.rs`, with the tables in the slots `slots.rs` declares; `lazy.rs` lends
+//! documents a table at a time, filling them through `to_lua.rs`, and `loan.rs` keeps what is
+//! lent until `from_lua.rs` puts it back; `library.rs` (the `savechain` library) calls the
+//! conversions; `sandbox/` installs the library and the budgeted string functions of
+//! `patterns/`; `chunk.rs` compiles the Lua they all load once, for every state.
 
 mod chunk;
 mod from_lua;
 pub(crate) mod lazy;
 pub(crate) mod library;
+mod loan;
 mod lua_to_text;
 mod metatables;
 mod order;
 mod patterns;
 mod raw;
 mod sandbox;
+mod slots;
 mod text_to_lua;
 mod to_lua;
 

@@ -8,9 +8,10 @@ use std::ptr;
 use mlua::{ffi, Lua};
 use rustc_hash::FxHashSet;
 
-use super::lazy::{self, Loan};
+use super::loan::Loan;
 use super::metatables::Metatables;
 use super::raw;
+use super::slots::{self, ARRAY_MT, BYTES_MT, CLASSES, LAZY_MT, LAZY_SLOTS, REFS, TARGET, U64_MT};
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
@@ -41,17 +42,13 @@ pub(crate) fn make_value(
     push: impl FnOnce(*mut ffi::lua_State, &mut Builder) -> Step,
 ) -> Result<mlua::Value> {
     let mut builder = Builder::for_tables(tables);
-    let args = (
-        tables.array.clone(),
-        tables.u64.clone(),
-        tables.bytes.clone(),
-        tables.classes.clone(),
-    );
+    let args = slots::args(tables, mlua::Nil);
     // SAFETY: the closure's frames and those of `push` hold only references and integers
     // (see above).
     let (result, _) = unsafe {
         raw::on_stack::<mlua::Value, _>(lua, args, |state| {
-            ffi::lua_createtable(state, 0, 0); // REFS
+            ffi::lua_createtable(state, 0, 0);
+            ffi::lua_replace(state, REFS);
             if builder.check_library_metatables(state).is_ok() && push(state, &mut builder).is_ok()
             {
                 ffi::lua_replace(state, 1);
@@ -75,15 +72,7 @@ pub(crate) fn fill_lent(
     value: Value,
 ) -> Result<()> {
     let mut builder = Builder::for_tables(tables);
-    let args = (
-        tables.array.clone(),
-        tables.u64.clone(),
-        tables.bytes.clone(),
-        tables.classes.clone(),
-        target.clone(),
-        tables.lazy.clone(),
-        tables.lazy_slots.clone(),
-    );
+    let args = slots::args(tables, target.clone());
     // The members wait outside the frames Lua may unwind (see below), each taken in turn.
     let mut members = match value {
         Value::Array(items) => Members::Items(items),
@@ -120,13 +109,6 @@ enum Members {
     Items(Vec<Value>),
     Entries(Vec<(crate::value::Key, Value)>),
 }
-
-/// Stack slots of the arguments and the table of shared tables by id.
-const ARRAY_MT: c_int = 1;
-const U64_MT: c_int = 2;
-const BYTES_MT: c_int = 3;
-const CLASSES: c_int = 4;
-const REFS: c_int = 5;
 
 /// Pushes document values on the raw Lua stack, keeping the shared tables met so far.
 pub(crate) struct Builder {
@@ -198,7 +180,7 @@ impl Builder {
         step
     }
 
-    /// Fills the lent table at `lazy::TARGET` with `members`, each taken out in turn.
+    /// Fills the lent table at `TARGET` with `members`, each taken out in turn.
     unsafe fn fill_lent(
         &mut self,
         l: *mut ffi::lua_State,
@@ -209,7 +191,7 @@ impl Builder {
             Members::Items(items) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     self.push_lent(l, item, loan)?;
-                    ffi::lua_rawseti(l, lazy::TARGET, i as i64 + 1);
+                    ffi::lua_rawseti(l, TARGET, i as i64 + 1);
                 }
                 if items.is_empty() {
                     ffi::lua_pushvalue(l, ARRAY_MT);
@@ -221,12 +203,12 @@ impl Builder {
                 for (key, item) in entries.iter_mut() {
                     push_bytes(l, key.as_bytes());
                     self.push_lent(l, item, loan)?;
-                    ffi::lua_rawset(l, lazy::TARGET);
+                    ffi::lua_rawset(l, TARGET);
                 }
                 ffi::lua_pushnil(l);
             }
         }
-        ffi::lua_setmetatable(l, lazy::TARGET);
+        ffi::lua_setmetatable(l, TARGET);
         Ok(())
     }
 
@@ -246,7 +228,7 @@ impl Builder {
         }
         let key = loan.lend(std::mem::take(value));
         ffi::lua_createtable(l, 0, 0);
-        lazy::mark_lent(l, key);
+        mark_lent(l, key);
         Ok(())
     }
 
@@ -426,6 +408,15 @@ unsafe fn has_finalizer(l: *mut ffi::lua_State, slot: c_int) -> bool {
     let found = ffi::lua_rawget(l, slot) != ffi::LUA_TNIL;
     ffi::lua_pop(l, 1);
     found
+}
+
+/// Makes the table on top of the stack a lent table, in the loan's slot `key`.
+unsafe fn mark_lent(l: *mut ffi::lua_State, key: i64) {
+    ffi::lua_pushvalue(l, LAZY_MT);
+    ffi::lua_setmetatable(l, -2);
+    ffi::lua_pushvalue(l, -1);
+    ffi::lua_pushinteger(l, key);
+    ffi::lua_rawset(l, LAZY_SLOTS);
 }
 
 /// Pushes a Lua string of `bytes`.

@@ -1,0 +1,150 @@
+//! The parts of a document lent to Lua and not yet touched, each in a slot a lent table
+//! names, and their way back into the document converted from Lua (`resolve`). Lending
+//! itself, the tables and their filling, is `lazy.rs`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::value::{Table, Value};
+
+/// The parts of a document lent to Lua and not yet touched, by slot. A slot is taken when
+/// its table is filled or the loan ends.
+#[derive(Debug)]
+pub(crate) struct Loan {
+    /// Counts loans, so that a table kept from an earlier one is known as such.
+    generation: u32,
+    slots: Vec<Option<Value>>,
+    /// Tables of at most this many values are converted with the table they are in rather
+    /// than lent ([`LEND_ABOVE`]; tests set 0 to lend every table).
+    pub(crate) lend_above: usize,
+}
+
+/// Tables of at most this many values, counting everything in them, are converted with the
+/// table they are in rather than lent: lending and filling a table costs a few
+/// microseconds, as much as converting a dozen values, and a step that touches a table
+/// usually goes on into its small tables (a planet's position, a ship's cargo). Measured on
+/// the half chain of `benches/upgrade.rs`: 8 and 32 were slower, 64 much slower.
+pub(crate) const LEND_ABOVE: usize = 16;
+
+impl Default for Loan {
+    fn default() -> Loan {
+        Loan {
+            generation: 0,
+            slots: Vec::new(),
+            lend_above: LEND_ABOVE,
+        }
+    }
+}
+
+/// The loan of a Lua state, shared by the conversions and the materializing function.
+pub(crate) type SharedLoan = Rc<RefCell<Loan>>;
+
+/// How a table's place in a loan is written in `lazy_slots`: the loan's generation above,
+/// the slot below.
+fn slot_key(generation: u32, slot: usize) -> i64 {
+    (i64::from(generation) << 32) | slot as i64
+}
+
+impl Loan {
+    /// Puts `value` in a new slot; returns the key `lazy_slots` keeps for it.
+    pub(crate) fn lend(&mut self, value: Value) -> i64 {
+        self.slots.push(Some(value));
+        slot_key(self.generation, self.slots.len() - 1)
+    }
+
+    /// The value of the slot `key` names, taken (the table is being filled) or copied
+    /// (converted elsewhere while the table stays lent); `None` for a key of another loan
+    /// or a slot taken already.
+    pub(crate) fn get(&mut self, key: i64, take: bool) -> Option<Value> {
+        if (key >> 32) as u32 != self.generation {
+            return None;
+        }
+        let slot = self.slots.get_mut((key & 0xffff_ffff) as usize)?;
+        if take {
+            slot.take()
+        } else {
+            slot.clone()
+        }
+    }
+
+    /// Whether `value`, met as a member of a table being filled, gets a lent table of its
+    /// own rather than being converted with it: a non-empty array or object of more than
+    /// `lend_above` values.
+    pub(crate) fn worth_lending(&self, value: &Value) -> bool {
+        let non_empty = match value {
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(map) => !map.is_empty(),
+            _ => false,
+        };
+        non_empty && !fits(value, &mut { self.lend_above })
+    }
+
+    /// Ends the loan: tables of it still in Lua are dead (touching them is an error).
+    pub(crate) fn end(&mut self) {
+        self.slots.clear();
+        self.generation = self.generation.wrapping_add(1);
+    }
+}
+
+/// Whether `value` holds at most `budget` values, itself included; counts down `budget` and
+/// stops as soon as it runs out.
+fn fits(value: &Value, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match value {
+        Value::Array(items) => items.iter().all(|v| fits(v, budget)),
+        Value::Object(map) => map.iter().all(|(_, v)| fits(v, budget)),
+        Value::Table(table) => match &**table {
+            Table::Keyed(entries) => entries
+                .iter()
+                .all(|(k, v)| fits(k, budget) && fits(v, budget)),
+            Table::Class { value, .. } | Table::Shared { value, .. } => fits(value, budget),
+            Table::Ref(_) => true,
+        },
+        _ => true,
+    }
+}
+
+/// The class name of the placeholder that the Lua-to-document conversion leaves where it
+/// meets a lent table, with the slot's key as its value; [`resolve`] puts the lent value
+/// there. No real class can have it: class names come from Lua, and this one is replaced
+/// before the conversion returns.
+pub(crate) const PLACEHOLDER: &str = "\u{0}savechain lent table";
+
+/// Puts back, in a document converted from Lua, the lent values its placeholders stand for:
+/// taken when the loan ends with it, copied otherwise (a step encoding a part of its data).
+pub(crate) fn resolve(value: &mut Value, loan: &mut Loan, take: bool) -> Result<()> {
+    match value {
+        Value::Array(items) => items.iter_mut().try_for_each(|v| resolve(v, loan, take)),
+        Value::Object(map) => map.iter_mut().try_for_each(|(_, v)| resolve(v, loan, take)),
+        Value::Table(table) => {
+            let key = match &mut **table {
+                Table::Class { name, value } if name == PLACEHOLDER => match value {
+                    Value::Int(key) => *key,
+                    _ => unreachable!("a placeholder holds its key"),
+                },
+                Table::Class { value, .. } | Table::Shared { value, .. } => {
+                    return resolve(value, loan, take)
+                }
+                Table::Keyed(entries) => {
+                    return entries.iter_mut().try_for_each(|(k, v)| {
+                        resolve(k, loan, take)?;
+                        resolve(v, loan, take)
+                    })
+                }
+                Table::Ref(_) => return Ok(()),
+            };
+            *value = loan.get(key, take).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Lua,
+                    "a table of a save whose upgrade is over was kept past its run",
+                )
+            })?;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,47 @@
+//! Where each table sits on Lua's raw stack while Rust walks Lua values (`from_lua.rs`,
+//! `lua_to_text.rs`) or builds them (`to_lua.rs`, and through it `text_to_lua.rs` and the
+//! fills of lent tables): one layout for all of them, declared here and pushed by [`args`].
+
+use std::ffi::c_int;
+
+use mlua::{IntoLua, Table};
+
+use super::metatables::Metatables;
+
+/// [`Metatables::array`].
+pub(super) const ARRAY_MT: c_int = 1;
+/// [`Metatables::u64`].
+pub(super) const U64_MT: c_int = 2;
+/// [`Metatables::bytes`].
+pub(super) const BYTES_MT: c_int = 3;
+/// [`Metatables::classes`]: class name to metatable.
+pub(super) const CLASSES: c_int = 4;
+/// [`Metatables::class_names`]: metatable to class name.
+pub(super) const CLASS_NAMES: c_int = 5;
+/// [`Metatables::lazy`].
+pub(super) const LAZY_MT: c_int = 6;
+/// [`Metatables::lazy_slots`].
+pub(super) const LAZY_SLOTS: c_int = 7;
+/// What the work is on, given after the tables: the value a walk starts from.
+pub(super) const VALUE: c_int = 8;
+/// A build's shared tables by id, made in the slot after the tables.
+pub(super) const REFS: c_int = 8;
+/// The lent table a fill fills, after the shared tables by id.
+pub(super) const TARGET: c_int = 9;
+
+/// The arguments that put the tables of `tables` in their slots, followed by `more`.
+pub(super) fn args<M: IntoLua>(
+    tables: &Metatables,
+    more: M,
+) -> (Table, Table, Table, Table, Table, Table, Table, M) {
+    (
+        tables.array.clone(),
+        tables.u64.clone(),
+        tables.bytes.clone(),
+        tables.classes.clone(),
+        tables.class_names.clone(),
+        tables.lazy.clone(),
+        tables.lazy_slots.clone(),
+        more,
+    )
+}
