@@ -30,6 +30,10 @@ pub enum ErrorKind {
     Lua,
     /// The upgrade chain is malformed, a save's version is outside it, or a step failed.
     Upgrade,
+    /// Another program wrote the file while it was being upgraded or formatted, or held
+    /// the file's lock too long: the file was left as the other program has it, and
+    /// running again does the work on its new content.
+    Changed,
 }
 
 /// A line and column in the text, both counted from 1; the column counts characters.
