@@ -30,6 +30,10 @@ pub enum ErrorKind {
     Lua,
     /// The upgrade chain is malformed, a save's version is outside it, or a step failed.
     Upgrade,
+    /// Another program wrote the file while it was being upgraded or formatted, or held
+    /// the file's lock too long: the file was left as the other program has it, and
+    /// running again does the work on its new content.
+    Changed,
 }
 
 /// Why Lua failed, so that a game can tell a script that ran out of a limit from one that

@@ -1,21 +1,29 @@
-//! Safe file writes: bytes to a file that is replaced whole or not at all, and the removal
-//! of what writes that were killed left behind.
+//! Safe file writes: bytes to a file that is replaced whole or not at all, under a lock
+//! that the library's writers respect; reading only regular files (never waiting on a
+//! FIFO); and the removal of what killed writes left behind.
 
 use std::ffi::OsStr;
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorKind};
 
 /// What the name of every temporary file of [`write_atomic`] holds:
 /// `.<name>.savechain-<random>.tmp`, hidden, beside the file it will replace.
 const TEMPORARY_MARK: &str = ".savechain-";
 const TEMPORARY_SUFFIX: &str = ".tmp";
 
-/// A temporary file this old, that no writer holds locked, was left by a write that did
-/// not finish (a killed run). A writer locks its file the moment it is made, so the age
-/// only covers that instant; it is generous so that clocks a little apart cannot matter.
-const STALE_AFTER: Duration = Duration::from_secs(5);
+/// How long an upgrade or a format waits for a save that another writer holds locked,
+/// before it fails that save: a game storing a save holds it for a moment; a longer hold is
+/// another run working on the same save, and two runs each waiting for a save the other
+/// holds must not wait forever.
+pub(crate) const LOCK_WAIT: Duration = if cfg!(test) {
+    Duration::from_millis(300)
+} else {
+    Duration::from_secs(10)
+};
 
 /// Replaces the file at `path` with `bytes` atomically.
 ///
@@ -23,23 +31,348 @@ const STALE_AFTER: Duration = Duration::from_secs(5);
 /// systems), which is flushed to disk and then renamed over `path`. A crash at any moment
 /// leaves either the old file or the new one, never a mix; the temporary file is removed on
 /// failure. An existing file keeps its permissions and, where the writer may set it (root
-/// upgrading a player's saves), its owner.
+/// upgrading a player's saves), its owner. A FIFO, socket or device at `path` is refused,
+/// never replaced nor waited on.
+///
+/// While it writes, it holds the existing file's lock, the one savechain's upgrades hold
+/// from reading a save to replacing it: a write that comes while a save is being upgraded
+/// waits for the upgrade to finish, and then replaces the upgraded save, so the newest
+/// write is what the file holds. On a file system that has no locks (some network file
+/// systems) it writes without one.
 pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
-    write_atomic_like(path.as_ref(), bytes, None)
+    let path = path.as_ref();
+    let _held = hold(path, Wait::Forever)?;
+    write_atomic_like(path, bytes, None).map(drop)
 }
 
-/// [`write_atomic`], giving a new file the permissions and owner of `like` (a backup or a
-/// cache those of its save), so that what is written beside a save is as private as it.
-pub(crate) fn write_atomic_like(path: &Path, bytes: &[u8], like: Option<&Path>) -> io::Result<()> {
+/// [`write_atomic`] without taking the existing file's lock (a backup or a cache, or a
+/// file whose lock the caller holds), giving a new file the permissions and owner of
+/// `like` (a backup or a cache those of its save), so that what is written beside a save is
+/// as private as it. Returns the file renamed into place, still locked: whoever waits for
+/// the lock of `path` waits until it is dropped.
+pub(crate) fn write_atomic_like(
+    path: &Path,
+    bytes: &[u8],
+    like: Option<&Path>,
+) -> io::Result<fs::File> {
     let pending = write_temporary(path, bytes, like)?;
-    pending.temp.as_file().sync_all()?;
+    pending.sync()?;
     let dir = pending.dir.clone();
-    pending.rename()?;
+    let file = pending.rename()?;
     // The file is replaced by now. Failing to flush the folder only weakens durability
     // across a power cut; reporting the write as failed would be wrong, so this is best
     // effort.
     let _ = sync_dir(&dir);
-    Ok(())
+    Ok(file)
+}
+
+/// How long [`hold`] waits for a file that another writer holds locked.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    /// Until the other writer is done: a game's store waits for a running upgrade.
+    Forever,
+    /// At most this long, then `hold` fails with [`io::ErrorKind::WouldBlock`].
+    UpTo(Duration),
+}
+
+/// A file locked against savechain's other writers (an advisory lock: `flock` on Unix),
+/// from reading it to replacing it. Dropping it releases the lock.
+#[derive(Debug)]
+pub(crate) struct Held {
+    file: fs::File,
+    path: PathBuf,
+}
+
+/// Locks the file at `path` (the file a link names), waiting as `wait` says. `None` when
+/// there is no file there (a new save: there is nothing to lock). A FIFO, socket, device
+/// or folder is refused.
+///
+/// A rename replaces the file a path names, and the lock stays with the old file: a writer
+/// that waited for the lock may find, once it has it, that the path names another file
+/// (the one the lock's holder renamed into place). It then locks that one instead, so the
+/// lock it returns is always on the file the path names.
+pub(crate) fn hold(path: &Path, wait: Wait) -> io::Result<Option<Held>> {
+    let deadline = match wait {
+        Wait::Forever => None,
+        Wait::UpTo(wait) => Some(Instant::now() + wait),
+    };
+    loop {
+        let file = match open_regular(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            other => other?,
+        };
+        if !lock(&file, deadline)? || names_file(path, &file) {
+            return Ok(Some(Held {
+                file,
+                path: path.to_path_buf(),
+            }));
+        }
+    }
+}
+
+/// Locks `file`, waiting until `deadline` at most (`None`: for as long as it takes).
+/// `false` when the file system has no locks: the caller goes on without one.
+fn lock(file: &fs::File, deadline: Option<Instant>) -> io::Result<bool> {
+    let Some(deadline) = deadline else {
+        return match file.lock() {
+            Ok(()) => Ok(true),
+            Err(e) if locks_unsupported(&e) => Ok(false),
+            Err(e) => Err(e),
+        };
+    };
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(fs::TryLockError::WouldBlock) => {}
+            Err(fs::TryLockError::Error(e)) if locks_unsupported(&e) => return Ok(false),
+            Err(fs::TryLockError::Error(e)) => return Err(e),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "another program holds the file's lock",
+            ));
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Whether a lock failed because the file system cannot lock (some network file
+/// systems), rather than because of the file.
+fn locks_unsupported(e: &io::Error) -> bool {
+    if e.kind() == io::ErrorKind::Unsupported {
+        return true;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        // EBADF: NFS takes `flock` as a byte-range lock, which a file open only for
+        // reading cannot have.
+        matches!(
+            e.raw_os_error(),
+            Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::ENOSYS | libc::EBADF)
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+/// [`hold`] for a save about to be upgraded or formatted in place: waits [`LOCK_WAIT`] at
+/// most, with errors that say what to do.
+pub(crate) fn hold_save(path: &Path) -> crate::Result<Option<Held>> {
+    hold(path, Wait::UpTo(LOCK_WAIT)).map_err(|e| {
+        if e.kind() == io::ErrorKind::WouldBlock {
+            Error::new(
+                ErrorKind::Changed,
+                format!(
+                    "another program held the save's lock for {} s (a game storing it, or \
+                     another run working on it), so it is left as it is; run again once it \
+                     is done",
+                    LOCK_WAIT.as_secs_f32()
+                ),
+            )
+        } else {
+            Error::io(e, "cannot read the file")
+        }
+    })
+}
+
+/// The length and hash of a file's bytes as they were read: what they must still be when
+/// the file is replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fingerprint {
+    len: usize,
+    hash: u128,
+}
+
+impl Fingerprint {
+    pub(crate) fn of(bytes: &[u8]) -> Fingerprint {
+        Fingerprint {
+            len: bytes.len(),
+            hash: xxhash_rust::xxh3::xxh3_128(bytes),
+        }
+    }
+}
+
+/// What is being done to a held file, for the error that says it changed meanwhile.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Work {
+    Upgrade,
+    Format,
+}
+
+impl Held {
+    /// The file's bytes, read through the locked descriptor.
+    pub(crate) fn read(&self) -> io::Result<Vec<u8>> {
+        #[cfg(test)]
+        if let Some(Err(e)) = watch::record(folder_of(&self.path), "read", &self.path) {
+            return Err(e);
+        }
+        let mut file = &self.file;
+        file.seek(io::SeekFrom::Start(0))?;
+        let mut bytes = Vec::with_capacity(self.file.metadata().map_or(0, |m| m.len() as usize));
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// The fingerprint of the file's bytes now, read through the locked descriptor a
+    /// piece at a time (a large save is not held twice in memory).
+    fn fingerprint_now(&self) -> io::Result<Fingerprint> {
+        let mut file = &self.file;
+        file.seek(io::SeekFrom::Start(0))?;
+        let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
+        let mut piece = vec![0; 1 << 18];
+        let mut len = 0;
+        loop {
+            match file.read(&mut piece) {
+                Ok(0) => break,
+                Ok(n) => {
+                    hasher.update(&piece[..n]);
+                    len += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Fingerprint {
+            len,
+            hash: hasher.digest128(),
+        })
+    }
+
+    /// Fails, saying so, when the path no longer names the locked file with the bytes that
+    /// were `read`: a program that does not take the lock replaced, rewrote or removed it.
+    /// Called right before the file is replaced; what that program writes between this
+    /// check and the rename (microseconds) is the one window left.
+    pub(crate) fn check_unchanged(&self, read: &Fingerprint, work: Work) -> crate::Result<()> {
+        #[cfg(test)]
+        if let Some(Err(e)) = watch::record(folder_of(&self.path), "check", &self.path) {
+            return Err(Error::io(e, "cannot read the file"));
+        }
+        let how = match fs::metadata(&self.path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Some("removed it"),
+            Err(e) => return Err(Error::io(e, "cannot read the file")),
+            Ok(now) if !same_file(&now, &self.file.metadata()?) => Some("replaced it"),
+            Ok(_) => {
+                let now = self
+                    .fingerprint_now()
+                    .map_err(|e| Error::io(e, "cannot read the file"))?;
+                (now != *read).then_some("rewrote it")
+            }
+        };
+        let Some(how) = how else { return Ok(()) };
+        let (doing, redo) = match work {
+            Work::Upgrade => ("upgraded", "upgrade"),
+            Work::Format => ("formatted", "format"),
+        };
+        Err(Error::new(
+            ErrorKind::Changed,
+            format!(
+                "the save changed while it was being {doing} (another program {how}), so it \
+                 is left as that program made it; run again to {redo} its new content"
+            ),
+        ))
+    }
+}
+
+/// Whether `path` (through links) names the file open as `file`.
+fn names_file(path: &Path, file: &fs::File) -> bool {
+    match (fs::metadata(path), file.metadata()) {
+        (Ok(at_path), Ok(open)) => same_file(&at_path, &open),
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &fs::Metadata, _: &fs::Metadata) -> bool {
+    // No portable file identity; the bytes are still compared.
+    true
+}
+
+/// Opens the file at `path` for reading, refusing anything that is not a regular file (a
+/// FIFO, whose opening and reading wait for a writer; a device; a folder) without waiting
+/// on it: the type is checked on the descriptor opened.
+pub(crate) fn open_regular(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    // Opening a FIFO without O_NONBLOCK waits for a writer.
+    #[cfg(target_os = "linux")]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | libc::O_NOCTTY,
+    );
+    #[cfg(not(target_os = "linux"))]
+    require_regular(&fs::metadata(path)?)?;
+    let file = options.open(path)?;
+    require_regular(&file.metadata()?)?;
+    Ok(file)
+}
+
+/// The bytes of the regular file at `path` ([`open_regular`]).
+pub(crate) fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// An error unless `metadata` is a regular file's, saying what it is instead.
+pub(crate) fn require_regular(metadata: &fs::Metadata) -> io::Result<()> {
+    if metadata.is_file() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "it is {}, not a regular file",
+            kind_of(&metadata.file_type())
+        ),
+    ))
+}
+
+/// What a file that is not a regular file is, in words.
+pub(crate) fn kind_of(file_type: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        } else if file_type.is_socket() {
+            return "a socket";
+        } else if file_type.is_char_device() {
+            return "a character device";
+        } else if file_type.is_block_device() {
+            return "a block device";
+        }
+    }
+    if file_type.is_dir() {
+        "a folder"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "neither a file nor a folder"
+    }
+}
+
+/// Whether `file_type` is a FIFO, socket or device: what a write never replaces.
+fn is_special(file_type: &fs::FileType) -> bool {
+    !file_type.is_file() && !file_type.is_dir() && !file_type.is_symlink()
+}
+
+#[cfg(test)]
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Folders whose renames are flushed together, once, at the end of a batch: each file's
@@ -93,13 +426,20 @@ impl Pending {
         self.len
     }
 
-    /// Renames the temporary over its file; the folder is not flushed.
-    pub(crate) fn rename(self) -> io::Result<()> {
+    /// Flushes its bytes to disk (one file; a group uses [`make_durable`]).
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        self.temp.as_file().sync_all()
+    }
+
+    /// Renames the temporary over its file; the folder is not flushed. Returns the file
+    /// renamed, still locked, so that the file the path names is locked from the instant
+    /// of the rename until it is dropped.
+    pub(crate) fn rename(self) -> io::Result<fs::File> {
         #[cfg(test)]
         if let Some(watch) = watch::record(&self.dir, "rename", &self.path) {
             watch?;
         }
-        self.temp.persist(&self.path).map(drop).map_err(|e| e.error)
+        self.temp.persist(&self.path).map_err(|e| e.error)
     }
 }
 
@@ -125,6 +465,17 @@ pub(crate) fn write_temporary(
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
+    let existing = fs::metadata(path).ok();
+    if let Some(special) = existing.as_ref().filter(|m| is_special(&m.file_type())) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {}, not a regular file, so it is left as it is",
+                path.display(),
+                kind_of(&special.file_type())
+            ),
+        ));
+    }
     let prefix = temporary_prefix(name);
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(TEMPORARY_SUFFIX);
@@ -132,15 +483,27 @@ pub(crate) fn write_temporary(
     // owner-only mode of a temporary file.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut temp = builder.tempfile_in(dir)?;
-    // Held until the file is renamed and closed: another run that finds it while it is
-    // being written, or waits for its group's flush, leaves it alone
-    // (remove_stale_temporaries).
-    temp.as_file().lock()?;
+    let mut attempts = 0;
+    let mut temp = loop {
+        let temp = builder.tempfile_in(dir)?;
+        // Held until the file is renamed and closed: another run that finds it while it is
+        // being written, or waits for its group's flush, leaves it alone
+        // (remove_stale_temporaries).
+        temp.as_file().lock()?;
+        // That run removes what no writer holds, and may have removed this one in the
+        // instant between its making and its locking: then make another.
+        if names_file(temp.path(), temp.as_file()) {
+            break temp;
+        }
+        attempts += 1;
+        if attempts == 10 {
+            return Err(io::Error::other(
+                "another program keeps removing the temporary files made in this folder",
+            ));
+        }
+    };
     temp.write_all(bytes)?;
-    let model = fs::metadata(path)
-        .ok()
-        .or_else(|| like.and_then(|l| fs::metadata(l).ok()));
+    let model = existing.or_else(|| like.and_then(|l| fs::metadata(l).ok()));
     if let Some(model) = model {
         take_owner(temp.as_file(), &model)?;
         temp.as_file().set_permissions(model.permissions())?;
@@ -302,8 +665,13 @@ pub(crate) fn is_temporary(file_name: &OsStr) -> bool {
 }
 
 /// Removes from `dir` (not its subfolders) the temporary files of [`write_atomic`] that a
-/// killed write left behind: only files named as ours, only when no writer holds them and
-/// they are a few seconds old. Returns the files removed.
+/// killed write left behind: only files named as ours, only when no writer holds them.
+/// Returns the files removed.
+///
+/// A writer locks its temporary before writing to it and keeps the lock until the rename,
+/// and a lock dies with its process: a temporary nobody holds is a dead run's, whatever its
+/// age. One removed in the instant between its making and its locking is seen by its
+/// writer, which makes another ([`write_temporary`]).
 pub(crate) fn remove_stale_temporaries(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     for entry in fs::read_dir(dir)? {
@@ -312,30 +680,30 @@ pub(crate) fn remove_stale_temporaries(dir: &Path) -> io::Result<Vec<PathBuf>> {
             continue;
         }
         let path = entry.path();
-        if is_stale(&path).unwrap_or(false) {
-            match fs::remove_file(&path) {
-                Ok(()) => removed.push(path),
-                // Another run removed it, or renamed it into place, first.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
+        match remove_if_abandoned(&path) {
+            Ok(true) => removed.push(path),
+            Ok(false) => {}
+            // Another run removed it, or its writer renamed it into place, first.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(removed)
 }
 
-fn is_stale(path: &Path) -> io::Result<bool> {
-    let file = fs::File::open(path)?;
-    let age = file
-        .metadata()?
-        .modified()?
-        .elapsed()
-        .unwrap_or(Duration::ZERO);
-    if age < STALE_AFTER {
+/// Removes the temporary file at `path` if no writer holds it; whether it did.
+fn remove_if_abandoned(path: &Path) -> io::Result<bool> {
+    let file = open_regular(path)?;
+    if file.try_lock().is_err() {
         return Ok(false);
     }
-    // A writer holds its lock until the rename; if we get it, nobody is writing.
-    Ok(file.try_lock().is_ok())
+    // Renamed into place by its writer between the opening and the locking: a save now.
+    if !names_file(path, &file) {
+        return Ok(false);
+    }
+    // Removed while locked, so that its writer, if it was just made, sees it gone.
+    fs::remove_file(path)?;
+    Ok(true)
 }
 
 /// Flushes a folder's entries, so that a rename inside it survives a power cut.
@@ -353,51 +721,83 @@ pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// For tests: the flushes and renames of files in a watched folder, in order, and failures
-/// made to order.
+/// For tests: the reads, checks, flushes and renames of files in a watched folder, in
+/// order; failures made to order; and something done at a chosen moment (another program
+/// writing a save while it is upgraded).
 #[cfg(test)]
 pub(crate) mod watch {
     use std::io;
     use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
+
+    type Action = Arc<dyn Fn(&Path) + Send + Sync>;
 
     struct Watched {
         dir: PathBuf,
         fail: Option<&'static str>,
+        act: Option<(&'static str, Action)>,
         log: Vec<String>,
     }
 
     static WATCHED: Mutex<Vec<Watched>> = Mutex::new(Vec::new());
 
     /// Records what is done in `dir` (a folder of a test's own); `fail`: the operation
-    /// (`"flush files"`, `"rename"`, `"flush folder"`) that fails there, each time.
+    /// (`"flush files"`, `"rename"`, `"flush folder"`, `"read"`, `"check"`) that fails
+    /// there, each time.
     pub(crate) fn watch(dir: &Path, fail: Option<&'static str>) {
-        let mut watched = WATCHED.lock().unwrap();
+        let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
         watched.retain(|w| w.dir != dir);
         watched.push(Watched {
             dir: dir.to_path_buf(),
             fail,
+            act: None,
             log: Vec::new(),
         });
     }
 
-    /// What was done in `dir`, in order: `flush files <count>`, `rename <name>`,
-    /// `flush folder`.
+    /// Watches `dir` and runs `action` on the file (or count) of each `operation` there,
+    /// just before the operation.
+    pub(crate) fn act(
+        dir: &Path,
+        operation: &'static str,
+        action: impl Fn(&Path) + Send + Sync + 'static,
+    ) {
+        watch(dir, None);
+        let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        let watch = watched
+            .iter_mut()
+            .find(|w| w.dir == dir)
+            .expect("just added");
+        watch.act = Some((operation, Arc::new(action)));
+    }
+
+    /// What was done in `dir`, in order: `read <name>`, `flush files <count>`,
+    /// `rename <name>`, `flush folder`, `check <name>`.
     pub(crate) fn log(dir: &Path) -> Vec<String> {
-        let watched = WATCHED.lock().unwrap();
+        let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
         let watch = watched.iter().find(|w| w.dir == dir);
         watch.map(|w| w.log.clone()).unwrap_or_default()
     }
 
-    /// Records `operation` in `dir`, on `what` (a file, a count); `Some` when the folder
-    /// is watched, with the error asked for.
+    /// Records `operation` in `dir`, on `what` (a file, a count), after running the action
+    /// asked for; `Some` when the folder is watched, with the error asked for.
     pub(super) fn record(dir: &Path, operation: &str, what: &Path) -> Option<io::Result<()>> {
+        let action = {
+            let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+            let watch = watched.iter().find(|w| w.dir == dir)?;
+            let action = watch.act.as_ref().filter(|(op, _)| *op == operation);
+            action.map(|(_, action)| action.clone())
+        };
+        // Run unlocked: the action may read and write files in the folder.
+        if let Some(action) = action {
+            action(what);
+        }
         let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
         let watch = watched.iter_mut().find(|w| w.dir == dir)?;
-        let what = what.file_name().unwrap_or_default().to_string_lossy();
+        let name = what.file_name().unwrap_or_default().to_string_lossy();
         watch
             .log
-            .push(format!("{operation} {what}").trim_end().to_string());
+            .push(format!("{operation} {name}").trim_end().to_string());
         Some(if watch.fail == Some(operation) {
             Err(io::Error::other(format!(
                 "{operation} failed (made to by a test)"
@@ -411,7 +811,8 @@ pub(crate) mod watch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
 
     #[test]
     fn replaces_whole_file_and_leaves_no_temporary() {
@@ -464,34 +865,124 @@ mod tests {
     }
 
     #[test]
-    fn stale_temporaries_are_removed_and_live_ones_kept() {
+    fn temporaries_nobody_holds_are_removed_at_once_and_held_ones_kept() {
         let dir = tempfile::tempdir().unwrap();
-        let old = SystemTime::now() - Duration::from_secs(60);
         let make = |name: &str| {
             let path = dir.path().join(name);
             fs::write(&path, b"partial").unwrap();
             let file = fs::File::options().write(true).open(&path).unwrap();
-            file.set_modified(old).unwrap();
             (path, file)
         };
-        let (stale, _) = make(".a.json.savechain-x1y2z3.tmp");
+        // Left a moment ago by a killed run: its lock died with it, whatever the file's age.
+        let (fresh, _) = make(".c.json.savechain-q1w2e3.tmp");
+        let (old, old_file) = make(".a.json.savechain-x1y2z3.tmp");
+        old_file
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
         let (held, held_file) = make(".b.json.savechain-a1b2c3.tmp");
         held_file.lock().unwrap();
         // Not ours: an editor's swap file, another program's temporary.
         let (foreign, _) = make(".a.json.swp");
         let (other_tmp, _) = make(".a.json.abc123.tmp");
-        let (fresh, _) = make(".c.json.savechain-q1w2e3.tmp");
-        fs::File::options()
-            .write(true)
-            .open(&fresh)
-            .unwrap()
-            .set_modified(SystemTime::now())
-            .unwrap();
-        let removed = remove_stale_temporaries(dir.path()).unwrap();
-        assert_eq!(removed, std::slice::from_ref(&stale));
-        assert!(!stale.exists());
-        for kept in [&held, &foreign, &other_tmp, &fresh] {
+        let mut removed = remove_stale_temporaries(dir.path()).unwrap();
+        removed.sort();
+        assert_eq!(removed, [old.clone(), fresh.clone()]);
+        assert!(!fresh.exists() && !old.exists());
+        for kept in [&held, &foreign, &other_tmp] {
             assert!(kept.exists(), "{}", kept.display());
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_devices_are_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("a.json");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string, for the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+        for path in [fifo.as_path(), Path::new("/dev/zero")] {
+            let e = read_regular(path).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+            assert!(hold(path, Wait::Forever).is_err(), "{}", path.display());
+        }
+        let e = read_regular(&fifo).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "it is a FIFO (named pipe), not a regular file"
+        );
+        let e = write_atomic(&fifo, b"x").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let e = write_atomic_like(&fifo, b"x", None).unwrap_err();
+        assert!(e.to_string().contains("is a FIFO (named pipe)"), "{e}");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn a_writer_waits_for_the_lock_and_then_locks_the_file_renamed_into_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        fs::write(&path, b"first").unwrap();
+        let upgrade = hold(&path, Wait::Forever).unwrap().unwrap();
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || write_atomic(&path, b"third").unwrap())
+        };
+        // The upgrade replaces the file while the writer waits on the old one's lock; the
+        // new file is locked from the instant it is renamed in.
+        std::thread::sleep(Duration::from_millis(100));
+        let renamed = write_atomic_like(&path, b"second", None).unwrap();
+        drop(upgrade);
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            b"second",
+            "the writer waits still"
+        );
+        drop(renamed);
+        writer.join().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"third");
+        // An upgrade waits a while at most.
+        let _writer = hold(&path, Wait::Forever).unwrap().unwrap();
+        let e = hold_save(&path).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Changed);
+        assert!(
+            e.to_string()
+                .contains("another program held the save's lock"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_held_file_that_another_program_changed_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        for (how, change) in [("rewrote it", 0), ("replaced it", 1), ("removed it", 2)] {
+            fs::write(&path, b"old").unwrap();
+            let held = hold_save(&path).unwrap().unwrap();
+            let read = Fingerprint::of(&held.read().unwrap());
+            held.check_unchanged(&read, Work::Upgrade).unwrap();
+            match change {
+                0 => fs::write(&path, b"new").unwrap(),
+                1 => {
+                    fs::write(dir.path().join("b"), b"new").unwrap();
+                    fs::rename(dir.path().join("b"), &path).unwrap();
+                }
+                _ => fs::remove_file(&path).unwrap(),
+            }
+            let e = held.check_unchanged(&read, Work::Upgrade).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Changed);
+            assert!(
+                e.to_string().contains(&format!(
+                    "the save changed while it was being upgraded (another program {how})"
+                )),
+                "{e}"
+            );
         }
     }
 

@@ -100,12 +100,39 @@ impl Save {
         Save::from_slice(&bytes)
     }
 
-    /// Loads the save in the file at `path`; errors name the file.
+    /// Loads the save in the file at `path`; errors name the file. Something that is not a
+    /// regular file (a FIFO, a device) is refused, never waited on.
+    ///
+    /// The save does not remember its file: errors of a later [`Save::data_as`] name none.
+    /// For typed state, [`Save::load_as`] reads the file straight into it, with errors that
+    /// name the file.
     pub fn load(path: impl AsRef<FsPath>) -> Result<Save> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
+        let bytes = read_file(path)?;
         Save::from_slice(&bytes).map_err(|e| e.with_file(path))
+    }
+
+    /// The data of the save in the file at `path` as a game's own type, read straight from
+    /// the text ([`Save::data_from_slice`]); errors name the file, the line and column, and
+    /// the path from `data`, as those of [`cache::Loaded::data_as`](crate::cache::Loaded::data_as)
+    /// do.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize)]
+    /// struct Ship { hull: u32 }
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("world.json");
+    /// std::fs::write(&path, r#"{"meta": {"version": 1}, "data": {"hull": "full"}}"#)?;
+    /// let err = savechain::Save::load_as::<Ship>(&path).err().unwrap();
+    /// assert_eq!(err.file(), Some(path.as_path()));
+    /// assert!(err.to_string().contains(":1:43: at data.hull: invalid type"), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load_as<T: serde::de::DeserializeOwned>(path: impl AsRef<FsPath>) -> Result<T> {
+        let path = path.as_ref();
+        let bytes = read_file(path)?;
+        Save::data_from_slice(&bytes).map_err(|e| e.with_file(path))
     }
 
     /// Appends the save's text to `out` in the given style; a game that saves often can
@@ -146,6 +173,12 @@ impl Save {
 
     /// Writes the save to `path` in canonical pretty form, atomically: the file is either
     /// left as it was or holds the whole new save, whatever happens during the write.
+    ///
+    /// It takes the save's lock ([`write_atomic`](crate::write_atomic)): when the save is
+    /// being upgraded (by `save-upgrade`, a batch or
+    /// [`upgrade_file`](crate::upgrade::upgrade_file)), it waits for the upgrade to finish
+    /// and then replaces the upgraded save, so the game's newest save is never lost to an
+    /// upgrade of its older content.
     pub fn store(&self, path: impl AsRef<FsPath>) -> Result<()> {
         let path = path.as_ref();
         let bytes = self.to_vec().map_err(|e| e.with_file(path))?;
@@ -169,7 +202,9 @@ impl Save {
         }
     }
 
-    /// Deserializes the data section into a game's own type.
+    /// Deserializes the data section into a game's own type. Errors name the path from
+    /// `data` but no file, which a `Save` does not know: load typed state from a file with
+    /// [`Save::load_as`], or add the file with `.map_err(|e| e.with_file(&path))`.
     pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
         crate::serde::from_value_ref(&self.data)
             .map_err(|e| e.at(Segment::Key("data".into())).into())
@@ -180,22 +215,44 @@ impl Save {
 /// as hexfloats): returns whether it was not canonical. With `check`, writes nothing;
 /// otherwise rewrites the file atomically, refusing a read-only one. A file that does not
 /// load is an error naming it, and is left as it is.
+///
+/// Rewriting, it holds the save's lock from reading it to replacing it, as an upgrade
+/// does, and fails with [`ErrorKind::Changed`] rather than replace a save that another
+/// program wrote meanwhile.
 pub fn format_file(path: impl AsRef<FsPath>, check: bool) -> Result<bool> {
     let path = path.as_ref();
-    let bytes =
-        std::fs::read(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
-    let canonical = Save::from_slice(&bytes)
-        .and_then(|save| save.to_vec())
-        .map_err(|e| e.with_file(path))?;
+    format_at(path, check).map_err(|e| e.with_file(path))
+}
+
+fn format_at(path: &FsPath, check: bool) -> Result<bool> {
+    let held = if check { None } else { fsio::hold_save(path)? };
+    let bytes = match &held {
+        Some(held) => held.read(),
+        None => fsio::read_regular(path),
+    }
+    .map_err(|e| Error::io(e, "cannot read the file"))?;
+    let canonical = Save::from_slice(&bytes).and_then(|save| save.to_vec())?;
     if canonical == bytes {
         return Ok(false);
     }
     if !check {
-        fsio::refuse_read_only(path).map_err(|e| e.with_file(path))?;
-        fsio::write_atomic(path, &canonical)
-            .map_err(|e| Error::io(e, "cannot write the file").with_file(path))?;
+        fsio::refuse_read_only(path)?;
+        let write_error = |e| Error::io(e, "cannot write the file");
+        let pending = fsio::write_temporary(path, &canonical, None).map_err(write_error)?;
+        pending.sync().map_err(write_error)?;
+        let dir = pending.dir().to_path_buf();
+        if let Some(held) = &held {
+            held.check_unchanged(&fsio::Fingerprint::of(&bytes), fsio::Work::Format)?;
+        }
+        pending.rename().map_err(write_error)?;
+        // Replaced by now: a failed folder flush only weakens durability.
+        let _ = fsio::sync_dir(&dir);
     }
     Ok(true)
+}
+
+fn read_file(path: &FsPath) -> Result<Vec<u8>> {
+    fsio::read_regular(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))
 }
 
 type EnvelopeError = (Path, String);

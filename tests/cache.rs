@@ -329,6 +329,161 @@ fn typed_errors_from_a_cache_name_the_file_and_the_path_from_data() {
         )),
         "{err}"
     );
+    // A typed load of the JSON names the file too, with the line and column besides.
+    let current = Save::load(&path).unwrap().meta.version == chain().latest();
+    assert!(
+        !current,
+        "the fixture is old: its JSON has no ship.name to mistype"
+    );
+    fs::copy(format!("{FIXTURES}/v9/small.json"), &path).unwrap();
+    let err = Save::load_as::<State>(&path).unwrap_err();
+    assert_eq!(err.file(), Some(path.as_path()));
+    assert_eq!(err.path().to_string(), "data.ship.name");
+    assert!(err.line().is_some(), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}:{}:", path.display(), err.line().unwrap())),
+        "{err}"
+    );
+}
+
+/// A chain of one Lua step that prints what it sees, and fails on a save with `bad` set.
+fn printing_chain() -> Chain {
+    let step = savechain::upgrade::Step::lua(
+        "0001-gold.lua",
+        "return function(data) print('gold was', data.gold) \
+         if data.bad then error('cannot read this save') end data.gold = 10 end",
+    )
+    .unwrap();
+    Chain::new("1.1.0", vec![step]).unwrap()
+}
+
+#[test]
+fn a_load_that_upgrades_says_what_its_steps_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.json");
+    fs::write(&path, r#"{"meta": {"version": 1}, "data": {"gold": 3}}"#).unwrap();
+    let chain = printing_chain();
+    let loaded = cache::load(&path, &chain, &Options::default()).unwrap();
+    assert_eq!(loaded.source, Source::Json(Refusal::Missing));
+    let steps = loaded.steps();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(
+        (steps[0].name.as_str(), steps[0].from),
+        ("0001-gold.lua", 1)
+    );
+    assert_eq!(steps[0].printed, ["gold was\t3"]);
+    // From the cache, nothing ran.
+    let again = cache::load(&path, &chain, &Options::default()).unwrap();
+    assert_eq!(again.source, Source::Cache);
+    assert!(again.steps().is_empty());
+
+    // A failing step: the load fails, and the upgrader keeps what the step printed.
+    fs::write(
+        &path,
+        r#"{"meta": {"version": 1}, "data": {"gold": 4, "bad": true}}"#,
+    )
+    .unwrap();
+    let mut upgrader = chain.upgrader();
+    let err = cache::load_with(&path, &mut upgrader, &Options::default())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("cannot read this save"), "{err}");
+    assert_eq!(err.file(), Some(path.as_path()));
+    let failed = upgrader.failed_steps();
+    assert_eq!(failed.last().unwrap().printed, ["gold was\t4"]);
+}
+
+#[test]
+fn saves_kept_as_bytes_load_through_their_cache_bytes() {
+    let chain = chain();
+    let options = Options::default();
+    let mut upgrader = chain.upgrader();
+    let json = fs::read(format!("{FIXTURES}/v1/small.json")).unwrap();
+    let expected = chain
+        .upgrader()
+        .upgrade(Save::from_slice(&json).unwrap(), &options)
+        .unwrap();
+
+    let first = cache::load_bytes(&json, None, &mut upgrader, &options).unwrap();
+    assert_eq!(first.source, Source::Json(Refusal::Missing));
+    assert_eq!(first.to_save().unwrap(), expected.save);
+    assert_eq!(first.steps().len(), expected.steps.len());
+    let made = first.new_cache().expect("a new cache to keep").to_vec();
+
+    // Given anywhere in memory (not aligned), the cache is used.
+    let mut shifted = vec![0u8];
+    shifted.extend_from_slice(&made);
+    let again = cache::load_bytes(&json, Some(&shifted[1..]), &mut upgrader, &options).unwrap();
+    assert_eq!(again.source, Source::Cache);
+    assert!(again.new_cache().is_none() && again.steps().is_empty());
+    assert_eq!(again.to_save().unwrap(), expected.save);
+
+    // Refused as a file's cache would be: damaged, or made from other JSON bytes.
+    let mut damaged = made.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    let refused = cache::load_bytes(&json, Some(&damaged), &mut upgrader, &options).unwrap();
+    assert_eq!(refused.source, Source::Json(Refusal::Damaged));
+    assert_eq!(refused.new_cache(), Some(made.as_slice()));
+    let edited = String::from_utf8(json.clone())
+        .unwrap()
+        .replace("Kestrel", "Osprey");
+    let stale = cache::load_bytes(edited.as_bytes(), Some(&made), &mut upgrader, &options);
+    assert_eq!(stale.unwrap().source, Source::Json(Refusal::SaveChanged));
+
+    // Stored through bytes, and loaded back through the cache; a file's cache, made by
+    // `cache::store`, serves bytes as well, and the other way round.
+    let stored = cache::store_bytes(&expected.save, &chain).unwrap();
+    assert_eq!(stored.json, expected.save.to_vec().unwrap());
+    let back = cache::load_bytes(&stored.json, Some(&stored.cache), &mut upgrader, &options);
+    assert_eq!(back.unwrap().source, Source::Cache);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.json");
+    cache::store(&expected.save, &path, &chain).unwrap();
+    let file_cache = fs::read(cache_path(&path)).unwrap();
+    let from_file = cache::load_bytes(&stored.json, Some(&file_cache), &mut upgrader, &options);
+    assert_eq!(from_file.unwrap().source, Source::Cache);
+    fs::write(cache_path(&path), &stored.cache).unwrap();
+    assert_eq!(load(&path).0, Source::Cache);
+}
+
+/// A FIFO where the cache would be is never waited on nor trusted, nor replaced.
+#[cfg(unix)]
+#[test]
+fn a_fifo_where_the_cache_would_be_is_never_waited_on() {
+    let (_dir, path, expected) = world();
+    let fifo = cache_path(&path);
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string, for the call.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    let (done, loaded) = std::sync::mpsc::channel();
+    let at = path.clone();
+    std::thread::spawn(move || {
+        let loaded = cache::load(&at, &chain(), &Options::default());
+        let verified = cache::verify(&at, &chain(), &Options::default());
+        drop(done.send((loaded, verified)));
+    });
+    let Ok((loaded, verified)) = loaded.recv_timeout(std::time::Duration::from_secs(120)) else {
+        // Let the waiting open go, so that the test ends.
+        let _ = fs::OpenOptions::new().write(true).open(&fifo);
+        panic!("the load waits on the FIFO");
+    };
+    let loaded = loaded.unwrap();
+    let why = "it is a FIFO (named pipe), not a regular file";
+    assert_eq!(loaded.source, Source::Json(Refusal::Unreadable(why.into())));
+    assert_eq!(loaded.to_save().unwrap(), expected);
+    let write_error = loaded.write_error().unwrap().to_string();
+    assert!(
+        write_error.contains("so it is left as it is"),
+        "{write_error}"
+    );
+    assert_eq!(
+        verified.unwrap(),
+        Source::Json(Refusal::Unreadable(why.into()))
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
 }
 
 #[test]

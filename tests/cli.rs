@@ -142,6 +142,53 @@ fn usage_errors_exit_2_and_help_has_examples() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Examples:"));
 }
 
+/// An example of `--help` that writes (upgrades in place, or into a folder) says so: one
+/// that looks like a query (`--report - | jq`) must not upgrade every save unannounced.
+#[test]
+fn every_help_example_that_writes_says_so() {
+    let out = save_upgrade(&["--help"], Path::new("."));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let examples = help
+        .split("Examples:\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect("an Examples section");
+    // Each example: its command line, then its description (after a gap, and on the
+    // lines below it).
+    let mut parsed: Vec<(String, String)> = Vec::new();
+    for line in examples.lines() {
+        let text = line.trim();
+        if line.starts_with("  ") && !line.starts_with("    ") {
+            let (command, description) = text.split_once("   ").unwrap_or((text, ""));
+            parsed.push((command.to_string(), description.trim().to_string()));
+        } else if let Some((_, description)) = parsed.last_mut() {
+            description.push(' ');
+            description.push_str(text);
+        }
+    }
+    assert!(parsed.len() >= 10, "{parsed:?}");
+    let looks_only = [
+        "--check",
+        "--dry-run",
+        " inspect ",
+        " chain ",
+        "cache verify",
+    ];
+    for (command, description) in &parsed {
+        let writes = !looks_only.iter().any(|flag| command.contains(flag));
+        if writes {
+            assert!(
+                description.contains("upgrade") || description.contains("write"),
+                "{command:?} writes, but its description does not say so: {description:?}"
+            );
+        }
+    }
+    let query = parsed.iter().find(|(c, _)| c.contains("--report -"));
+    let (command, description) = query.expect("an example with the report on standard output");
+    assert!(command.contains("--check"), "{command}");
+    assert!(description.contains("writes nothing"), "{description}");
+}
+
 #[test]
 fn missing_files_fail_without_stopping_the_others() {
     let dir = tempfile::tempdir().unwrap();

@@ -649,3 +649,98 @@ fn a_closed_pipe_ends_the_run_quietly() {
     let status = into_closed_pipe(dir.path(), &["--dry-run", "saves"], true);
     assert_eq!(status.code(), Some(0), "no panic, no error");
 }
+
+/// Makes a FIFO (a named pipe) at `path`.
+fn mkfifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string, for the call.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+}
+
+/// Runs `save-upgrade` with `args`, failing the test if it has not ended within two minutes
+/// (reading a FIFO would wait for a writer forever): exit status, standard output and error.
+fn run_within(root: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || drop(done.send(child.wait_with_output())));
+    match finished.recv_timeout(Duration::from_secs(120)) {
+        Ok(out) => {
+            let out = out.unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            (out.status.code(), stdout, stderr(&out))
+        }
+        Err(_) => {
+            // SAFETY: ends the child this test started, which hangs.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("save-upgrade {args:?} still runs after two minutes: it waits on a FIFO");
+        }
+    }
+}
+
+/// A FIFO named like a save, or where a save's cache would be, is never read nor waited on:
+/// left out of a folder's search with a note, refused when named, never used (nor
+/// replaced, nor deleted) as a cache.
+#[test]
+fn fifos_are_never_read_nor_waited_on() {
+    let dir = writable_messy(0);
+    let root = dir.path();
+    mkfifo(&root.join("saves/pipe.json"));
+    mkfifo(&root.join("saves/b.json.cache"));
+    let with_game = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(GAME);
+        run_within(root, &all)
+    };
+    let note = "skipped saves/pipe.json: a FIFO (named pipe), not a regular file";
+    let (code, _, err) = with_game(&["--check", "saves"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(note), "{err}");
+    let (code, _, err) = with_game(&["--dry-run", "saves/pipe.json", "saves/b.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("saves/pipe.json: it is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+
+    // A report is never written to one (nor is it read, to see what it holds).
+    let (code, _, err) = with_game(&["--check", "--report", "saves/pipe.json", "saves"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("that is not a regular file is there"), "{err}");
+
+    // Where b's cache would be: not used, not replaced, not deleted.
+    let fifo_cache = "the cache cannot be read: it is a FIFO (named pipe), not a regular file";
+    let (code, out, err) = with_game(&["cache", "verify", "saves/b.json"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(out, format!("saves/b.json: {fifo_cache}\n"));
+    let (code, out, err) = with_game(&["inspect", "--json", "saves/b.json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let facts = savechain::text::from_slice(out.as_bytes()).unwrap();
+    let reason = facts.get("source_reason").and_then(|r| r.as_str());
+    assert_eq!(reason, Some(fifo_cache));
+    let (code, out, err) = with_game(&["cache", "build", "saves/b.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        out.contains("cannot write the cache") && out.contains("so it is left as it is"),
+        "{out}"
+    );
+    let (code, _, err) = run_within(root, &["cache", "clear", "saves/b.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not a cache, so it is left as it is"), "{err}");
+
+    // Upgrading the folder upgrades the saves and leaves both FIFOs as they are.
+    let (code, _, err) = with_game(&["saves"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains(note), "{err}");
+    for fifo in ["saves/pipe.json", "saves/b.json.cache"] {
+        let kind = fs::symlink_metadata(root.join(fifo)).unwrap().file_type();
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind), "{fifo}");
+    }
+}

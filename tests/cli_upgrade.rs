@@ -327,10 +327,19 @@ fn other_games_bring_their_own_lua_steps() {
     assert_eq!(facts.get("writer").and_then(|v| v.as_str()), Some("2.3.0"));
 }
 
+/// Held by the tests that time or interrupt whole batches, so that they do not run at
+/// once and slow each other: a kill test measures how long a batch takes, then kills the
+/// next ones within that time.
+fn one_batch_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static BATCH_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    BATCH_TESTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A batch killed at random moments: every save is its original or its upgrade, and every
 /// backup is the original.
 #[test]
 fn a_killed_batch_leaves_each_save_whole() {
+    let _alone = one_batch_test_at_a_time();
     let originals: Vec<(PathBuf, Vec<u8>, Vec<u8>)> =
         ["v1/small.json", "v1/edge.json", "v5/frontier.json"]
             .iter()
@@ -400,8 +409,8 @@ fn a_killed_batch_leaves_each_save_whole() {
         if done > 0 && done < files.len() {
             partly_done += 1;
         }
-        // What the killed run left is removed by the next run over the folder once it is a
-        // few seconds old (made so here), and the rerun finishes the batch.
+        // What the killed run left is removed by the next run over the folder at once (the
+        // killed run's locks died with it), and the rerun finishes the batch.
         let temporaries = |dir: &Path| -> Vec<PathBuf> {
             fs::read_dir(dir)
                 .unwrap()
@@ -409,11 +418,7 @@ fn a_killed_batch_leaves_each_save_whole() {
                 .filter(|p| p.to_string_lossy().contains(".savechain-"))
                 .collect()
         };
-        let old = std::time::SystemTime::now() - Duration::from_secs(60);
-        for temporary in temporaries(dir.path()) {
-            let file = fs::File::options().write(true).open(&temporary).unwrap();
-            file.set_modified(old).unwrap();
-        }
+        let left = temporaries(dir.path()).len();
         let out = save_upgrade(&["--jobs", "2", "."], dir.path());
         assert_eq!(
             out.status.code(),
@@ -426,6 +431,14 @@ fn a_killed_batch_leaves_each_save_whole() {
             Vec::<PathBuf>::new(),
             "round {round}"
         );
+        if left > 0 {
+            let removed = format!("removed {left} temporary files left by killed runs");
+            assert!(
+                stderr(&out).contains(&removed),
+                "round {round}: {}",
+                stderr(&out)
+            );
+        }
         for (name, original, upgraded) in &files {
             assert_eq!(&read(dir.path(), name), upgraded, "round {round}: {name}");
             let version = Save::from_slice(original).unwrap().meta.version;
@@ -444,6 +457,7 @@ fn a_killed_batch_leaves_each_save_whole() {
 /// no temporary file is left.
 #[test]
 fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
+    let _alone = one_batch_test_at_a_time();
     let fixtures = [
         "v1/small.json",
         "v1/edge.json",
@@ -561,13 +575,8 @@ fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
             mid_batch += usize::from(done < now && now < saves);
             done = now;
         }
-        // What the killed runs left is removed by the next run once it is a few seconds
-        // old (made so here), and that run finishes the batch.
-        let old = std::time::SystemTime::now() - Duration::from_secs(60);
-        for temporary in temporaries(dir.path()) {
-            let file = fs::File::options().write(true).open(&temporary).unwrap();
-            file.set_modified(old).unwrap();
-        }
+        // What the killed runs left is removed by the next run at once, and that run
+        // finishes the batch.
         let out = save_upgrade(&args(out_dir), dir.path());
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert!(check(dir.path(), out_dir, "rerun").iter().all(|u| *u));
@@ -650,4 +659,310 @@ fn xorshift(seed: &mut u64) -> u64 {
     *seed ^= *seed >> 7;
     *seed ^= *seed << 17;
     *seed
+}
+
+/// Waits for `child` to exit, for `limit` at most (then kills it and fails the test), and
+/// gives its exit status and standard error.
+fn finish_within(mut child: std::process::Child, limit: Duration) -> (Option<i32>, String) {
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            return (out.status.code(), stderr(&out));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("still running after {limit:?}: {}", stderr(&out));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Polls `condition` every millisecond for `limit` at most; whether it came true.
+fn poll(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+/// The temporary files of atomic writes anywhere under `dir`.
+fn temporaries_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.to_string_lossy().contains(".savechain-"))
+        .collect()
+}
+
+/// A folder `steps/` with one Lua step, `0001-<name>.lua`, and the chain it makes with
+/// writer 1.0.0 (as `--upgrades steps --writer 1.0.0` does).
+fn lua_chain(dir: &Path, name: &str, source: &str) -> savechain::upgrade::Chain {
+    fs::create_dir_all(dir.join("steps")).unwrap();
+    fs::write(dir.join(format!("steps/0001-{name}.lua")), source).unwrap();
+    let steps = savechain::upgrade::Step::lua_dir(dir.join("steps")).unwrap();
+    savechain::upgrade::Chain::new("1.0.0", steps).unwrap()
+}
+
+const WITH_STEPS: [&str; 4] = ["--upgrades", "steps", "--writer", "1.0.0"];
+
+#[test]
+fn files_named_one_by_one_land_flat_and_only_the_shard_is_checked_for_collisions() {
+    let dir = tempfile::tempdir().unwrap();
+    // In path order a/p, b/x, c/q, d/x: shard 1/2 is a/p and c/q, which land apart; b/x
+    // and d/x, of shard 2/2, would both land on out/x.json.
+    let files = ["a/p.json", "b/x.json", "c/q.json", "d/x.json"];
+    for file in files {
+        fs::create_dir_all(dir.path().join(file).parent().unwrap()).unwrap();
+        fs::copy(format!("{FIXTURES}/v1/small.json"), dir.path().join(file)).unwrap();
+    }
+    fs::write(dir.path().join("list.txt"), files.join("\n")).unwrap();
+    let run = |shard: &str| {
+        save_upgrade(
+            &[
+                "--files-from",
+                "list.txt",
+                "--shard",
+                shard,
+                "--out-dir",
+                "out",
+            ],
+            dir.path(),
+        )
+    };
+    let out = run("1/2");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut written: Vec<String> = fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(written, ["p.json", "q.json"], "flat, by file name");
+    let out = run("2/2");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("b/x.json and d/x.json would both be written to out/x.json"),
+        "{}",
+        stderr(&out)
+    );
+    // The help says where files named one by one land.
+    let help = save_upgrade(&["--help"], dir.path());
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    assert!(
+        help.contains("lands directly in DIR by its") && help.contains("file name"),
+        "{help}"
+    );
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM stop a batch cleanly: no save started after the signal, the
+/// saves under way finished, the summary printed, no temporary file left, exit 130 or 143;
+/// every save is its original or its whole upgrade, and every backup its original.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_and_sigterm_stop_a_batch_cleanly() {
+    let _alone = one_batch_test_at_a_time();
+    for (signal, status) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let dir = tempfile::tempdir().unwrap();
+        // A step that counts for a while, so that the batch is under way for seconds.
+        let chain = lua_chain(
+            dir.path(),
+            "slow",
+            "return function(data) local n = 0 for i = 1, 4000000 do n = n + 1 end \
+             data.counted = n end",
+        );
+        fs::create_dir(dir.path().join("saves")).unwrap();
+        let count = 60;
+        let mut saves = Vec::new();
+        for i in 0..count {
+            let name = format!("s{i:02}.json");
+            let original = format!(r#"{{"meta": {{"version": 1}}, "data": {{"i": {i}}}}}"#);
+            fs::write(dir.path().join("saves").join(&name), &original).unwrap();
+            let save = Save::from_str(&original).unwrap();
+            let upgraded = chain.upgrader().upgrade(save, &Options::default()).unwrap();
+            saves.push((name, original.into_bytes(), upgraded.save.to_vec().unwrap()));
+        }
+        let mut args = WITH_STEPS.to_vec();
+        args.extend(["--jobs", "2", "saves"]);
+        let child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .args(&args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once the first save is upgraded (its temporaries are written), the run is under
+        // way and its handler installed.
+        let saves_dir = dir.path().join("saves");
+        let under_way = poll(Duration::from_secs(120), || {
+            !temporaries_under(&saves_dir).is_empty()
+        });
+        assert!(under_way, "the batch never got going");
+        // SAFETY: sends a signal to the child this test started.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let (code, err) = finish_within(child, Duration::from_secs(120));
+        assert_eq!(code, Some(status), "{err}");
+        let name = if signal == libc::SIGINT {
+            "SIGINT"
+        } else {
+            "SIGTERM"
+        };
+        assert!(err.contains(&format!("stopped by {name}")), "{err}");
+
+        let mut upgraded = 0;
+        for (save, original, new) in &saves {
+            let now = fs::read(saves_dir.join(save)).unwrap();
+            assert!(now == *original || now == *new, "{name}: {save} is neither");
+            let backup = fs::read(saves_dir.join(format!("{save}.v1.bak")));
+            match backup {
+                Ok(backup) => assert_eq!(&backup, original, "{name}: backup of {save}"),
+                Err(_) => assert!(now == *original, "{name}: {save} has no backup"),
+            }
+            upgraded += usize::from(now == *new);
+        }
+        assert_eq!(
+            temporaries_under(dir.path()),
+            Vec::<PathBuf>::new(),
+            "{name}"
+        );
+        // The summary says what was done: what is on disk.
+        let not_started = count - upgraded;
+        let summary =
+            format!("upgraded {upgraded}, already current 0, failed 0, not started {not_started}");
+        assert!(err.contains(&summary), "{name}: {summary:?} in {err}");
+        assert!(
+            not_started > 0,
+            "{name}: the signal did not stop the batch: {err}"
+        );
+    }
+}
+
+/// A save replaced (by rename, as editors and games do) while `save-upgrade` upgrades it in
+/// place, at several moments: the new save survives byte for byte, the run says that save
+/// failed because it changed (exit 2), and nothing else is lost. A game that stores the
+/// save through the library meanwhile waits for the upgrade instead, and its save wins.
+#[test]
+fn a_save_replaced_while_the_cli_upgrades_it_is_never_lost() {
+    use std::os::unix::fs::MetadataExt;
+    let _alone = one_batch_test_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    lua_chain(dir.path(), "x", "return function(data) data.x = 1 end");
+    // A few MB: upgrading it holds its lock long enough to write over it meanwhile.
+    let rows: Vec<String> = (0..150_000)
+        .map(|i| format!(r#"{{"id": {i}, "name": "row {i}"}}"#))
+        .collect();
+    let big = format!(
+        r#"{{"meta": {{"version": 1}}, "data": {{"rows": [{}]}}}}"#,
+        rows.join(", ")
+    );
+    let small = r#"{"meta": {"version": 1}, "data": {}}"#;
+    let newer = |round: usize| {
+        let save = format!(r#"{{"meta": {{"version": 2}}, "data": {{"newer": {round}}}}}"#);
+        Save::from_str(&save).unwrap().to_vec().unwrap()
+    };
+    let saves = dir.path().join("saves");
+    let big_path = saves.join("big.json");
+    let mut failures_seen = 0;
+    // Moments after the upgrade took the save's lock; the last rounds store through the
+    // library instead.
+    let rounds = [
+        (0, false),
+        (20, false),
+        (80, false),
+        (200, false),
+        (0, true),
+        (50, true),
+    ];
+    for (round, (delay, through_library)) in rounds.into_iter().enumerate() {
+        let _ = fs::remove_dir_all(&saves);
+        fs::create_dir(&saves).unwrap();
+        fs::write(&big_path, &big).unwrap();
+        fs::write(saves.join("small.json"), small).unwrap();
+        let original = fs::metadata(&big_path).unwrap().ino();
+        let mut args = WITH_STEPS.to_vec();
+        args.push("saves");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .args(&args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The upgrade holds the lock of the original file: between its reading and its
+        // replacing.
+        let held = poll(Duration::from_secs(120), || {
+            let Ok(file) = fs::File::open(&big_path) else {
+                return false;
+            };
+            let theirs = file.metadata().unwrap().ino() == original;
+            theirs && matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
+        });
+        if !held {
+            // Finished before it was seen (a very fast machine): nothing to test this round.
+            let _ = child.kill();
+            let _ = child.wait();
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(delay));
+        let newest = newer(round);
+        if through_library {
+            Save::from_slice(&newest).unwrap().store(&big_path).unwrap();
+        } else {
+            let incoming = dir.path().join("incoming.json");
+            fs::write(&incoming, &newest).unwrap();
+            fs::rename(&incoming, &big_path).unwrap();
+        }
+        let (code, err) = finish_within(child, Duration::from_secs(120));
+        let when = format!("round {round}, after {delay} ms");
+        let now = fs::read(&big_path).unwrap();
+        assert!(now == newest, "{when}: the new save is lost: {err}");
+        if through_library {
+            // The store waited for the upgrade's rename, and then replaced its result.
+            assert_eq!(code, Some(0), "{when}: {err}");
+            let backup = fs::read(saves.join("big.json.v1.bak")).unwrap();
+            assert!(
+                backup == big.as_bytes(),
+                "{when}: the backup is not the original"
+            );
+        } else if code == Some(2) {
+            failures_seen += 1;
+            assert!(
+                err.contains(
+                    "big.json: the save changed while it was being upgraded (another program \
+                     replaced it)"
+                ) && err.contains("run again"),
+                "{when}: {err}"
+            );
+            assert!(
+                err.contains("upgraded 1, already current 0, failed 1"),
+                "{when}: {err}"
+            );
+            if let Ok(backup) = fs::read(saves.join("big.json.v1.bak")) {
+                assert!(
+                    backup == big.as_bytes(),
+                    "{when}: the backup is not the original"
+                );
+            }
+        } else {
+            // The replace came after the upgrade's own rename: it wins, as it should.
+            assert_eq!(code, Some(0), "{when}: {err}");
+        }
+        let small_now = Save::load(saves.join("small.json")).unwrap();
+        assert_eq!(small_now.data.to_string(), r#"{"x":1}"#, "{when}");
+        let small_backup = fs::read_to_string(saves.join("small.json.v1.bak")).unwrap();
+        assert_eq!(small_backup, small, "{when}");
+        assert_eq!(
+            temporaries_under(dir.path()),
+            Vec::<PathBuf>::new(),
+            "{when}"
+        );
+    }
+    assert!(
+        failures_seen > 0,
+        "no replace landed while the save was upgraded"
+    );
 }

@@ -54,7 +54,9 @@ fn looks_like_a_save(name: &std::ffi::OsStr) -> bool {
 
 /// Finds the saves of `roots`: a file is taken whatever its name; a folder is searched
 /// with its subfolders for `*.json` files (any case, not hidden), following links to files
-/// and folders, leaving out links back to a folder above them. A file reached twice (two
+/// and folders, leaving out links back to a folder above them. What is not a regular file
+/// (a FIFO, a device, a socket) is never read: left out of a folder's search with a note
+/// in [`Search::skipped`], and an error when given itself. A file reached twice (two
 /// links, `dir/./a.json`, the same file named twice) is taken once, by the first path in
 /// path order. Files and folders whose resolved path is in `exclude` (a report, an output
 /// folder) are left out. A root that yields no saves is an error that says so.
@@ -81,6 +83,13 @@ pub fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Search {
                     ancestors: Vec::new(),
                 };
                 walk.folder(root, root);
+            }
+            Ok(m) if !m.is_file() => {
+                let what = fsio::kind_of(&m.file_type());
+                let why = format!("it is {what}, not a regular file, so it is not read");
+                search
+                    .errors
+                    .push(Error::new(ErrorKind::Io, why).with_file(root));
             }
             Ok(_) => {
                 let name = root.file_name().map_or(root.into(), PathBuf::from);
@@ -208,6 +217,12 @@ impl Walk<'_> {
                     if !name.to_string_lossy().starts_with('.') {
                         self.folder(&child, root);
                     }
+                }
+                // A FIFO named *.json would make the run wait for a writer forever.
+                Ok(m) if looks_like_a_save(&name) && !m.is_file() => {
+                    let what = fsio::kind_of(&m.file_type());
+                    let why = format!("{what}, not a regular file");
+                    self.search.skipped.push((child, why));
                 }
                 Ok(_) if looks_like_a_save(&name) => {
                     let relative = child.strip_prefix(root).unwrap_or(&child).to_path_buf();

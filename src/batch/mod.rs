@@ -56,8 +56,11 @@ pub enum Mode {
         backup: bool,
     },
     /// Write each upgraded save under this folder at its place below the path it was found
-    /// through, leaving the sources alone. A folder that is, contains or lies inside a
-    /// source is refused by [`Batch::plan`].
+    /// through, leaving the sources alone: a save found in a folder given keeps its place
+    /// below that folder (`saves/` with `a/b.json` gives `<out>/a/b.json`), and a file given
+    /// itself lands directly in the output folder, by its name (`x/a.json` gives
+    /// `<out>/a.json`). A folder that is, contains or lies inside a source is refused by
+    /// [`Batch::plan`], as are two saves that would land on one output.
     OutDir(PathBuf),
     /// Write nothing: say which saves are not at the target version, and which steps would
     /// run ([`FileReport::steps`]).
@@ -71,6 +74,8 @@ pub struct Batch<'c> {
     options: Options,
     jobs: usize,
     exclude: Vec<PathBuf>,
+    shard: Option<(usize, usize)>,
+    stop: Option<&'c AtomicBool>,
 }
 
 /// The saves a batch will work on, found and checked by [`Batch::plan`].
@@ -86,25 +91,6 @@ pub struct Plan {
     /// With [`Mode::OutDir`], each save's output path.
     targets: Vec<PathBuf>,
     folders: BTreeSet<PathBuf>,
-}
-
-impl Plan {
-    /// Keeps every `count`th save, starting with the `index`th (from 1), so that `count`
-    /// machines share one list of saves without talking to each other.
-    pub fn shard(&mut self, index: usize, count: usize) {
-        assert!(1 <= index && index <= count, "shard {index}/{count}");
-        fn every<T>(items: Vec<T>, index: usize, count: usize) -> Vec<T> {
-            let mine = |(i, _): &(usize, T)| i % count == index - 1;
-            items
-                .into_iter()
-                .enumerate()
-                .filter(mine)
-                .map(|(_, t)| t)
-                .collect()
-        }
-        self.saves = every(std::mem::take(&mut self.saves), index, count);
-        self.targets = every(std::mem::take(&mut self.targets), index, count);
-    }
 }
 
 /// What happened to one save.
@@ -181,6 +167,8 @@ impl<'c> Batch<'c> {
             options: Options::default(),
             jobs: 0,
             exclude: Vec::new(),
+            shard: None,
+            stop: None,
         }
     }
 
@@ -204,9 +192,32 @@ impl<'c> Batch<'c> {
         self
     }
 
-    /// Finds the saves of `roots` ([`find_saves`]) and checks that the run can do what is
-    /// asked without harm. Fails, touching nothing, when the output folder overlaps a source
-    /// or two saves would be written to one output.
+    /// Takes only every `count`th save found, in path order, starting with the `index`th
+    /// (from 1), so that `count` machines share one list of saves without talking to each
+    /// other. Only the shard's saves are checked for outputs that collide.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= index <= count`.
+    pub fn shard(mut self, index: usize, count: usize) -> Batch<'c> {
+        assert!(1 <= index && index <= count, "shard {index}/{count}");
+        self.shard = Some((index, count));
+        self
+    }
+
+    /// Stops the run once `stop` is true (a tool sets it from its handler of Ctrl-C): no
+    /// save is started after that, and each is counted in [`Summary::not_started`]; the
+    /// saves under way finish their upgrade and are written with the others of their
+    /// group, so that every outcome handed on is what is on disk and no temporary file is
+    /// left. Setting it from a signal handler is safe: it is only stored to.
+    pub fn stop_when(mut self, stop: &'c AtomicBool) -> Batch<'c> {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Finds the saves of `roots` ([`find_saves`]), keeps the shard's ([`Batch::shard`]),
+    /// and checks that the run can do what is asked without harm. Fails, touching nothing,
+    /// when the output folder overlaps a source or two saves would be written to one output.
     pub fn plan(&self, roots: &[impl AsRef<Path>]) -> Result<Plan> {
         if let Mode::OutDir(out) = &self.mode {
             out_dir::check_apart(out, roots)?;
@@ -215,7 +226,12 @@ impl<'c> Batch<'c> {
         if let Mode::OutDir(out) = &self.mode {
             exclude.push(out.clone());
         }
-        let search = find_saves(roots, &exclude);
+        let mut search = find_saves(roots, &exclude);
+        if let Some((index, count)) = self.shard {
+            let saves = std::mem::take(&mut search.saves).into_iter().enumerate();
+            let mine = saves.filter(|(i, _)| i % count == index - 1);
+            search.saves = mine.map(|(_, found)| found).collect();
+        }
         let targets = match &self.mode {
             Mode::OutDir(out) => {
                 // A source may reach a folder through a link: the output may not lie there.
@@ -235,8 +251,9 @@ impl<'c> Batch<'c> {
     }
 
     /// Upgrades the saves of `plan` on the batch's threads and hands each outcome to `each`
-    /// in path order, as soon as every save before it is done. When `each` breaks, saves
-    /// not yet started are left alone (those under way finish) and the run ends.
+    /// in path order, as soon as every save before it is done. When `each` breaks, or the
+    /// flag of [`Batch::stop_when`] is set, saves not yet started are left alone (those
+    /// under way finish) and the run ends.
     ///
     /// Each thread writes its saves in groups of up to 16 (fewer when they are large), so
     /// that one flush serves many files: the group's temporary files, backups and saves,
@@ -244,9 +261,18 @@ impl<'c> Batch<'c> {
     /// then the saves renamed; the folders of the saves are flushed at the end of the run
     /// ([`Summary::unflushed`]). A save's outcome is handed on once its group is written.
     ///
+    /// In place, each save is locked from its reading until its rename, a lock that
+    /// [`Save::store`](crate::Save::store) and [`cache::store`](crate::cache::store)
+    /// respect: a game storing the save meanwhile waits, and then replaces the upgraded
+    /// save. A save found locked by another writer is waited for a few seconds, then fails
+    /// ([`ErrorKind::Changed`]). Right before each rename the save is checked to be the
+    /// file read, with the bytes read; one that a program not taking the lock wrote
+    /// meanwhile fails ([`ErrorKind::Changed`]) and is left as that program made it (a
+    /// backup already renamed into place is kept: it holds the save as it was read).
+    ///
     /// A writing run first removes the temporary files that killed runs left in the
-    /// folders searched and in those of the output folder. Fails only when the threads
-    /// cannot be started.
+    /// folders searched and in those of the output folder (those no writer holds locked).
+    /// Fails only when the threads cannot be started.
     pub fn run<'p>(
         &self,
         plan: &'p Plan,
@@ -396,7 +422,8 @@ impl<'p> Work<'_, '_, 'p> {
             let Some(found) = self.plan.saves.get(i) else {
                 break;
             };
-            if self.stop.load(Ordering::Relaxed) {
+            let stopped = self.batch.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+            if stopped || self.stop.load(Ordering::Relaxed) {
                 send(i, None);
                 continue;
             }
@@ -498,14 +525,21 @@ mod tests {
         assert!(statuses.iter().all(|(_, s)| *s == Status::Upgraded));
         // One flush for the six temporaries; the backups renamed and their folder flushed
         // before any save is replaced; the saves' renames flushed at the end.
+        // Each save is read under its lock, and checked again right before its rename.
         let expected = [
+            "read a.json",
+            "read b.json",
+            "read c.json",
             "flush files 6",
             "rename a.json.v1.bak",
             "rename b.json.v1.bak",
             "rename c.json.v1.bak",
             "flush folder",
+            "check a.json",
             "rename a.json",
+            "check b.json",
             "rename b.json",
+            "check c.json",
             "rename c.json",
             "flush folder",
         ];
@@ -611,6 +645,196 @@ mod tests {
                 "{left:?}"
             );
         }
+    }
+
+    /// Another program (one that does not take the lock) writes b.json at several moments
+    /// between its reading and its rename, by a rename or in place: the batch never
+    /// replaces it, fails it saying why, and upgrades the others of its group.
+    #[test]
+    fn a_save_written_while_its_group_is_upgraded_is_left_as_written() {
+        use std::sync::Arc;
+        let chain = chain();
+        let newer = old_save(r#"{"newer": true}"#);
+        // When to write b: at an operation, on the file (or count) it is done to.
+        type Moment = (&'static str, fn(&Path) -> bool);
+        let moments: [Moment; 5] = [
+            // After b is read, as c is.
+            ("read", |what| what.ends_with("c.json")),
+            ("flush files", |_| true),
+            // The first backup's rename, before any save is replaced.
+            ("rename", |_| true),
+            ("flush folder", |_| true),
+            // Right before b's own check and rename.
+            ("check", |what| what.ends_with("b.json")),
+        ];
+        for (moment, when) in moments {
+            for by_rename in [true, false] {
+                let dir = tempfile::tempdir().unwrap();
+                let elsewhere = tempfile::tempdir().unwrap();
+                for name in ["a", "b", "c"] {
+                    fs::write(dir.path().join(format!("{name}.json")), old_save("{}")).unwrap();
+                }
+                let b = dir.path().join("b.json");
+                let written = Arc::new(AtomicBool::new(false));
+                let (flag, newer_b, incoming) = (
+                    written.clone(),
+                    newer.clone(),
+                    elsewhere.path().join("b.json"),
+                );
+                watch::act(dir.path(), moment, move |what| {
+                    if !when(what) || flag.swap(true, Ordering::Relaxed) {
+                        return;
+                    }
+                    if by_rename {
+                        fs::write(&incoming, &newer_b).unwrap();
+                        fs::rename(&incoming, &b).unwrap();
+                    } else {
+                        fs::write(&b, &newer_b).unwrap();
+                    }
+                });
+                let batch = Batch::new(&chain, Mode::InPlace { backup: true }).jobs(1);
+                let plan = batch.plan(&[dir.path()]).unwrap();
+                let mut outcomes = Vec::new();
+                batch
+                    .run(&plan, |o| {
+                        let error = o.error.as_ref().map(|e| (e.kind(), e.to_string()));
+                        outcomes.push((o.found.relative.clone(), o.status, error));
+                        ControlFlow::Continue(())
+                    })
+                    .unwrap();
+                let when = format!("{moment}, by rename {by_rename}");
+                assert!(written.load(Ordering::Relaxed), "{when}: never written");
+                let (_, status, error) = &outcomes[1];
+                assert_eq!(*status, Status::Failed, "{when}");
+                let (kind, message) = error.as_ref().unwrap();
+                assert_eq!(*kind, ErrorKind::Changed, "{when}");
+                assert!(
+                    message.contains("b.json: the save changed while it was being upgraded")
+                        && message.contains("run again"),
+                    "{when}: {message}"
+                );
+                assert_eq!(
+                    fs::read_to_string(dir.path().join("b.json")).unwrap(),
+                    newer
+                );
+                for name in ["a.json", "c.json"] {
+                    let upgraded = fs::read_to_string(dir.path().join(name)).unwrap();
+                    assert!(upgraded.contains(r#""x": 1"#), "{when}: {name}");
+                }
+                // Every backup holds its original; b's, when its rename came before the
+                // write, is kept (it holds b as it was read).
+                for backup in ["a.json.v1.bak", "b.json.v1.bak", "c.json.v1.bak"] {
+                    match fs::read_to_string(dir.path().join(backup)) {
+                        Ok(text) => assert_eq!(text, old_save("{}"), "{when}: {backup}"),
+                        Err(_) => assert!(backup.starts_with('b'), "{when}: {backup}"),
+                    }
+                }
+                let left = names(dir.path());
+                assert!(
+                    left.iter().all(|n| !fsio::is_temporary(n.as_ref())),
+                    "{when}: {left:?}"
+                );
+            }
+        }
+    }
+
+    /// A game storing a save through the library while a batch upgrades it waits for the
+    /// upgrade, and then its save replaces the upgraded one: the newest save wins.
+    #[test]
+    fn a_game_storing_a_save_during_its_upgrade_waits_and_its_save_wins() {
+        use std::sync::{mpsc, Arc, Mutex};
+        let chain = chain();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        fs::write(&path, old_save("{}")).unwrap();
+        let game = crate::Save::new(2, crate::Value::from("the game's newest"));
+        let storing = Arc::new(Mutex::new(None));
+        let (handle, to_store, store_at) = (storing.clone(), game.clone(), path.clone());
+        watch::act(dir.path(), "check", move |_| {
+            let (sender, stored) = mpsc::channel();
+            let (save, at) = (to_store.clone(), store_at.clone());
+            let thread = std::thread::spawn(move || {
+                save.store(&at).unwrap();
+                let _ = sender.send(());
+            });
+            // The upgrade holds the lock: the store cannot be done before its rename.
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            assert!(stored.try_recv().is_err(), "the store did not wait");
+            *handle.lock().unwrap() = Some(thread);
+        });
+        let statuses = run(&chain, Mode::InPlace { backup: true }, 1, dir.path());
+        assert_eq!(statuses, [("a.json".to_string(), Status::Upgraded)]);
+        let thread = storing.lock().unwrap().take().expect("the action ran");
+        thread.join().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), game.to_vec().unwrap());
+        let backup = fs::read_to_string(dir.path().join("a.json.v1.bak")).unwrap();
+        assert_eq!(backup, old_save("{}"));
+    }
+
+    #[test]
+    fn only_the_shard_s_outputs_are_checked_for_collisions() {
+        let dir = tempfile::tempdir().unwrap();
+        // In path order: a/p, b/x, c/q, d/x; shard 1/2 is a/p and c/q.
+        let files = ["a/p.json", "b/x.json", "c/q.json", "d/x.json"];
+        for file in files {
+            let path = dir.path().join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, old_save("{}")).unwrap();
+        }
+        let roots: Vec<PathBuf> = files.iter().map(|f| dir.path().join(f)).collect();
+        let chain = chain();
+        let mode = Mode::OutDir(dir.path().join("out"));
+        let plan = Batch::new(&chain, mode.clone())
+            .shard(1, 2)
+            .plan(&roots)
+            .unwrap();
+        let shard: Vec<_> = plan.saves.iter().map(|f| f.relative.clone()).collect();
+        assert_eq!(shard, [PathBuf::from("p.json"), PathBuf::from("q.json")]);
+        let err = Batch::new(&chain, mode)
+            .shard(2, 2)
+            .plan(&roots)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("would both be written to"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_stop_flag_leaves_the_saves_not_started_alone() {
+        // What a signal handler sets.
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let chain = chain();
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            fs::write(dir.path().join(format!("{i}.json")), old_save("{}")).unwrap();
+        }
+        // Set while the second save is read: it finishes, no other is started.
+        watch::act(dir.path(), "read", |what| {
+            if what.ends_with("1.json") {
+                STOP.store(true, Ordering::Relaxed);
+            }
+        });
+        let batch = Batch::new(&chain, Mode::InPlace { backup: true })
+            .jobs(1)
+            .stop_when(&STOP);
+        let plan = batch.plan(&[dir.path()]).unwrap();
+        let mut handed = Vec::new();
+        let summary = batch
+            .run(&plan, |outcome| {
+                handed.push((outcome.found.relative.clone(), outcome.status));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        let upgraded = [("0.json", Status::Upgraded), ("1.json", Status::Upgraded)];
+        assert_eq!(handed, upgraded.map(|(n, s)| (PathBuf::from(n), s)));
+        assert_eq!((summary.upgraded, summary.not_started), (2, 3));
+        for i in 0..5 {
+            let text = fs::read_to_string(dir.path().join(format!("{i}.json"))).unwrap();
+            assert_eq!(text.contains(r#""x": 1"#), i < 2, "{i}.json");
+        }
+        let left = names(dir.path());
+        assert!(left.iter().all(|n| !fsio::is_temporary(n.as_ref())));
     }
 
     #[test]

@@ -9,7 +9,6 @@ pub struct Aligned {
 
 impl Aligned {
     /// A copy of `bytes`, aligned.
-    #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
     pub fn copy_of(bytes: &[u8]) -> Aligned {
         let mut aligned = Aligned::zeroed(bytes.len());
         aligned.bytes_mut().copy_from_slice(bytes);

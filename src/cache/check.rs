@@ -2,7 +2,6 @@
 //! chain and the target version, and, when it may not, why ([`Refusal`]).
 
 use std::fmt;
-use std::fs::File;
 use std::path::Path;
 
 use super::format::{self, Header, HEADER_LEN};
@@ -80,9 +79,10 @@ pub(super) enum SourceCheck {
     Mtime(u64),
 }
 
-/// Maps the cache file read only.
+/// Maps the cache file read only. Something there that is not a regular file (a FIFO, a
+/// device) is refused without being waited on.
 pub(super) fn map_file(path: &Path) -> Result<memmap2::Mmap, Refusal> {
-    let file = File::open(path).map_err(|e| match e.kind() {
+    let file = crate::fsio::open_regular(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Refusal::Missing,
         _ => Refusal::Unreadable(e.to_string()),
     })?;

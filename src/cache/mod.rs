@@ -53,7 +53,7 @@ use crate::error::{Error, Result};
 use crate::fsio;
 use crate::options::Options;
 use crate::save::{Meta, Save};
-use crate::upgrade::Chain;
+use crate::upgrade::{Chain, StepReport, Upgrader};
 use crate::value::{Map, Value};
 use aligned::Aligned;
 use build::Provenance;
@@ -96,16 +96,18 @@ pub enum Source {
 
 enum Backing {
     Mapped(memmap2::Mmap),
-    Built(Aligned),
+    InMemory(Aligned),
 }
 
-/// A loaded save: its cache bytes (mapped from the file, or just built) and where the
-/// document came from.
+/// A loaded save: its cache bytes (mapped from the file, given, or just built), where the
+/// document came from, and what the upgrade that made them did.
 pub struct Loaded {
     backing: Backing,
-    path: PathBuf,
+    /// The save's file, when loaded from one: errors name it.
+    path: Option<PathBuf>,
     /// Where the document came from, and if from the JSON, why.
     pub source: Source,
+    steps: Vec<StepReport>,
     write_error: Option<Error>,
 }
 
@@ -113,7 +115,7 @@ impl Loaded {
     fn bytes(&self) -> &[u8] {
         match &self.backing {
             Backing::Mapped(map) => map,
-            Backing::Built(aligned) => aligned.bytes(),
+            Backing::InMemory(aligned) => aligned.bytes(),
         }
     }
 
@@ -123,7 +125,8 @@ impl Loaded {
     }
 
     /// The save's data as a game's own type, borrowing strings from the cache; errors
-    /// name the file and the path from `data`, as [`Save::data_as`]'s do.
+    /// name the file (when loaded from one) and the path from `data`, as [`Save::data_as`]'s
+    /// do.
     pub fn data_as<'a, T: ::serde::Deserialize<'a>>(&'a self) -> Result<T> {
         let data = self.view().data().ok_or_else(|| {
             Error::new(
@@ -131,8 +134,12 @@ impl Loaded {
                 "the cache holds no data section",
             )
         })?;
-        de::from_view_at(data, crate::path::Segment::Key("data".into()))
-            .map_err(|e| e.with_file(&self.path))
+        de::from_view_at(data, crate::path::Segment::Key("data".into())).map_err(|e| {
+            match &self.path {
+                Some(path) => e.with_file(path),
+                None => e,
+            }
+        })
     }
 
     /// The save's `meta`: its version, writer, history and any other members. A game that
@@ -153,6 +160,24 @@ impl Loaded {
         Save::from_value(self.view().root().to_value()?)
     }
 
+    /// When the document came from the JSON: what each upgrade step did, in order, with
+    /// what it printed ([`StepReport::printed`]): why the load upgraded, and what a Lua
+    /// step had to say. Empty when the cache was used or no step ran. (When a step fails,
+    /// the load fails; [`load_with`] keeps the reports in its [`Upgrader`].)
+    pub fn steps(&self) -> &[StepReport] {
+        &self.steps
+    }
+
+    /// When the document came from the JSON: the cache made from it, to keep beside the
+    /// save. [`load`] has written it already; a game that loads through bytes
+    /// ([`load_bytes`]) stores it itself. `None` when the cache was used.
+    pub fn new_cache(&self) -> Option<&[u8]> {
+        match self.source {
+            Source::Json(_) => Some(self.bytes()),
+            Source::Cache => None,
+        }
+    }
+
     /// When the document came from the JSON: why the new cache could not be written, if it
     /// could not. The load itself succeeded; the next one reads the JSON again.
     pub fn write_error(&self) -> Option<&Error> {
@@ -162,18 +187,58 @@ impl Loaded {
 
 /// Loads the save at `path` through its cache: the cache when it matches, otherwise the
 /// JSON, upgraded by `chain`, with the cache rewritten. Fails only when the JSON itself
-/// cannot be loaded or upgraded.
+/// cannot be loaded or upgraded. What the steps printed is in [`Loaded::steps`].
+///
+/// A save, or a cache, that is not a regular file (a FIFO, a device) is never waited on:
+/// the save is refused with an error, the cache is not used (nor replaced).
 pub fn load(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<Loaded> {
+    load_with(path, &mut chain.upgrader(), options)
+}
+
+/// [`load`], upgrading with `upgrader` (its chain's): when a step fails, the load fails
+/// and [`Upgrader::failed_steps`] gives the steps that ran, the failing one last, with
+/// what each printed. A game that loads many saves may keep one upgrader for all of them.
+///
+/// ```
+/// use savechain::cache;
+/// use savechain::upgrade::{Chain, Step};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("world.json");
+/// std::fs::write(&path, r#"{"meta": {"version": 1}, "data": {}}"#)?;
+/// let chain = Chain::new("1.1.0", vec![Step::lua(
+///     "0001-crew.lua",
+///     "return function(data) print('no crew in this save'); error('cannot go on') end",
+/// )?])?;
+///
+/// let mut upgrader = chain.upgrader();
+/// let err = cache::load_with(&path, &mut upgrader, &savechain::Options::default()).err().unwrap();
+/// assert!(err.to_string().contains("cannot go on"));
+/// assert_eq!(upgrader.failed_steps()[0].printed, ["no crew in this save"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_with(
+    path: impl AsRef<Path>,
+    upgrader: &mut Upgrader<'_>,
+    options: &Options,
+) -> Result<Loaded> {
     let path = path.as_ref();
-    let looked = look(path, chain, options)?;
+    let looked = look(path, upgrader.chain(), options)?;
     match looked.verdict {
         Ok(map) => Ok(Loaded {
             backing: Backing::Mapped(map),
-            path: path.to_path_buf(),
+            path: Some(path.to_path_buf()),
             source: Source::Cache,
+            steps: Vec::new(),
             write_error: None,
         }),
-        Err(refusal) => from_json(path, looked.json, looked.mtime, chain, options, refusal),
+        Err(refusal) => {
+            let json = match looked.json {
+                Some(json) => json,
+                None => read_json(path)?.0,
+            };
+            from_json(path, &json, looked.mtime, upgrader, options, refusal)
+        }
     }
 }
 
@@ -181,8 +246,15 @@ pub fn load(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<
 /// cache.
 pub fn rebuild(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<Loaded> {
     let path = path.as_ref();
-    let mtime = mtime_ns(&metadata(path)?);
-    from_json(path, None, mtime, chain, options, Refusal::Rebuild)
+    let (json, mtime) = read_json(path)?;
+    from_json(
+        path,
+        &json,
+        mtime,
+        &mut chain.upgrader(),
+        options,
+        Refusal::Rebuild,
+    )
 }
 
 /// Whether [`load`] would use the cache of `path` ([`Source::Cache`]) or why not, without
@@ -198,21 +270,153 @@ pub fn verify(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Resul
 /// Writes `save` as JSON to `path` and its cache beside it, each atomically. The save
 /// should be at `chain`'s latest version: a cache holding another version is refused by
 /// loads that upgrade to the latest.
+///
+/// It takes the save's lock, as [`Save::store`] does: a running upgrade of the save (by
+/// `save-upgrade` or a batch) finishes first, and this save then replaces the upgraded one.
 pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
     let path = path.as_ref();
     let json = save.to_vec()?;
-    fsio::write_atomic(path, &json)
-        .map_err(|e| Error::io(e, "cannot write the save").with_file(path))?;
-    let mtime = std::fs::metadata(path).map(|m| mtime_ns(&m)).unwrap_or(0);
+    let write_error = |e| Error::io(e, "cannot write the save").with_file(path);
+    let held = fsio::hold(path, fsio::Wait::Forever).map_err(write_error)?;
+    // Still locked: a writer that comes next waits until this cache is written too.
+    let written = fsio::write_atomic_like(path, &json, None).map_err(write_error)?;
+    drop(held);
+    let mtime = written.metadata().map(|m| mtime_ns(&m)).unwrap_or(0);
     let built = build::build(save, &provenance(&json, mtime, chain))?;
     let cache_file = cache_path(path);
     fsio::write_atomic_like(&cache_file, built.bytes(), Some(path))
+        .map(drop)
         .map_err(|e| Error::io(e, "cannot write the cache").with_file(&cache_file))
 }
 
-/// Deletes the cache of `path`, if there is one; returns whether there was.
+/// Loads a save kept as bytes (in memory, a virtual file system, a console's storage)
+/// through its cache bytes, as [`load`] does a file: `cache` is used when it was made from
+/// exactly these JSON bytes by `upgrader`'s chain at the version asked for and is intact;
+/// otherwise the JSON is loaded and upgraded, and [`Loaded::new_cache`] gives the new cache
+/// for the game to keep. Nothing is read or written on disk. With no file there is no
+/// modification time: [`Options::trust_mtime`] does not apply, the JSON is always hashed.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use savechain::cache::{self, Refusal, Source};
+/// use savechain::upgrade::{Chain, Step};
+/// use savechain::{Options, Value};
+///
+/// // Where the game keeps its saves: names to bytes.
+/// let mut storage: HashMap<&str, Vec<u8>> = HashMap::new();
+/// storage.insert("slot1.json", br#"{"meta": {"version": 1}, "data": {"hp": 3}}"#.to_vec());
+/// let chain = Chain::new("1.1.0", vec![Step::lua(
+///     "0001-health.lua",
+///     "return function(data) data.health = data.hp * 10; data.hp = nil end",
+/// )?])?;
+/// let mut upgrader = chain.upgrader();
+/// let options = Options::default();
+///
+/// let cached = storage.get("slot1.json.cache").map(Vec::as_slice);
+/// let loaded = cache::load_bytes(&storage["slot1.json"], cached, &mut upgrader, &options)?;
+/// assert_eq!(loaded.source, Source::Json(Refusal::Missing));
+/// if let Some(new_cache) = loaded.new_cache() {
+///     storage.insert("slot1.json.cache", new_cache.to_vec());   // kept for the next load
+/// }
+///
+/// let cached = storage.get("slot1.json.cache").map(Vec::as_slice);
+/// let again = cache::load_bytes(&storage["slot1.json"], cached, &mut upgrader, &options)?;
+/// assert_eq!(again.source, Source::Cache);
+/// let health = again.view().data().and_then(|d| d.get("health")).and_then(|h| h.as_i64());
+/// assert_eq!(health, Some(30));
+///
+/// // Stored again: the save's text and its cache, for the game to keep.
+/// let save = chain.resave(again.meta()?, savechain::text::from_slice(br#"{"health": 25}"#)?);
+/// let stored = cache::store_bytes(&save, &chain)?;
+/// storage.insert("slot1.json", stored.json);
+/// storage.insert("slot1.json.cache", stored.cache);
+/// let cached = storage.get("slot1.json.cache").map(Vec::as_slice);
+/// let last = cache::load_bytes(&storage["slot1.json"], cached, &mut upgrader, &options)?;
+/// assert_eq!(last.source, Source::Cache);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_bytes(
+    json: &[u8],
+    cache: Option<&[u8]>,
+    upgrader: &mut Upgrader<'_>,
+    options: &Options,
+) -> Result<Loaded> {
+    let chain = upgrader.chain();
+    let fingerprint = chain.fingerprint();
+    let expected = Expected {
+        source_len: json.len() as u64,
+        source: SourceCheck::Hash(format::hash(json)),
+        chain: &fingerprint,
+        version: options.target.unwrap_or(chain.latest()),
+    };
+    // Copied: the view reads 8-byte fields in place, and given bytes may lie anywhere.
+    let verdict = match cache {
+        None => Err(Refusal::Missing),
+        Some(bytes) => {
+            let aligned = Aligned::copy_of(bytes);
+            let body_ok = check::body_hash_matches(aligned.bytes());
+            check::check(aligned.bytes(), &expected, body_ok).map(|()| aligned)
+        }
+    };
+    match verdict {
+        Ok(aligned) => Ok(Loaded {
+            backing: Backing::InMemory(aligned),
+            path: None,
+            source: Source::Cache,
+            steps: Vec::new(),
+            write_error: None,
+        }),
+        Err(refusal) => {
+            let (built, steps) = upgrade_and_build(json, 0, upgrader, options)?;
+            Ok(Loaded {
+                backing: Backing::InMemory(built),
+                path: None,
+                source: Source::Json(refusal),
+                steps,
+                write_error: None,
+            })
+        }
+    }
+}
+
+/// A save's text and its cache, made by [`store_bytes`] for a game to keep where it keeps
+/// its saves.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Stored {
+    /// The save's canonical text: what [`Save::store`] would write.
+    pub json: Vec<u8>,
+    /// Its cache, which [`load_bytes`] uses with exactly these JSON bytes.
+    pub cache: Vec<u8>,
+}
+
+/// [`store`] through bytes: the text of `save` and its cache, for a game that keeps saves
+/// in memory, a virtual file system or a console's storage. The save should be at
+/// `chain`'s latest version.
+pub fn store_bytes(save: &Save, chain: &Chain) -> Result<Stored> {
+    let json = save.to_vec()?;
+    let built = build::build(save, &provenance(&json, 0, chain))?;
+    Ok(Stored {
+        cache: built.bytes().to_vec(),
+        json,
+    })
+}
+
+/// Deletes the cache of `path`, if there is one; returns whether there was. Something
+/// there that is not a file (a FIFO, a device) is not a cache, and is left as it is.
 pub fn clear(path: impl AsRef<Path>) -> Result<bool> {
     let cache_file = cache_path(path);
+    if let Ok(metadata) = std::fs::symlink_metadata(&cache_file) {
+        let file_type = metadata.file_type();
+        if !file_type.is_file() && !file_type.is_symlink() && !file_type.is_dir() {
+            let what = fsio::kind_of(&file_type);
+            return Err(Error::new(
+                crate::ErrorKind::Io,
+                format!("it is {what}, not a cache, so it is left as it is"),
+            )
+            .with_file(&cache_file));
+        }
+    }
     match std::fs::remove_file(&cache_file) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -229,7 +433,8 @@ struct Looked {
 
 /// Checks the cache of `path` against its JSON, `chain` and the target version.
 fn look(path: &Path, chain: &Chain, options: &Options) -> Result<Looked> {
-    let metadata = metadata(path)?;
+    let mut file = fsio::open_regular(path).map_err(|e| read_error(e, path))?;
+    let metadata = file.metadata().map_err(|e| read_error(e, path))?;
     let mtime = mtime_ns(&metadata);
     let fingerprint = chain.fingerprint();
     let version = options.target.unwrap_or(chain.latest());
@@ -254,7 +459,8 @@ fn look(path: &Path, chain: &Chain, options: &Options) -> Result<Looked> {
     // One after the other: run side by side, reading the JSON (faulting in a fresh
     // buffer) and populating the cache's mapping contend for the same memory-map lock and
     // were measured slower.
-    let json = read(path)?;
+    let mut json = Vec::with_capacity(metadata.len() as usize);
+    std::io::Read::read_to_end(&mut file, &mut json).map_err(|e| read_error(e, path))?;
     let expected = Expected {
         source_len: json.len() as u64,
         source: SourceCheck::Hash(format::hash(&json)),
@@ -272,36 +478,41 @@ fn look(path: &Path, chain: &Chain, options: &Options) -> Result<Looked> {
     })
 }
 
-/// Loads and upgrades the JSON (read now unless given), and writes its cache.
+/// Loads and upgrades the JSON of `path`, and writes its cache.
 fn from_json(
     path: &Path,
-    json: Option<Vec<u8>>,
+    json: &[u8],
     mtime: u64,
-    chain: &Chain,
+    upgrader: &mut Upgrader<'_>,
     options: &Options,
     refusal: Refusal,
 ) -> Result<Loaded> {
-    let json = match json {
-        Some(json) => json,
-        None => read(path)?,
-    };
-    let save = Save::from_slice(&json).map_err(|e| e.with_file(path))?;
-    let save = chain
-        .upgrader()
-        .upgrade(save, options)
-        .map_err(|e| e.with_file(path))?
-        .save;
-    let built = build::build(&save, &provenance(&json, mtime, chain))?;
+    let (built, steps) =
+        upgrade_and_build(json, mtime, upgrader, options).map_err(|e| e.with_file(path))?;
     let cache_file = cache_path(path);
     let write_error = fsio::write_atomic_like(&cache_file, built.bytes(), Some(path))
         .err()
         .map(|e| Error::io(e, "cannot write the cache").with_file(&cache_file));
     Ok(Loaded {
-        backing: Backing::Built(built),
-        path: path.to_path_buf(),
+        backing: Backing::InMemory(built),
+        path: Some(path.to_path_buf()),
         source: Source::Json(refusal),
+        steps,
         write_error,
     })
+}
+
+/// The cache of a save's JSON, upgraded, and the reports of the steps that ran.
+fn upgrade_and_build(
+    json: &[u8],
+    mtime: u64,
+    upgrader: &mut Upgrader<'_>,
+    options: &Options,
+) -> Result<(Aligned, Vec<StepReport>)> {
+    let save = Save::from_slice(json)?;
+    let upgraded = upgrader.upgrade(save, options)?;
+    let built = build::build(&upgraded.save, &provenance(json, mtime, upgrader.chain()))?;
+    Ok((built, upgraded.steps))
 }
 
 fn provenance(json: &[u8], mtime: u64, chain: &Chain) -> Provenance {
@@ -313,12 +524,17 @@ fn provenance(json: &[u8], mtime: u64, chain: &Chain) -> Provenance {
     }
 }
 
-fn metadata(path: &Path) -> Result<std::fs::Metadata> {
-    std::fs::metadata(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))
+/// The JSON of `path` and its modification time, from one opening of the file.
+fn read_json(path: &Path) -> Result<(Vec<u8>, u64)> {
+    let mut file = fsio::open_regular(path).map_err(|e| read_error(e, path))?;
+    let metadata = file.metadata().map_err(|e| read_error(e, path))?;
+    let mut json = Vec::with_capacity(metadata.len() as usize);
+    std::io::Read::read_to_end(&mut file, &mut json).map_err(|e| read_error(e, path))?;
+    Ok((json, mtime_ns(&metadata)))
 }
 
-fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io(e, "cannot read the file").with_file(path))
+fn read_error(e: std::io::Error, path: &Path) -> Error {
+    Error::io(e, "cannot read the file").with_file(path)
 }
 
 fn mtime_ns(metadata: &std::fs::Metadata) -> u64 {

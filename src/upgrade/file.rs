@@ -102,7 +102,15 @@ fn upgrade_file_at(
             .map_err(|e| todo.backup_error(e, ""))?;
     }
     make_folder(out)?;
-    fsio::write_atomic(out, &todo.bytes).map_err(|e| todo.write_error(e, ""))?;
+    let save =
+        fsio::write_temporary(out, &todo.bytes, None).map_err(|e| todo.write_error(e, ""))?;
+    save.sync().map_err(|e| todo.write_error(e, " to disk"))?;
+    let dir = save.dir().to_path_buf();
+    // As late as can be: a save that another program wrote meanwhile is not replaced.
+    todo.check_unchanged()?;
+    save.rename().map_err(|e| todo.write_error(e, ""))?;
+    // Replaced by now: a failed folder flush only weakens durability across a power cut.
+    let _ = fsio::sync_dir(&dir);
     Ok(todo.report)
 }
 
@@ -115,6 +123,9 @@ struct ToWrite {
     /// What goes to `report.written`.
     bytes: Vec<u8>,
     in_place: bool,
+    /// In place: the save's lock, held from its reading until it is replaced, and what
+    /// was read of it.
+    held: Option<(fsio::Held, fsio::Fingerprint)>,
 }
 
 impl ToWrite {
@@ -130,6 +141,15 @@ impl ToWrite {
             e,
             format!("cannot write the backup {}{how}", backup.display()),
         )
+    }
+
+    /// Fails when the save to replace changed since it was read (a program that does not
+    /// take the lock wrote it): it is then left as it is.
+    fn check_unchanged(&self) -> Result<()> {
+        match &self.held {
+            Some((held, read)) => held.check_unchanged(read, fsio::Work::Upgrade),
+            None => Ok(()),
+        }
     }
 
     fn write_error(&self, e: std::io::Error, how: &str) -> Error {
@@ -160,7 +180,17 @@ fn upgrade_in_memory(
             ));
         }
     }
-    let original = std::fs::read(path).map_err(|e| Error::io(e, "cannot read the file"))?;
+    // In place, the save is locked from its reading to its replacing: a game storing it
+    // through savechain meanwhile waits, and its save then replaces the upgraded one.
+    let held = match target {
+        Target::InPlace { .. } => fsio::hold_save(path)?,
+        _ => None,
+    };
+    let original = match &held {
+        Some(held) => held.read(),
+        None => fsio::read_regular(path),
+    }
+    .map_err(|e| Error::io(e, "cannot read the file"))?;
     let save = Save::from_slice(&original)?;
     let from = save.meta.version;
     let plan = upgrader.chain().plan(&save.meta, options.target)?;
@@ -175,6 +205,7 @@ fn upgrade_in_memory(
         original: None,
         bytes: Vec::new(),
         in_place: matches!(target, Target::InPlace { .. }),
+        held: None,
     };
     match target {
         Target::Nowhere => {
@@ -198,6 +229,8 @@ fn upgrade_in_memory(
     todo.report.steps = upgraded.steps;
     match target {
         Target::InPlace { backup } => {
+            let read = fsio::Fingerprint::of(&original);
+            todo.held = held.map(|held| (held, read));
             if backup {
                 let backup = backup_path(path, from, &original);
                 todo.report.backup = Some(backup);
@@ -228,11 +261,19 @@ fn make_folder(out: &Path) -> Result<()> {
 /// 1. flushes every temporary, backups and saves, to disk ([`fsio::make_durable`]);
 /// 2. renames the backups, and flushes their folders: a save is replaced only once its
 ///    backup would survive a power cut;
-/// 3. renames the saves; their folders are flushed by the batch's [`fsio::FolderFlush`].
+/// 3. renames the saves, each right after checking that it is still the file read, with
+///    the bytes read; their folders are flushed by the batch's [`fsio::FolderFlush`].
 ///
 /// A kill at any moment leaves each save old or new (a rename is atomic), and never a
 /// replaced save without its backup. A save that fails at any step fails alone (with the
 /// others of a flush that failed), its temporaries removed.
+///
+/// Each save stays locked from its reading until its rename, so a game storing it through
+/// savechain waits. A save that a program not taking the lock wrote meanwhile fails the
+/// check and is left as that program made it; its backup, renamed in step 2, is kept: it
+/// holds the save as it was read, which was the save's content until then, and its name
+/// was free or held the same bytes already (an older backup is never replaced), so keeping
+/// it loses nothing, where removing it could remove an identical backup of an earlier run.
 pub(crate) struct WriteGroup<K> {
     members: Vec<Member<K>>,
     bytes: usize,
@@ -310,7 +351,7 @@ impl<K> WriteGroup<K> {
             };
             let dir = backup.dir().to_path_buf();
             match backup.rename() {
-                Ok(()) => {
+                Ok(_) => {
                     if !backup_folders.contains(&dir) {
                         backup_folders.push(dir.clone());
                     }
@@ -346,9 +387,15 @@ impl<K> WriteGroup<K> {
                 save,
                 ..
             } = m;
+            // As late as can be: a save that another program wrote meanwhile is not
+            // replaced (its temporary is dropped, so removed).
+            if let Err(e) = todo.check_unchanged() {
+                done.push((key, Err(e.with_file(source))));
+                continue;
+            }
             let dir = save.dir().to_path_buf();
             match save.rename() {
-                Ok(()) => {
+                Ok(_) => {
                     folders.defer(&dir);
                     done.push((key, Ok(todo.report)));
                 }
@@ -414,7 +461,9 @@ fn backup_path(path: &Path, from: u64, original: &[u8]) -> PathBuf {
     };
     (0..)
         .map(candidate)
-        .find(|p| std::fs::read(p).map_or(true, |existing| existing == original))
+        // Something that is not a file there (a folder, a FIFO) is never read, and the
+        // backup's write then fails, naming it.
+        .find(|p| fsio::read_regular(p).map_or(true, |existing| existing == original))
         .expect("an unbounded search")
 }
 
@@ -464,6 +513,67 @@ mod tests {
         let out = dir.path().join("out.json");
         upgrade_file(&mut chain.upgrader(), &path, Target::To(&out), &options).unwrap();
         assert_eq!(Save::load(&out).unwrap().meta.version, 2);
+    }
+
+    fn x_chain() -> Chain {
+        let step = Step::lua("0001-x.lua", "return function(d) d.x = 1 end").unwrap();
+        Chain::new("1.0.0", vec![step]).unwrap()
+    }
+
+    /// A program that does not take the lock rewrites the save right before its replace:
+    /// the upgrade fails saying so, and the new save is left as it was written.
+    #[test]
+    fn a_save_rewritten_during_its_upgrade_is_not_replaced() {
+        use crate::fsio::watch;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let original = r#"{"meta": {"version": 1}, "data": {}}"#;
+        let newer = r#"{"meta": {"version": 1}, "data": {"newer": true}}"#;
+        std::fs::write(&path, original).unwrap();
+        let at = path.clone();
+        watch::act(dir.path(), "check", move |_| {
+            std::fs::write(&at, newer).unwrap()
+        });
+        let in_place = Target::InPlace { backup: true };
+        let options = Options::default();
+        let err = upgrade_file(&mut x_chain().upgrader(), &path, in_place, &options).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Changed);
+        assert!(
+            err.to_string()
+                .contains("world.json: the save changed while it was being upgraded"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
+        // The backup, written before, holds the save as it was read; no temporary is left.
+        let backup = dir.path().join("world.json.v1.bak");
+        assert_eq!(std::fs::read_to_string(backup).unwrap(), original);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A writer holding the save's lock (a game storing it) is waited for, and the save it
+    /// renamed into place is the one upgraded.
+    #[test]
+    fn an_upgrade_waits_for_a_writer_and_upgrades_what_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        std::fs::write(&path, r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+        let game = fsio::hold(&path, fsio::Wait::Forever).unwrap().unwrap();
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let newer = r#"{"meta": {"version": 1}, "data": {"newer": true}}"#;
+                let renamed = fsio::write_atomic_like(&path, newer.as_bytes(), None).unwrap();
+                drop(game);
+                drop(renamed);
+            })
+        };
+        let in_place = Target::InPlace { backup: false };
+        let options = Options::default();
+        upgrade_file(&mut x_chain().upgrader(), &path, in_place, &options).unwrap();
+        writer.join().unwrap();
+        let save = Save::load(&path).unwrap();
+        assert_eq!(save.data.to_string(), r#"{"newer":true,"x":1}"#);
     }
 
     #[test]

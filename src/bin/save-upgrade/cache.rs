@@ -10,6 +10,7 @@ use savechain::batch::find_saves;
 use super::chain::ChainArg;
 use super::output::{errln, outln};
 use super::report::print_error;
+use super::signals;
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// Build, check or delete the binary cache beside each save (<name>.cache).
@@ -66,7 +67,14 @@ pub fn run(args: Args) -> i32 {
         print_error(error, None);
     }
     let options = Options::default();
+    // Ctrl-C ends the loop between two saves, each cache written whole or not at all.
+    signals::install();
+    let mut done = 0;
     for save in search.saves.iter().map(|found| &found.path) {
+        if signals::stop_flag().load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        done += 1;
         // Ok(Ok(what was done)), Ok(Err(why the cache is not usable)), or Err(failure).
         let outcome = match (&args.action, &chain) {
             (Action::Build(_), Some(chain)) => {
@@ -105,6 +113,13 @@ pub fn run(args: Args) -> i32 {
         if super::output::closed() {
             break;
         }
+    }
+    if let Some((signal, status)) = signals::received() {
+        errln!(
+            "stopped by {signal} after {done} of {} saves; run again to do the rest",
+            search.saves.len()
+        );
+        return status;
     }
     if failed > 0 {
         EXIT_FAILED

@@ -12,6 +12,7 @@ mod fmt;
 mod inspect;
 mod output;
 mod report;
+mod signals;
 mod starlane;
 mod upgrade;
 
@@ -42,21 +43,35 @@ Examples:
   save-upgrade --out-dir new/ saves/        write upgraded copies under new/; saves/ stays
   save-upgrade --check fixtures/            exit 1 if any save is not at the latest version
   save-upgrade --dry-run --to 5 world.json  print the steps that would run, write nothing
-  save-upgrade --diff --strict saves/       print what each step changed; refuse undeclared removals
+  save-upgrade --diff --strict saves/       upgrade in place, printing what each step
+                                            changed; refuse undeclared removals
   find /srv/saves -name '*.json' | save-upgrade --files-from - --shard 3/8 --report r.json
+                                            upgrade in place the 3rd of 8 shards of a list,
+                                            with a JSON report of each save
   save-upgrade inspect world.json           version, history, pending steps, counts
   save-upgrade chain --json                 the upgrade steps as JSON
   save-upgrade cache verify saves/          whether each save's binary cache would be used
   save-upgrade fmt --check saves/           exit 1 if any save is not canonical
-  save-upgrade --report - --quiet saves/ | jq '.[] | select(.status == \"failed\")'
+  save-upgrade --check --report - --quiet saves/ | jq -r '.[] | select(.status == \"outdated\") | .path'
+                                            list the saves not at the latest version, with
+                                            jq; writes nothing (without --check, it would
+                                            upgrade them all in place)
 
 Folders are searched for *.json files in any case, following links; a file that is not a
-save (no \"meta\" member) is skipped. A save that fails (corrupt, too new, a failing step,
-read-only) is reported and never written; the others are still done. Output comes in path
-order whatever --jobs; a step's print() goes to standard error, named by save and step.
+save (no \"meta\" member) is skipped, and so is anything that is not a regular file (a
+FIFO). A save that fails (corrupt, too new, a failing step, read-only) is reported and
+never written; the others are still done. Output comes in path order whatever --jobs; a
+step's print() goes to standard error, named by save and step.
+
+Each save is locked from its reading to its replacing (a game saving through savechain
+waits), and one that another program wrote meanwhile is left as it is and fails, saying
+to run again. Ctrl-C or SIGTERM stops the run cleanly: no save is started after it, those
+under way are finished, and the summary is printed (exit 130 or 143); a second Ctrl-C
+stops at once, and the next run removes what that left.
 
 Exit status, as diff and grep: 0 all good; 1 --check, fmt --check or cache verify found
-work and nothing failed; 2 a save failed, or a usage error."
+work and nothing failed; 2 a save failed, or a usage error; 130 or 143 stopped by SIGINT
+or SIGTERM."
 )]
 struct Cli {
     #[command(subcommand)]

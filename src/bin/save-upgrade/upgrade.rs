@@ -13,6 +13,7 @@ use savechain::{Options, Value};
 use super::chain::ChainArg;
 use super::output::{self, errln};
 use super::report::{self, print_error};
+use super::signals;
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// Upgrade saves, and folders of saves, to the latest version.
@@ -24,8 +25,11 @@ pub struct Args {
     /// Read more paths, one a line, from FILE (`-` for standard input).
     #[arg(long, value_name = "FILE")]
     files_from: Option<PathBuf>,
-    /// Write the upgraded saves under DIR, mirroring the tree, and leave the sources alone.
-    /// DIR may not be, contain or lie inside a source.
+    /// Write the upgraded saves under DIR and leave the sources alone. A save found in a
+    /// folder keeps its place below that folder (saves/a/b.json -> DIR/a/b.json); a file
+    /// named itself, on the command line or in --files-from, lands directly in DIR by its
+    /// file name (x/y/c.json -> DIR/c.json), and two that would land on one output are
+    /// refused. DIR may not be, contain or lie inside a source.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
     /// Do not keep the original as <name>.v<N>.bak when writing in place.
@@ -57,7 +61,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// Take only every Nth save of the sorted list, starting with the Ith (1 <= I <= N), so
-    /// that N jobs share a batch without talking to each other.
+    /// that N jobs share a batch without talking to each other. Only the shard's saves are
+    /// checked for outputs that collide.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     shard: Option<(usize, usize)>,
     /// Print only errors: no summary, no progress, no notes on skipped files, nor what
@@ -109,7 +114,11 @@ pub fn run(args: Args) -> i32 {
     let writes = mode != Mode::Check;
     let mut batch = Batch::new(&chain, mode)
         .options(options)
-        .jobs(args.jobs.unwrap_or(0));
+        .jobs(args.jobs.unwrap_or(0))
+        .stop_when(signals::stop_flag());
+    if let Some((i, n)) = args.shard {
+        batch = batch.shard(i, n);
+    }
     if let Some(report) = args.report.as_ref().filter(|r| r.as_os_str() != "-") {
         if let Err(why) = check_report_path(report) {
             errln!("error: --report {}: {why}", report.display());
@@ -117,16 +126,16 @@ pub fn run(args: Args) -> i32 {
         }
         batch = batch.exclude(report);
     }
-    let mut plan = match batch.plan(&roots) {
+    let plan = match batch.plan(&roots) {
         Ok(plan) => plan,
         Err(e) => {
             print_error(&e, None);
             return EXIT_USAGE;
         }
     };
-    if let Some((i, n)) = args.shard {
-        plan.shard(i, n);
-    }
+    // From here on, Ctrl-C or SIGTERM stops the run cleanly (before, nothing is written
+    // and the default, ending at once, is right).
+    signals::install();
     let mut printer = Printer::new(&args, &plan);
     let mut entries = Vec::new();
     let progress = progress_bar(&args, plan.saves.len() as u64);
@@ -165,6 +174,13 @@ fn check_report_path(report: &Path) -> Result<(), String> {
     };
     if !folder.is_dir() {
         return Err(format!("the folder {} does not exist", folder.display()));
+    }
+    // Never read (and so never waited on): a FIFO, a terminal, /dev/stdout.
+    if std::fs::metadata(report).is_ok_and(|m| !m.is_file()) {
+        return Err(
+            "something that is not a regular file is there (for standard output, give -)"
+                .to_string(),
+        );
     }
     match std::fs::read(report) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -371,6 +387,15 @@ fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>) -> i
             errln!("error: cannot write the report {}: {e}", target.display());
             return EXIT_FAILED;
         }
+    }
+    if let Some((signal, status)) = signals::received() {
+        // Said even with --quiet: the run did not do all it was asked.
+        errln!(
+            "stopped by {signal}: the saves under way were finished, {} not started are left \
+             as they were; run again to do them",
+            summary.not_started
+        );
+        return status;
     }
     if failed > 0 {
         EXIT_FAILED
