@@ -725,6 +725,9 @@ fn fifos_are_never_read_nor_waited_on() {
     let facts = savechain::text::from_slice(out.as_bytes()).unwrap();
     let reason = facts.get("source_reason").and_then(|r| r.as_str());
     assert_eq!(reason, Some(fifo_cache));
+    let (code, _, err) = with_game(&["inspect", "saves/pipe.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("saves/pipe.json: not a regular file"), "{err}");
     let (code, out, err) = with_game(&["cache", "build", "saves/b.json"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(

@@ -60,6 +60,14 @@ struct Facts {
 
 /// Reads the save and finds out what it is, writing nothing; errors are printed.
 fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
+    // Reading a FIFO or a device would wait forever.
+    if std::fs::metadata(&args.path).is_ok_and(|m| !m.is_file()) {
+        errln!(
+            "error: {}: not a regular file (a FIFO, a device or a folder is never read as a save)",
+            args.path.display()
+        );
+        return None;
+    }
     let bytes = match std::fs::read(&args.path) {
         Ok(b) => b,
         Err(e) => {
