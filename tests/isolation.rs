@@ -99,6 +99,21 @@ const CARELESS: &[(&str, &str)] = &[
         "lib/util.lua",
         "local n = 0 return { next = function() n = n + 1 return n end }",
     ),
+    // The file's _ENV, which it shares with the function it returns; library tables
+    // replaced and given metatables; the sandbox's own tables; the collector's mode and
+    // the random generator's seed.
+    (
+        "0006-environment.lua",
+        "return function(data) data.env = tostring(rawget(_ENV, 'marker')) \
+         data.insert = tostring(table.insert == nil) data.upper = ('x'):upper() \
+         data.os = tostring(rawget(os, 'kept')) data.io = tostring(rawget(io, 'kept')) \
+         data.string_mt = tostring(getmetatable(string) ~= nil) \
+         data.gc = collectgarbage('incremental') collectgarbage('generational') \
+         math.randomseed(data.n) table.insert = nil rawset(os, 'kept', 1) rawset(io, 'kept', 1) \
+         setmetatable(string, { __index = function() return 'leak' end }) \
+         getmetatable('').__index = { upper = function() return 'from an earlier save' end } \
+         _ENV = setmetatable({ marker = 'from an earlier save' }, { __index = _ENV }) end",
+    ),
 ];
 
 #[test]
@@ -127,6 +142,13 @@ fn nothing_a_step_keeps_reaches_the_next_save() {
         r#""util":1"#,
         r#""mt":"false""#,
         r#""running":true"#,
+        r#""env":"nil""#,
+        r#""insert":"false""#,
+        r#""upper":"X""#,
+        r#""os":"nil""#,
+        r#""io":"nil""#,
+        r#""string_mt":"false""#,
+        r#""gc":"incremental""#,
     ] {
         assert!(first.contains(expected), "{expected} in {first}");
     }

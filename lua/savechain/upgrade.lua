@@ -21,85 +21,145 @@ local savechain = require("savechain")
 
 local M = {}
 
-local type, error, tostring, tointeger = type, error, tostring, math.tointeger
+local type, error, tostring, tonumber, tointeger = type, error, tostring, tonumber, math.tointeger
+local byte, sub, concat = string.byte, string.sub, table.concat
 
 local PATH_ERROR = "a path is a string such as \"ship.cargo[0].mass\" or a list of keys"
+
+-- Bytes a path is made of. The sandbox's pattern functions are budgeted and cost more
+-- than reading a path byte by byte.
+local DOT, OPEN, CLOSE, QUOTE, BACKSLASH, ZERO, NINE = 46, 91, 93, 34, 92, 48, 57
 
 -- The keys of a string path, or nil and why it is malformed.
 local function parse(path)
   local keys, at, n = {}, 1, #path
+  -- All the bytes at once: a call per byte would cost more than the rest.
+  local b = { byte(path, 1, n) }
   while at <= n do
-    local c = path:sub(at, at)
-    if c == "[" then
-      local digits = path:match("^%[(%d+)%]", at)
-      if digits then
-        keys[#keys + 1] = tointeger(digits) + 1
-        at = at + #digits + 2
-      elseif path:sub(at + 1, at + 1) == '"' then
+    local c = b[at]
+    if c == OPEN then
+      local digits = at + 1
+      while digits <= n and b[digits] >= ZERO and b[digits] <= NINE do
+        digits = digits + 1
+      end
+      if digits > at + 1 and b[digits] == CLOSE then
+        keys[#keys + 1] = tointeger(tonumber(sub(path, at + 1, digits - 1))) + 1
+        at = digits + 1
+      elseif b[at + 1] == QUOTE then
         -- A quoted key, with \" and \\ inside.
         local key, i = {}, at + 2
         while true do
-          local ch = path:sub(i, i)
-          if ch == "" then return nil, "a quoted key is not closed" end
-          if ch == '"' then break end
-          if ch == "\\" then
+          local ch = b[i]
+          if ch == nil then return nil, "a quoted key is not closed" end
+          if ch == QUOTE then break end
+          if ch == BACKSLASH then
             i = i + 1
-            ch = path:sub(i, i)
+            if b[i] == nil then return nil, "a quoted key is not closed" end
           end
-          key[#key + 1] = ch
+          key[#key + 1] = sub(path, i, i)
           i = i + 1
         end
-        if path:sub(i + 1, i + 1) ~= "]" then return nil, "expected ] after a quoted key" end
-        keys[#keys + 1] = table.concat(key)
+        if b[i + 1] ~= CLOSE then return nil, "expected ] after a quoted key" end
+        keys[#keys + 1] = concat(key)
         at = i + 2
       else
         return nil, "expected a number or a quoted key after ["
       end
     else
-      if c == "." then
+      if c == DOT then
         if at == 1 or at == n then return nil, "a path does not start or end with a dot" end
         at = at + 1
       elseif at ~= 1 then
-        return nil, "expected . or [ after " .. path:sub(1, at - 1)
+        return nil, "expected . or [ after " .. sub(path, 1, at - 1)
       end
-      local name = path:match("^[^%.%[]+", at)
-      if name == nil then return nil, "an empty key (two dots, or a dot before [)" end
-      keys[#keys + 1] = name
-      at = at + #name
+      local stop = at
+      while stop <= n and b[stop] ~= DOT and b[stop] ~= OPEN do
+        stop = stop + 1
+      end
+      if stop == at then return nil, "an empty key (two dots, or a dot before [)" end
+      keys[#keys + 1] = sub(path, at, stop - 1)
+      at = stop
     end
   end
   if #keys == 0 then return nil, "the path is empty" end
   return keys
 end
 
--- The keys of `path`; an error at the step's line (`level` of the helper's caller).
+-- Paths read so far (steps give the same few again and again, for each element of an
+-- array), up to a bound, since a step may also make its paths as it goes.
+local parsed, parsed_count = {}, 0
+
+-- The keys of `path` (not to be changed); an error at the step's line (`level` of the
+-- helper's caller).
 local function keys_of(path, level)
   if type(path) == "table" and #path > 0 then return path end
   if type(path) ~= "string" then error(PATH_ERROR, level + 1) end
-  local keys, why = parse(path)
+  local keys = parsed[path]
+  if keys then return keys end
+  local why
+  keys, why = parse(path)
   if keys == nil then error("malformed path " .. path .. ": " .. why .. "; " .. PATH_ERROR, level + 1) end
+  if parsed_count < 1024 then
+    parsed[path], parsed_count = keys, parsed_count + 1
+  end
   return keys
+end
+
+-- Whether `key` is written bare in a path: a letter or _, then letters, digits and _.
+local function is_name(key)
+  local b = { byte(key, 1, -1) }
+  for i = 1, #b do
+    local c = b[i]
+    local letter = (c >= 65 and c <= 90) or (c >= 97 and c <= 122) or c == 95
+    if not letter and (i == 1 or c < ZERO or c > NINE) then return false end
+  end
+  return #key > 0
 end
 
 -- A key as paths write it: a name, [N] for an array's element, or a quoted key.
 local function key_text(key, first)
   if tointeger(key) and key >= 1 then return "[" .. tostring(key - 1) .. "]" end
   key = tostring(key)
-  if key:match("^[%a_][%w_]*$") then return first and key or "." .. key end
-  return '["' .. key:gsub('[\\"]', "\\%0") .. '"]'
+  if is_name(key) then return first and key or "." .. key end
+  local quoted = {}
+  for i = 1, #key do
+    local c = sub(key, i, i)
+    if c == '"' or c == "\\" then quoted[#quoted + 1] = "\\" end
+    quoted[#quoted + 1] = c
+  end
+  return '["' .. concat(quoted) .. '"]'
 end
 
--- Where helpers know a table to be inside the data (the elements `map` hands out), so that
--- what they declare from it is the path from the data, as strict mode compares it.
+-- Where helpers know a table to be inside the data (the elements `map` hands out: the
+-- call's root, path and array), so that what they declare from it is the path from the
+-- data, as strict mode compares it. Worked out only when a path is shown.
 local where = setmetatable({}, { __mode = "k" })
 
-local function show(root, keys, upto)
-  local parts, base = {}, where[root]
-  if base then parts[1] = base end
-  for i = 1, upto or #keys do
+local show
+
+-- The path of `t` from the data, when `map` handed it out; "" otherwise.
+local function base_of(t)
+  local call = where[t]
+  if call == nil then return "" end
+  if call.index == nil then
+    call.index = {}
+    for i = 1, #call.array do
+      if type(call.array[i]) == "table" then call.index[call.array[i]] = i end
+    end
+  end
+  local i = call.index[t]
+  if i == nil then return "" end
+  return show(call.root, call.keys) .. key_text(i, false)
+end
+
+function show(root, keys)
+  local parts = {}
+  local base = base_of(root)
+  if base ~= "" then parts[1] = base end
+  for i = 1, #keys do
     parts[#parts + 1] = key_text(keys[i], #parts == 0)
   end
-  return table.concat(parts)
+  return concat(parts)
 end
 
 -- The table holding the last key, and that key; nil when a table on the way is missing
@@ -157,7 +217,7 @@ end
 -- takes a value elsewhere).
 function M.rename(root, path, new_key)
   local keys = keys_of(path, 2)
-  if type(new_key) == "string" and new_key:find("[%.%[]") then
+  if type(new_key) == "string" and (parse(new_key) == nil or #parse(new_key) > 1) then
     error("up.rename takes the new key, not a path: " .. tostring(new_key) ..
       " has a dot or a bracket; to take the value elsewhere, use up.move(root, \"" ..
       show(root, keys) .. "\", \"" .. new_key .. "\")", 2)
@@ -202,11 +262,11 @@ function M.map(root, path, fn)
   local keys = keys_of(path, 2)
   local array = get(root, keys)
   if type(array) ~= "table" then return false end
-  local base = show(root, keys)
+  local call = { root = root, keys = keys, array = array }
   for i = 1, #array do
     local element = array[i]
     if type(element) == "table" then
-      where[element] = base .. key_text(i, false)
+      where[element] = call
     end
     local replaced = fn(element, i)
     if replaced ~= nil then

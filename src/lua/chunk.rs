@@ -9,9 +9,10 @@
 //! crate, is ever loaded: scripts themselves cannot load bytecode.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use mlua::{ChunkMode, Function, Lua};
+use mlua::{ffi, ChunkMode, Function, Lua};
 
 /// A chunk of Lua source and, once it has been compiled, its bytecode.
 #[derive(Debug)]
@@ -77,11 +78,88 @@ impl Chunk {
         Ok(function)
     }
 
+    /// [`Chunk::load`] of a chunk of the crate, in a state that keeps what it loaded (a
+    /// sandbox's, which [`keep_loaded_chunks`] set up): loaded once, then the same function,
+    /// whose every call runs the chunk afresh.
+    pub(crate) fn load_kept(&'static self, lua: &Lua) -> mlua::Result<Function> {
+        let Some(kept) = lua.app_data_ref::<Kept>() else {
+            return self.load(lua);
+        };
+        let mut chunks = kept.chunks.borrow_mut();
+        if let Some((_, function)) = chunks.iter().find(|(c, _)| std::ptr::eq(*c, self)) {
+            return Ok(function.clone());
+        }
+        let function = self.load(lua)?;
+        chunks.push((self, function.clone()));
+        Ok(function)
+    }
+
     fn load_bytecode(&self, lua: &Lua, bytecode: &[u8]) -> mlua::Result<Function> {
         lua.load(bytecode)
             .set_name(self.name.as_ref())
             .set_mode(ChunkMode::Binary)
             .into_function()
+    }
+}
+
+/// Gives `main`, a chunk loaded and kept to run again, the state's globals as its `_ENV`:
+/// a function it made on an earlier run (a step's, for another save) may have assigned its
+/// `_ENV`, which the chunk shares with every function it makes.
+pub(crate) fn with_globals(lua: &Lua, main: &Function) -> mlua::Result<()> {
+    // SAFETY: the function sits at slot 1; the globals are pushed and taken by
+    // `lua_setupvalue`. A chunk's first upvalue is its `_ENV`.
+    unsafe {
+        lua.exec_raw::<()>(main, |l| {
+            ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
+            if ffi::lua_setupvalue(l, 1, 1).is_null() {
+                ffi::lua_pop(l, 1);
+            }
+        })
+    }
+}
+
+/// What a state set up again and again keeps between set-ups: the crate's chunks loaded,
+/// for [`Chunk::load_kept`], and the values made once, for [`kept`].
+#[derive(Default)]
+struct Kept {
+    chunks: RefCell<Vec<(*const Chunk, Function)>>,
+    values: RefCell<Vec<(&'static str, mlua::Value)>>,
+}
+
+/// Makes `lua` keep the crate's chunks it loads and the values of [`kept`]: for a state set
+/// up again and again (a sandbox, reset between saves).
+pub(crate) fn keep_loaded_chunks(lua: &Lua) {
+    lua.set_app_data(Kept::default());
+}
+
+/// The value `make` makes, named `name`: made once in a state that keeps values
+/// ([`keep_loaded_chunks`]), at every call elsewhere. For what no script can change (Rust
+/// functions, tables scripts never see), which setting the state up again would otherwise
+/// make again.
+pub(crate) fn kept<T: mlua::IntoLua + mlua::FromLua + Clone>(
+    lua: &Lua,
+    name: &'static str,
+    make: impl FnOnce() -> mlua::Result<T>,
+) -> mlua::Result<T> {
+    let found = lua.app_data_ref::<Kept>().map(|kept| {
+        let values = kept.values.borrow();
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    });
+    match found {
+        None => make(),
+        Some(Some(value)) => T::from_lua(value, lua),
+        Some(None) => {
+            let value = make()?;
+            if let Some(kept) = lua.app_data_ref::<Kept>() {
+                kept.values
+                    .borrow_mut()
+                    .push((name, value.clone().into_lua(lua)?));
+            }
+            Ok(value)
+        }
     }
 }
 

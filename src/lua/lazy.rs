@@ -105,7 +105,7 @@ pub(crate) fn install(lua: &Lua, tables: &Metatables) -> mlua::Result<()> {
         lua.create_function(move |lua, table: mlua::Table| materialize(lua, &for_lua, &table))?;
     static CHUNK: Chunk = Chunk::of_crate("=savechain lending", WRAPPERS, true);
     CHUNK
-        .load(lua)?
+        .load_kept(lua)?
         .call::<()>((materialize, tables.lazy.clone()))
 }
 

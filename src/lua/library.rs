@@ -5,7 +5,7 @@
 
 use mlua::{LightUserData, Lua, Table};
 
-use super::chunk::Chunk;
+use super::chunk::{kept, Chunk};
 use super::metatables::Metatables;
 use crate::text;
 
@@ -93,6 +93,12 @@ fn state(lua: &Lua) -> mlua::Result<Installed> {
     make(lua, false)
 }
 
+/// Forgets the library's part of `lua`, so that the next use installs it anew: a sandbox
+/// reset, after which nothing of the old one (classes, registered modules) is reachable.
+pub(crate) fn forget(lua: &Lua) {
+    lua.remove_app_data::<Installed>();
+}
+
 /// Installs the library's part of `lua`.
 fn make(lua: &Lua, refuse_finalizers: bool) -> mlua::Result<Installed> {
     let installed = Installed {
@@ -123,19 +129,21 @@ fn preload(lua: &Lua) -> mlua::Result<()> {
     Ok(())
 }
 
-/// The Rust half of the library, as `require("savechain.core")`.
+/// The Rust half of the library, as `require("savechain.core")`: the state's tables, and
+/// the functions that write and read save text with them.
 fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
-    let core = lua.create_table()?;
+    let core = lua.create_table_from([
+        ("array_mt", tables.array.clone()),
+        ("u64_mt", tables.u64.clone()),
+        ("bytes_mt", tables.bytes.clone()),
+        ("classes", tables.classes.clone()),
+        ("class_names", tables.class_names.clone()),
+    ])?;
     core.raw_set("null", LightUserData(std::ptr::null_mut()))?;
-    core.raw_set("array_mt", tables.array.clone())?;
-    core.raw_set("u64_mt", tables.u64.clone())?;
-    core.raw_set("bytes_mt", tables.bytes.clone())?;
-    core.raw_set("classes", tables.classes.clone())?;
-    core.raw_set("class_names", tables.class_names.clone())?;
-    let encode_tables = tables.clone();
-    core.raw_set(
-        "encode",
-        lua.create_function(move |lua, (value, compact): (mlua::Value, Option<bool>)| {
+    // Made once in a sandbox and kept through its resets: they find the state's tables when
+    // called.
+    let encode = kept(lua, "library encode", || {
+        lua.create_function(|lua, (value, compact): (mlua::Value, Option<bool>)| {
             let style = if compact == Some(true) {
                 text::Style::Compact
             } else {
@@ -143,26 +151,28 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
             };
             // Nil and the message for a value that cannot be saved, which the library raises
             // as a plain message.
-            match super::lua_to_text::write(lua, &encode_tables, &value, style) {
+            let tables = installed(lua)?;
+            match super::lua_to_text::write(lua, &tables, &value, style) {
                 Ok(text) => Ok((Some(lua.create_string(text)?), None)),
                 Err(e) => Ok((None, Some(e.to_string()))),
             }
-        })?,
-    )?;
-    let decode_tables = tables.clone();
-    core.raw_set(
-        "decode",
-        lua.create_function(move |lua, source: mlua::String| {
+        })
+    })?;
+    let decode = kept(lua, "library decode", || {
+        lua.create_function(|lua, source: mlua::String| {
             // True and the value, or false and the message, which the library raises.
-            match super::text_to_lua::read(lua, &decode_tables, &source.as_bytes()) {
+            let tables = installed(lua)?;
+            match super::text_to_lua::read(lua, &tables, &source.as_bytes()) {
                 Ok(value) => Ok((true, value)),
                 Err(e) => Ok((
                     false,
                     mlua::Value::String(lua.create_string(e.to_string())?),
                 )),
             }
-        })?,
-    )?;
+        })
+    })?;
+    core.raw_set("encode", encode)?;
+    core.raw_set("decode", decode)?;
     Ok(core)
 }
 
@@ -182,8 +192,10 @@ pub(crate) fn require(lua: &Lua, name: &str) -> mlua::Result<mlua::Value> {
             "module {name:?} is not part of the savechain library"
         )));
     };
-    let loader = lua.create_function(|lua, name: String| require(lua, &name))?;
-    let value: mlua::Value = chunk.load(lua)?.call((name, loader))?;
+    let loader = kept(lua, "library loader", || {
+        lua.create_function(|lua, name: String| require(lua, &name))
+    })?;
+    let value: mlua::Value = chunk.load_kept(lua)?.call((name, loader))?;
     let value = if value.is_nil() {
         mlua::Value::Boolean(true)
     } else {

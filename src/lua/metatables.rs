@@ -2,7 +2,7 @@
 //! metatables and the class registry. Both conversions read them, and the `savechain` Lua
 //! library hands the same tables to scripts, so they are made once per Lua state.
 
-use mlua::{Lua, Table};
+use mlua::{ffi, Lua, Table};
 
 use super::loan::SharedLoan;
 
@@ -32,18 +32,34 @@ pub(crate) struct Metatables {
 impl Metatables {
     /// Makes a fresh set in `lua`; the `__name`s are what error messages call the boxes.
     pub(crate) fn new(lua: &Lua, refuse_finalizers: bool) -> mlua::Result<Metatables> {
+        // Made on the raw stack at once: a sandbox makes them again for every save.
+        // SAFETY: pushes tables and strings, room checked; only running out of memory
+        // raises, unwinding frames that own nothing.
+        let (array, u64, bytes, classes, class_names, lazy, lazy_slots) = unsafe {
+            lua.exec_raw::<(Table, Table, Table, Table, Table, Table, Table)>((), |l| {
+                ffi::luaL_checkstack(l, 10, std::ptr::null());
+                for name in [c"savechain.array", c"savechain.u64", c"savechain.bytes"] {
+                    ffi::lua_createtable(l, 0, 1);
+                    ffi::lua_pushstring(l, name.as_ptr());
+                    ffi::lua_setfield(l, -2, c"__name".as_ptr());
+                }
+                for _ in 0..4 {
+                    ffi::lua_createtable(l, 0, 0);
+                }
+                ffi::lua_createtable(l, 0, 1);
+                ffi::lua_pushstring(l, c"k".as_ptr());
+                ffi::lua_setfield(l, -2, c"__mode".as_ptr());
+                ffi::lua_setmetatable(l, -2);
+            })?
+        };
         Ok(Metatables {
-            array: lua.create_table_from([("__name", "savechain.array")])?,
-            u64: lua.create_table_from([("__name", "savechain.u64")])?,
-            bytes: lua.create_table_from([("__name", "savechain.bytes")])?,
-            classes: lua.create_table()?,
-            class_names: lua.create_table()?,
-            lazy: lua.create_table()?,
-            lazy_slots: {
-                let slots = lua.create_table()?;
-                slots.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
-                slots
-            },
+            array,
+            u64,
+            bytes,
+            classes,
+            class_names,
+            lazy,
+            lazy_slots,
             loan: SharedLoan::default(),
             refuse_finalizers,
         })

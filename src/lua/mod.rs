@@ -53,7 +53,7 @@ mod slots;
 mod text_to_lua;
 mod to_lua;
 
-pub(crate) use chunk::Chunk;
+pub(crate) use chunk::{with_globals, Chunk};
 pub use library::install;
 pub(crate) use library::library_sources;
 /// The mlua savechain is built with (Lua 5.4, vendored). A game that passes Lua states and

@@ -30,18 +30,19 @@ pub(super) const REFS: c_int = 8;
 pub(super) const TARGET: c_int = 9;
 
 /// The arguments that put the tables of `tables` in their slots, followed by `more`.
+#[allow(clippy::type_complexity)]
 pub(super) fn args<M: IntoLua>(
     tables: &Metatables,
     more: M,
-) -> (Table, Table, Table, Table, Table, Table, Table, M) {
+) -> (&Table, &Table, &Table, &Table, &Table, &Table, &Table, M) {
     (
-        tables.array.clone(),
-        tables.u64.clone(),
-        tables.bytes.clone(),
-        tables.classes.clone(),
-        tables.class_names.clone(),
-        tables.lazy.clone(),
-        tables.lazy_slots.clone(),
+        &tables.array,
+        &tables.u64,
+        &tables.bytes,
+        &tables.classes,
+        &tables.class_names,
+        &tables.lazy,
+        &tables.lazy_slots,
         more,
     )
 }

@@ -277,10 +277,10 @@ unsafe fn make_at(
         Op::Null => ffi::lua_pushlightuserdata(l, ptr::null_mut()),
         Op::Bool(b) => ffi::lua_pushboolean(l, c_int::from(b)),
         Op::Int(i) => ffi::lua_pushinteger(l, i),
-        Op::UInt(u) => to_lua::push_u64(l, u),
+        Op::UInt(u) => builder.push_u64(l, u)?,
         Op::Double(d) => ffi::lua_pushnumber(l, d),
         op @ (Op::Text(..) | Op::Owned(_)) => to_lua::push_bytes(l, tape.string_at(op).as_bytes()),
-        Op::Bytes(i) => to_lua::push_byte_string(l, &tape.bytes[i as usize]),
+        Op::Bytes(i) => builder.push_byte_string(l, &tape.bytes[i as usize])?,
         Op::Value(i) => builder.push(l, &tape.values[i as usize], depth)?,
         Op::Escape => return make_at(l, tape, builder, next + 1, depth),
         Op::Array(n) => {
@@ -293,7 +293,7 @@ unsafe fn make_at(
                 ffi::lua_rawseti(l, -2, i as i64 + 1);
             }
             if n == 0 {
-                to_lua::mark_empty_array(l);
+                builder.mark_empty_array(l)?;
             }
             return Ok(at);
         }

@@ -49,8 +49,7 @@ pub(crate) fn make_value(
         raw::on_stack::<mlua::Value, _>(lua, args, |state| {
             ffi::lua_createtable(state, 0, 0);
             ffi::lua_replace(state, REFS);
-            if builder.check_library_metatables(state).is_ok() && push(state, &mut builder).is_ok()
-            {
+            if push(state, &mut builder).is_ok() {
                 ffi::lua_replace(state, 1);
                 ffi::lua_settop(state, 1);
             } else {
@@ -93,9 +92,7 @@ pub(crate) fn fill_lent(
             // REFS, in its slot: no lent document has shared tables.
             ffi::lua_createtable(state, 0, 0);
             ffi::lua_insert(state, REFS);
-            if builder.check_library_metatables(state).is_ok() {
-                let _ = builder.fill_lent(state, &mut members, &mut loan);
-            }
+            let _ = builder.fill_lent(state, &mut members, &mut loan);
             ffi::lua_settop(state, 0);
         })
     };
@@ -132,21 +129,61 @@ impl Builder {
         }
     }
 
-    /// In a sandbox, refuses to build with a library metatable that a script gave a `__gc`:
-    /// every table made with it would get a finalizer, which runs where no limit can stop
-    /// it. Checked for each conversion, since scripts run between them.
-    unsafe fn check_library_metatables(&mut self, l: *mut ffi::lua_State) -> Step {
-        if !self.refuse_finalizers {
-            return Ok(());
+    /// Pushes the library's metatable at `slot`, to be set on a table: in a sandbox, not
+    /// one that a script gave a `__gc`, since every table made with it would get a
+    /// finalizer, which runs where no limit can stop it. Checked each time, since scripts
+    /// run between two tables made.
+    unsafe fn library_metatable(&mut self, l: *mut ffi::lua_State, slot: c_int) -> Step {
+        if self.refuse_finalizers && has_finalizer(l, slot) {
+            let name = match slot {
+                ARRAY_MT => "array",
+                U64_MT => "u64",
+                _ => "bytes",
+            };
+            return self.fail(format!(
+                "the savechain.{name} metatable was given a __gc: scripts run on behalf of \
+                 a save cannot have finalizers"
+            ));
         }
-        for (slot, name) in [(ARRAY_MT, "array"), (U64_MT, "u64"), (BYTES_MT, "bytes")] {
-            if has_finalizer(l, slot) {
-                return self.fail(format!(
-                    "the savechain.{name} metatable was given a __gc: scripts run on behalf of \
-                     a save cannot have finalizers"
-                ));
+        ffi::lua_pushvalue(l, slot);
+        Ok(())
+    }
+
+    /// Pushes an unsigned integer: a Lua integer, or above `math.maxinteger` a
+    /// `savechain.u64` box.
+    pub(crate) unsafe fn push_u64(&mut self, l: *mut ffi::lua_State, u: u64) -> Step {
+        match i64::try_from(u) {
+            Ok(i) => ffi::lua_pushinteger(l, i),
+            Err(_) => {
+                ffi::lua_createtable(l, 1, 0);
+                ffi::lua_pushinteger(l, u as i64);
+                ffi::lua_rawseti(l, -2, 1);
+                self.library_metatable(l, U64_MT)?;
+                ffi::lua_setmetatable(l, -2);
             }
         }
+        Ok(())
+    }
+
+    /// Pushes a byte string. Lua has one string type: byte strings that read as text are
+    /// boxed, or they would come back as text.
+    pub(crate) unsafe fn push_byte_string(&mut self, l: *mut ffi::lua_State, bytes: &[u8]) -> Step {
+        if std::str::from_utf8(bytes).is_err() {
+            push_bytes(l, bytes);
+            return Ok(());
+        }
+        ffi::lua_createtable(l, 1, 0);
+        push_bytes(l, bytes);
+        ffi::lua_rawseti(l, -2, 1);
+        self.library_metatable(l, BYTES_MT)?;
+        ffi::lua_setmetatable(l, -2);
+        Ok(())
+    }
+
+    /// Marks the empty table on top of the stack as an array.
+    pub(crate) unsafe fn mark_empty_array(&mut self, l: *mut ffi::lua_State) -> Step {
+        self.library_metatable(l, ARRAY_MT)?;
+        ffi::lua_setmetatable(l, -2);
         Ok(())
     }
 
@@ -194,7 +231,7 @@ impl Builder {
                     ffi::lua_rawseti(l, TARGET, i as i64 + 1);
                 }
                 if items.is_empty() {
-                    ffi::lua_pushvalue(l, ARRAY_MT);
+                    self.library_metatable(l, ARRAY_MT)?;
                 } else {
                     ffi::lua_pushnil(l);
                 }
@@ -243,10 +280,10 @@ impl Builder {
             Value::Null => ffi::lua_pushlightuserdata(l, ptr::null_mut()),
             Value::Bool(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
             Value::Int(i) => ffi::lua_pushinteger(l, *i),
-            Value::UInt(u) => push_u64(l, *u),
+            Value::UInt(u) => self.push_u64(l, *u)?,
             Value::Double(d) => ffi::lua_pushnumber(l, *d),
             Value::String(s) => push_bytes(l, s.as_bytes()),
-            Value::Bytes(b) => push_byte_string(l, b),
+            Value::Bytes(b) => self.push_byte_string(l, b)?,
             Value::Array(_) | Value::Object(_) => {
                 self.enter(l, depth)?;
                 new_table(l, value);
@@ -323,8 +360,7 @@ impl Builder {
                     ffi::lua_rawseti(l, -2, i as i64 + 1);
                 }
                 if items.is_empty() {
-                    ffi::lua_pushvalue(l, ARRAY_MT);
-                    ffi::lua_setmetatable(l, -2);
+                    self.mark_empty_array(l)?;
                 }
                 Ok(())
             }
@@ -422,41 +458,6 @@ unsafe fn mark_lent(l: *mut ffi::lua_State, key: i64) {
 /// Pushes a Lua string of `bytes`.
 pub(crate) unsafe fn push_bytes(l: *mut ffi::lua_State, bytes: &[u8]) {
     ffi::lua_pushlstring(l, bytes.as_ptr().cast(), bytes.len());
-}
-
-/// Pushes an unsigned integer: a Lua integer, or above `math.maxinteger` a `savechain.u64`
-/// box (the u64 metatable at stack slot 2).
-pub(crate) unsafe fn push_u64(l: *mut ffi::lua_State, u: u64) {
-    match i64::try_from(u) {
-        Ok(i) => ffi::lua_pushinteger(l, i),
-        Err(_) => {
-            ffi::lua_createtable(l, 1, 0);
-            ffi::lua_pushinteger(l, u as i64);
-            ffi::lua_rawseti(l, -2, 1);
-            ffi::lua_pushvalue(l, U64_MT);
-            ffi::lua_setmetatable(l, -2);
-        }
-    }
-}
-
-/// Pushes a byte string. Lua has one string type: byte strings that read as text are
-/// boxed (the bytes metatable at stack slot 3), or they would come back as text.
-pub(crate) unsafe fn push_byte_string(l: *mut ffi::lua_State, bytes: &[u8]) {
-    if std::str::from_utf8(bytes).is_err() {
-        return push_bytes(l, bytes);
-    }
-    ffi::lua_createtable(l, 1, 0);
-    push_bytes(l, bytes);
-    ffi::lua_rawseti(l, -2, 1);
-    ffi::lua_pushvalue(l, BYTES_MT);
-    ffi::lua_setmetatable(l, -2);
-}
-
-/// Marks the empty table on top of the stack as an array (the array metatable at stack
-/// slot 1).
-pub(crate) unsafe fn mark_empty_array(l: *mut ffi::lua_State) {
-    ffi::lua_pushvalue(l, ARRAY_MT);
-    ffi::lua_setmetatable(l, -2);
 }
 
 pub(crate) fn clamp(n: usize) -> c_int {

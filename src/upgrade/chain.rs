@@ -371,15 +371,26 @@ fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Res
     if checked().contains(&identity) {
         return Ok(());
     }
+    let mut sandbox = None;
     for step in steps {
         let StepKind::Lua { chunk, .. } = &step.kind else {
             continue;
         };
-        let sandbox = Sandbox::new(Limits::default())?;
-        for (name, module) in &modules.by_name {
-            sandbox.add_chunk(name, module.chunk.clone())?;
-        }
-        load_lua(&sandbox, step).map_err(|failure| {
+        // One sandbox, reset before each step: as new for it, as for a save.
+        let sandbox = match &sandbox {
+            Some(sandbox) => {
+                Sandbox::reset(sandbox)?;
+                sandbox
+            }
+            None => {
+                let made = Sandbox::new(Limits::default())?;
+                for (name, module) in &modules.by_name {
+                    made.add_chunk(name, module.chunk.clone())?;
+                }
+                sandbox.insert(made)
+            }
+        };
+        load_lua(sandbox, step, &mut None).map_err(|failure| {
             let error = Error::new(ErrorKind::Upgrade, failure.text()).with_file(chunk.file());
             match failure.lua {
                 Some(why) => error.because(why),

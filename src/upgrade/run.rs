@@ -7,7 +7,7 @@ use super::chain::Chain;
 use super::diff::{covered_by, diff, Changes};
 use super::step::{load_lua, Failure, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
-use crate::lua::{lend, take_back, to_lua, Sandbox};
+use crate::lua::{lend, take_back, to_lua, Limits, Sandbox};
 use crate::options::Options;
 use crate::save::{Meta, Save};
 use crate::value::{Map, Value};
@@ -67,15 +67,18 @@ pub struct Upgraded {
 
 /// Runs a chain on saves, one after another.
 ///
-/// Each save's Lua steps run in a sandbox made for that save and closed after it: globals,
-/// module state, metatables, anything a step keeps, are gone before the next save, so a
-/// save's upgrade depends only on the save and the chain, never on which saves ran before
-/// it or how many jobs there are. What is kept between saves is the steps' compiled
-/// bytecode.
+/// Each save's Lua steps run in a sandbox that is new to them: the upgrader makes one at
+/// the first Lua step and, before each later save's Lua steps, resets it
+/// ([`Sandbox::reset`]): globals, the file's locals, module state, metatables, anything a
+/// step keeps, are gone before the next save, so a save's upgrade depends only on the save
+/// and the chain, never on which saves ran before it or how many jobs there are. What is
+/// kept between saves is the Lua state itself and the steps' compiled chunks.
 pub struct Upgrader<'c> {
     chain: &'c Chain,
-    /// The sandbox of the save being upgraded, made at its first Lua step.
+    /// The sandbox, made at the first Lua step.
     lua: Option<LuaSteps>,
+    /// Saves upgraded so far, this one included: which save used the sandbox last.
+    saves: u64,
     /// What the Lua step running now has printed, kept here so that a step that fails
     /// still has it reported.
     printed: Vec<String>,
@@ -85,7 +88,13 @@ pub struct Upgrader<'c> {
 
 struct LuaSteps {
     sandbox: Sandbox,
-    /// The function each Lua step's file returned, by position in the chain.
+    limits: Limits,
+    /// The save ([`Upgrader::saves`]) that ran Lua in it since it was made or reset.
+    used_by: Option<u64>,
+    /// Each Lua step's file, loaded into the state (run afresh for each save), by position
+    /// in the chain.
+    mains: Vec<Option<Function>>,
+    /// The function each Lua step's file returned for this save, by position in the chain.
     functions: Vec<Option<Function>>,
     take_dropped: Function,
 }
@@ -102,6 +111,7 @@ impl<'c> Upgrader<'c> {
         Upgrader {
             chain,
             lua: None,
+            saves: 0,
             printed: Vec::new(),
             failed: Vec::new(),
         }
@@ -126,9 +136,15 @@ impl<'c> Upgrader<'c> {
     pub fn upgrade(&mut self, save: Save, options: &Options) -> Result<Upgraded> {
         self.failed.clear();
         let mut reports = Vec::new();
+        self.saves += 1;
         let result = self.upgrade_reporting(save, options, &mut reports);
-        // Nothing of this save's Lua reaches the next save.
-        self.lua = None;
+        if let Some(lua) = &self.lua {
+            // What this save left in Lua is garbage now: a large heap is freed at once
+            // rather than carried into the next save.
+            if lua.used_by == Some(self.saves) && lua.sandbox.lua().used_memory() > BIG_HEAP {
+                let _ = lua.sandbox.lua().gc_collect();
+            }
+        }
         if result.is_err() {
             self.failed = reports;
         }
@@ -169,7 +185,7 @@ impl<'c> Upgrader<'c> {
                 }
             }
         }
-        // The sandbox is closed next, which frees its copy at once.
+        // Collected after the save (above) if worth it.
         save.data = self
             .tree_of(data, false)
             .map_err(|e| step_error(last, taken_back(e), from))?;
@@ -261,7 +277,7 @@ impl<'c> Upgrader<'c> {
             .expect("a Lua value exists only with the sandbox");
         let tree = take_back(lua.sandbox.lua(), &value);
         drop(value);
-        if collect && lua.sandbox.lua().used_memory() > 8 << 20 {
+        if collect && lua.sandbox.lua().used_memory() > BIG_HEAP {
             let _ = lua.sandbox.lua().gc_collect();
         }
         tree
@@ -274,26 +290,42 @@ impl<'c> Upgrader<'c> {
         lend(lua.sandbox.lua(), tree).map_err(|e| step_error(step, Failure::said(e.to_string()), 0))
     }
 
-    /// The save's sandbox, made on first use, with the chain's helper modules.
+    /// The sandbox, as new for this save: made on first use (again when the limits
+    /// change, or a reset failed), with the chain's helper modules, and reset when an
+    /// earlier save ran Lua in it.
     fn lua(&mut self, options: &Options) -> Result<&mut LuaSteps> {
+        if self
+            .lua
+            .as_ref()
+            .is_some_and(|l| l.limits != options.limits)
+        {
+            self.lua = None;
+        }
+        let this_save = self.saves;
+        if let Some(lua) = self.lua.as_mut() {
+            let earlier = lua.used_by.is_some_and(|save| save != this_save);
+            if earlier && lua.begin_save().is_err() {
+                self.lua = None;
+            }
+        }
         if self.lua.is_none() {
             let sandbox = Sandbox::new(options.limits)?;
-            crate::lua::install_lending(sandbox.lua())?;
             for (name, module) in &self.chain.modules().by_name {
                 sandbox.add_chunk(name, module.chunk.clone())?;
             }
-            let helpers = crate::lua::library::require(sandbox.lua(), "savechain.upgrade")?;
-            let take_dropped = match helpers {
-                mlua::Value::Table(helpers) => helpers.raw_get::<Function>("take_dropped")?,
-                _ => unreachable!("lua/savechain/upgrade.lua returns a table"),
-            };
+            let steps = self.chain.steps().len();
             self.lua = Some(LuaSteps {
+                take_dropped: lending(&sandbox)?,
                 sandbox,
-                functions: vec![None; self.chain.steps().len()],
-                take_dropped,
+                limits: options.limits,
+                used_by: None,
+                mains: vec![None; steps],
+                functions: vec![None; steps],
             });
         }
-        Ok(self.lua.as_mut().expect("just made"))
+        let lua = self.lua.as_mut().expect("made above");
+        lua.used_by = Some(this_save);
+        Ok(lua)
     }
 
     /// Runs one Lua step on `value`; returns the new data and the paths it dropped, and
@@ -320,6 +352,32 @@ impl<'c> Upgrader<'c> {
     }
 }
 
+impl LuaSteps {
+    /// Resets the sandbox for a new save: its steps' files run again, as new.
+    fn begin_save(&mut self) -> Result<()> {
+        self.sandbox.reset()?;
+        self.take_dropped = lending(&self.sandbox)?;
+        self.functions.iter_mut().for_each(|f| *f = None);
+        self.used_by = None;
+        Ok(())
+    }
+}
+
+/// Sets up lending in `sandbox`, as new or just reset; the helpers' function that takes
+/// the paths a step declared dropped.
+fn lending(sandbox: &Sandbox) -> Result<Function> {
+    crate::lua::install_lending(sandbox.lua())?;
+    let helpers = crate::lua::library::require(sandbox.lua(), "savechain.upgrade")?;
+    match helpers {
+        mlua::Value::Table(helpers) => Ok(helpers.raw_get::<Function>("take_dropped")?),
+        _ => unreachable!("lua/savechain/upgrade.lua returns a table"),
+    }
+}
+
+/// Above this many bytes of Lua heap, garbage is collected at once rather than left to the
+/// collector's pace: a large save's copy in Lua, after the run of steps that used it.
+const BIG_HEAP: usize = 8 << 20;
+
 /// [`Upgrader::run_lua`] in the sandbox of `lua`, loading the step's file on first use.
 fn run_lua_in(
     lua: &mut LuaSteps,
@@ -334,7 +392,7 @@ fn run_lua_in(
     let function = match &lua.functions[index] {
         Some(f) => f.clone(),
         None => {
-            let f = load_lua(&lua.sandbox, step).map_err(fail)?;
+            let f = load_lua(&lua.sandbox, step, &mut lua.mains[index]).map_err(fail)?;
             lua.functions[index] = Some(f.clone());
             f
         }

@@ -8,7 +8,7 @@ use mlua::Function;
 use super::lua_dir::{self, Modules};
 use crate::error::LuaFailure;
 use crate::error::Result;
-use crate::lua::{Chunk, Sandbox, SandboxError};
+use crate::lua::{with_globals, Chunk, Sandbox, SandboxError};
 use crate::save::Meta;
 use crate::value::Value;
 
@@ -302,14 +302,29 @@ fn at_line<'t>(text: &'t str, file: &str) -> Option<(usize, &'t str)> {
 /// Runs a Lua step's file in `sandbox` and returns the function it returns, or why it did
 /// not, in words that fit after the file's name: a syntax error with its line, an error of
 /// the file's top level (a `require` that failed, say), or a value that is not a function.
-pub(super) fn load_lua(sandbox: &Sandbox, step: &Step) -> std::result::Result<Function, Failure> {
+/// `main` keeps the file loaded into the sandbox's state, for the next run.
+pub(super) fn load_lua(
+    sandbox: &Sandbox,
+    step: &Step,
+    main: &mut Option<Function>,
+) -> std::result::Result<Function, Failure> {
     let StepKind::Lua { chunk, .. } = &step.kind else {
         unreachable!("only Lua steps are loaded")
     };
     let file = chunk.file();
-    let main = chunk
-        .load(sandbox.lua())
-        .map_err(|e| Failure::of_lua(&SandboxError::Script(e), file))?;
+    let main = match main {
+        Some(main) => {
+            with_globals(sandbox.lua(), main)
+                .map_err(|e| Failure::of_lua(&SandboxError::Script(e), file))?;
+            main.clone()
+        }
+        None => {
+            let loaded = chunk
+                .load(sandbox.lua())
+                .map_err(|e| Failure::of_lua(&SandboxError::Script(e), file))?;
+            main.insert(loaded).clone()
+        }
+    };
     let returned = sandbox
         .guard(|_| main.call::<mlua::Value>(()))
         .map_err(|e| {

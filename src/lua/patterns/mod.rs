@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 
-use super::chunk::Chunk;
+use super::chunk::{kept, Chunk};
 use matcher::{Cap, Matcher};
 use meter::{raise, Fail, Meter};
 
@@ -147,6 +147,30 @@ end
 /// that charge their steps to `budget`; gsub counts in `blocked` the replacements each
 /// coroutine is inside, where it may not yield.
 pub(super) fn install(lua: &Lua, budget: Budget, blocked: Table) -> mlua::Result<()> {
+    // Kept in a table no script sees: the wrappers get them as arguments.
+    let kept_primitives = kept(lua, "patterns primitives", || primitives(lua, budget))?;
+    let primitive = |name: &str| kept_primitives.raw_get::<mlua::Function>(name);
+    let (find, match_, gmatch, gsub) = (
+        primitive("find")?,
+        primitive("match")?,
+        primitive("gmatch")?,
+        primitive("gsub")?,
+    );
+    // Stripped of line information, the wrappers look like C functions to `error(m, 2)`.
+    static CHUNK: Chunk = Chunk::of_crate("=savechain patterns", WRAPPERS, true);
+    CHUNK.load_kept(lua)?.call::<()>((
+        lua.globals().get::<Table>("string")?,
+        error_tag(),
+        find,
+        match_,
+        gmatch,
+        gsub,
+        blocked,
+    ))
+}
+
+/// The four Rust primitives of the wrappers, charging `budget`, by name.
+fn primitives(lua: &Lua, budget: Budget) -> mlua::Result<Table> {
     let b = budget.clone();
     let find = lua.create_function(move |lua, args: Variadic<Value>| {
         b.run(lua, |meter| {
@@ -169,17 +193,12 @@ pub(super) fn install(lua: &Lua, budget: Budget, blocked: Table) -> mlua::Result
             gsub(lua, meter, &b, &Args::new(lua, "gsub", &args))
         })
     })?;
-    // Stripped of line information, the wrappers look like C functions to `error(m, 2)`.
-    static CHUNK: Chunk = Chunk::of_crate("=savechain patterns", WRAPPERS, true);
-    CHUNK.load(lua)?.call::<()>((
-        lua.globals().get::<Table>("string")?,
-        error_tag(),
-        find,
-        match_,
-        gmatch,
-        gsub,
-        blocked,
-    ))
+    lua.create_table_from([
+        ("find", find),
+        ("match", match_),
+        ("gmatch", gmatch),
+        ("gsub", gsub),
+    ])
 }
 
 /// A primitive's arguments, checked the way the C string library checks them.

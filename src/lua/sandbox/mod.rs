@@ -10,6 +10,7 @@
 
 mod jobs;
 mod print;
+mod pristine;
 mod require;
 
 use std::cell::{Cell, RefCell};
@@ -23,12 +24,13 @@ use std::ffi::{c_void, CStr};
 
 use mlua::{ffi, ChunkMode, Lua, LuaOptions, StdLib, Table};
 
-use super::chunk::Chunk;
+use super::chunk::{keep_loaded_chunks, kept, Chunk};
 use super::library;
 use super::patterns::{self, Budget};
 pub use jobs::MIN_JOB_MEMORY;
 use print::Printed;
 pub use print::PRINT_LIMIT;
+use pristine::Pristine;
 use require::Modules;
 
 /// How much a script may do before it is stopped; the default suits upgrade steps over
@@ -282,13 +284,27 @@ coroutine.resume = function(...) return rethrow_stop(raw_resume(...)) end
 return blocked
 "#;
 
-/// A sandboxed Lua state.
+/// A sandboxed Lua state: scripts run in it under [`Limits`], and [`Sandbox::reset`] makes it
+/// as new for scripts run on behalf of another save.
+///
+/// ```
+/// use savechain::lua::{Limits, Sandbox};
+///
+/// let sandbox = Sandbox::new(Limits::default())?;
+/// sandbox.run::<()>("COUNT = (COUNT or 0) + 1; string.upper = nil", "first.lua")?;
+/// sandbox.reset()?;
+/// let (count, upper): (Option<i64>, String) =
+///     sandbox.run("return COUNT, string.upper('kept')", "second.lua")?;
+/// assert_eq!((count, upper.as_str()), (None, "KEPT"));
+/// # Ok::<(), savechain::lua::SandboxError>(())
+/// ```
 pub struct Sandbox {
     lua: Lua,
     limits: Limits,
     meter: Meter,
     modules: Rc<Modules>,
     printed: Rc<RefCell<Printed>>,
+    pristine: Pristine,
 }
 
 /// What the current call into the sandbox has used, shared by the instruction hook, the
@@ -377,15 +393,88 @@ impl Sandbox {
     pub fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
         let meter = Meter::default();
         let printed = Rc::new(RefCell::new(Printed::default()));
-        let (lua, modules) =
-            sandboxed_state(limits, &meter, &printed).map_err(SandboxError::Script)?;
-        Ok(Sandbox {
+        let made = || -> mlua::Result<Sandbox> {
+            // `os` is cut down to the clock by the prelude.
+            let libs = StdLib::TABLE
+                | StdLib::STRING
+                | StdLib::MATH
+                | StdLib::UTF8
+                | StdLib::COROUTINE
+                | StdLib::OS;
+            let lua = Lua::new_with(libs, LuaOptions::default())?;
+            lua.set_memory_limit(limits.memory)?;
+            keep_loaded_chunks(&lua);
+            count_instructions(&lua, limits, meter.clone())?;
+            let pristine = Pristine::take(&lua)?;
+            let modules = Rc::new(Modules::new(&lua)?);
+            let sandbox = Sandbox {
+                lua,
+                limits,
+                meter,
+                modules,
+                printed,
+                pristine,
+            };
+            sandbox.set_up()?;
+            Ok(sandbox)
+        };
+        made().map_err(SandboxError::Script)
+    }
+
+    /// Makes the sandbox as new for scripts run on behalf of another save: nothing a script
+    /// did since it was made or last reset remains where a script can reach it.
+    ///
+    /// The globals, the standard libraries and the strings' metatable are put back in place
+    /// as Lua made them (a global a script set, a library function it replaced, a metatable
+    /// it gave them, all gone); the sandbox's own functions, `require` and its modules'
+    /// state, and the savechain library (its classes, its registered modules) are made
+    /// anew; the collector runs as Lua's default, and `math.random` starts again from its
+    /// seed. Modules added with [`Sandbox::add_module`] and folders allowed stay allowed,
+    /// and run again at their first `require`. Printed lines not taken are dropped. This
+    /// costs a fraction of making a new sandbox, whose Lua state and compiled chunks it keeps.
+    pub fn reset(&self) -> Result<(), SandboxError> {
+        let reset = || -> mlua::Result<()> {
+            self.pristine.restore(&self.lua)?;
+            // SAFETY: `lua_gc` with these options raises nothing.
+            unsafe {
+                self.lua.exec_raw::<()>((), |l| {
+                    // Lua 5.4's defaults: a pause of 200 %, a step multiplier of 100, steps
+                    // of 2^13 bytes.
+                    ffi::lua_gc(l, ffi::LUA_GCINC, 200, 100, 13);
+                    // Restarting wipes the collector's accounting (it would start a cycle
+                    // at once): only for a collector a script stopped.
+                    if ffi::lua_gc(l, ffi::LUA_GCISRUNNING) == 0 {
+                        ffi::lua_gc(l, ffi::LUA_GCRESTART);
+                    }
+                })?;
+            }
+            library::forget(&self.lua);
+            self.set_up()
+        };
+        reset().map_err(SandboxError::Script)?;
+        self.printed.borrow_mut().take();
+        Ok(())
+    }
+
+    /// The sandbox's own globals, over those Lua made: the prelude's refusals and wrappers,
+    /// `print`, the budgeted pattern functions, `require` and the savechain library.
+    fn set_up(&self) -> mlua::Result<()> {
+        let lua = &self.lua;
+        let blocked = run_prelude(lua, self.limits, self.meter.clone())?;
+        print::install(lua, self.printed.clone())?;
+        patterns::install(
             lua,
-            limits,
-            meter,
-            modules,
-            printed,
-        })
+            Budget {
+                used: self.meter.used.clone(),
+                stopped: self.meter.stopped.clone(),
+                instructions: self.limits.instructions,
+                memory: self.limits.memory,
+            },
+            blocked,
+        )?;
+        self.modules.define_require(lua)?;
+        library::install_sandboxed(lua)?;
+        Ok(())
     }
 
     /// Lets scripts `require` modules from `dir` (`require("util.math")` loads
@@ -472,40 +561,6 @@ impl Sandbox {
     }
 }
 
-/// A Lua state with the sandbox's libraries, limits and refusals, the budgeted pattern
-/// functions, the sandbox's `require` and the savechain library.
-fn sandboxed_state(
-    limits: Limits,
-    meter: &Meter,
-    printed: &Rc<RefCell<Printed>>,
-) -> mlua::Result<(Lua, Rc<Modules>)> {
-    // `os` is cut down to the clock by the prelude.
-    let libs = StdLib::TABLE
-        | StdLib::STRING
-        | StdLib::MATH
-        | StdLib::UTF8
-        | StdLib::COROUTINE
-        | StdLib::OS;
-    let lua = Lua::new_with(libs, LuaOptions::default())?;
-    lua.set_memory_limit(limits.memory)?;
-    count_instructions(&lua, limits, meter.clone())?;
-    let blocked = run_prelude(&lua, limits, meter.clone())?;
-    print::install(&lua, printed.clone())?;
-    patterns::install(
-        &lua,
-        Budget {
-            used: meter.used.clone(),
-            stopped: meter.stopped.clone(),
-            instructions: limits.instructions,
-            memory: limits.memory,
-        },
-        blocked,
-    )?;
-    let modules = Modules::define_require(&lua)?;
-    library::install_sandboxed(&lua)?;
-    Ok((lua, modules))
-}
-
 /// What the instruction hook counts with, kept in the Lua state's app data so that it lives
 /// as long as the state (a clone of the `Lua` handle may outlive the sandbox).
 struct Hooked {
@@ -566,19 +621,30 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, _: *mut ffi::lua_
 /// Runs [`PRELUDE`], whose `pcall`s ask the meter whether an error is a limit's stop and
 /// whose C functions charge it; returns its `blocked`.
 fn run_prelude(lua: &Lua, limits: Limits, meter: Meter) -> mlua::Result<Table> {
-    let refused = lua.create_table_from(REFUSED.iter().copied())?;
-    let stopped = meter.stopped.clone();
-    let aborted = lua.create_function(move |_, ()| Ok(stopped.get()))?;
-    // Charges `n` instructions (a float: counts past 2^63 are charged whole).
-    let charge = lua.create_function(move |_, n: f64| {
-        match meter.charge(if n > 0.0 { n as u64 } else { 0 }, &limits) {
-            Some(why) => Err(mlua::Error::runtime(why.to_string_lossy())),
-            None => Ok(()),
-        }
+    // Neither the table nor the functions reach scripts, which get closures over them.
+    let refused = kept(lua, "sandbox refused", || {
+        lua.create_table_from(REFUSED.iter().copied())
     })?;
-    let memory = lua.create_function(|lua, ()| Ok(lua.used_memory()))?;
+    let stopped = meter.stopped.clone();
+    let aborted = kept(lua, "sandbox aborted", || {
+        lua.create_function(move |_, ()| Ok(stopped.get()))
+    })?;
+    // Charges `n` instructions (a float: counts past 2^63 are charged whole).
+    let charge = kept(lua, "sandbox charge", || {
+        lua.create_function(move |_, n: f64| {
+            match meter.charge(if n > 0.0 { n as u64 } else { 0 }, &limits) {
+                Some(why) => Err(mlua::Error::runtime(why.to_string_lossy())),
+                None => Ok(()),
+            }
+        })
+    })?;
+    let memory = kept(lua, "sandbox memory", || {
+        lua.create_function(|lua, ()| Ok(lua.used_memory()))
+    })?;
     static CHUNK: Chunk = Chunk::of_crate("=savechain sandbox", PRELUDE, true);
-    CHUNK.load(lua)?.call((refused, aborted, charge, memory))
+    CHUNK
+        .load_kept(lua)?
+        .call((refused, aborted, charge, memory))
 }
 
 fn is_memory_error(error: &mlua::Error) -> bool {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table};
 
-use crate::lua::chunk::Chunk;
+use crate::lua::chunk::{kept, Chunk};
 
 /// Bytes of printed text (each line counting its newline) kept between two takes; what is
 /// printed after that is dropped, with a note.
@@ -89,14 +89,16 @@ end
 
 /// Makes the global `print` collect into `printed`.
 pub(super) fn install(lua: &Lua, printed: Rc<RefCell<Printed>>) -> mlua::Result<()> {
-    let collect = lua.create_function(move |_, (parts, n): (Table, usize)| {
-        printed
-            .borrow_mut()
-            .add((1..=n).map(|i| parts.raw_get::<mlua::String>(i)))
+    let collect = kept(lua, "print collect", || {
+        lua.create_function(move |_, (parts, n): (Table, usize)| {
+            printed
+                .borrow_mut()
+                .add((1..=n).map(|i| parts.raw_get::<mlua::String>(i)))
+        })
     })?;
     // Stripped of line information, it adds no position of its own to errors.
     static CHUNK: Chunk = Chunk::of_crate("=savechain print", PRINT, true);
-    let print: mlua::Function = CHUNK.load(lua)?.call((
+    let print: mlua::Function = CHUNK.load_kept(lua)?.call((
         collect,
         lua.globals().get::<mlua::Function>("tostring")?,
         lua.globals().get::<mlua::Function>("select")?,

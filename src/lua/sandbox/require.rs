@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{Lua, Table};
+use mlua::{ffi, Lua, Table};
 
-use crate::lua::chunk::Chunk;
+use crate::lua::chunk::{with_globals, Chunk};
 use crate::lua::library;
 
 /// The standard libraries, which `require` returns as Lua's does (`package.loaded` holds
@@ -35,32 +35,60 @@ pub(super) struct Modules {
     /// Folders modules are read from, in the order they were allowed.
     dirs: RefCell<Vec<PathBuf>>,
     /// Modules given as source, by name; looked at before the folders.
-    added: RefCell<HashMap<String, Arc<Chunk>>>,
+    added: RefCell<HashMap<String, Added>>,
     /// Modules loaded so far, by name (the library keeps its own), the standard libraries
-    /// from the start.
-    loaded: Table,
+    /// from the start. Made anew when the sandbox is reset.
+    loaded: RefCell<Table>,
+    /// The global `require`, made once.
+    require: RefCell<Option<mlua::Function>>,
+}
+
+/// A module given as source, and its chunk loaded into this state once it ran.
+struct Added {
+    chunk: Arc<Chunk>,
+    main: Option<mlua::Function>,
 }
 
 impl Modules {
-    /// Defines the global `require` of a sandbox (which has no `package` library), loading
-    /// the standard libraries as the globals hold them now, the library's modules and the
-    /// sandbox's own.
-    pub(super) fn define_require(lua: &Lua) -> mlua::Result<Rc<Modules>> {
-        let modules = Rc::new(Modules {
+    pub(super) fn new(lua: &Lua) -> mlua::Result<Modules> {
+        Ok(Modules {
             dirs: RefCell::default(),
             added: RefCell::default(),
-            loaded: lua.create_table()?,
-        });
+            loaded: RefCell::new(lua.create_table()?),
+            require: RefCell::default(),
+        })
+    }
+
+    /// Defines the global `require` of a sandbox (which has no `package` library), loading
+    /// the standard libraries as the globals hold them now, the library's modules and the
+    /// sandbox's own, none of them loaded yet.
+    pub(super) fn define_require(self: &Rc<Self>, lua: &Lua) -> mlua::Result<()> {
         let globals = lua.globals();
-        for name in STANDARD {
-            let library: mlua::Value = match *name {
-                "_G" => mlua::Value::Table(globals.clone()),
-                _ => globals.raw_get(*name)?,
-            };
-            modules.loaded.raw_set(*name, library)?;
-        }
-        globals.raw_set("require", loader(lua, &modules)?)?;
-        Ok(modules)
+        // SAFETY: raw gets from the globals at slot 1 and raw sets into a new table; only
+        // running out of memory raises, unwinding frames that own nothing.
+        let loaded = unsafe {
+            lua.exec_raw::<Table>(&globals, |l| {
+                ffi::luaL_checkstack(l, 4, std::ptr::null());
+                ffi::lua_createtable(l, 0, STANDARD.len() as i32);
+                for name in STANDARD {
+                    ffi::lua_pushlstring(l, name.as_ptr().cast(), name.len());
+                    if *name == "_G" {
+                        ffi::lua_pushvalue(l, 1);
+                    } else {
+                        ffi::lua_pushvalue(l, -1);
+                        ffi::lua_rawget(l, 1);
+                    }
+                    ffi::lua_rawset(l, -3);
+                }
+            })?
+        };
+        *self.loaded.borrow_mut() = loaded;
+        let mut require = self.require.borrow_mut();
+        let require = match &*require {
+            Some(require) => require.clone(),
+            None => require.insert(loader(lua, self)?).clone(),
+        };
+        globals.raw_set("require", require)
     }
 
     /// Lets `require` read modules from `dir`, after the folders allowed before it.
@@ -77,22 +105,29 @@ impl Modules {
                 "module {name:?} is part of the savechain library or of Lua's and cannot be replaced"
             ));
         }
-        self.added.borrow_mut().insert(name.to_string(), chunk);
+        let added = Added { chunk, main: None };
+        self.added.borrow_mut().insert(name.to_string(), added);
         Ok(())
     }
 
-    /// The chunk of module `name`: added in memory, else from the first allowed folder that
-    /// has it.
-    fn find(&self, name: &str) -> mlua::Result<Arc<Chunk>> {
+    /// The main function of module `name`, not yet run: added in memory (loaded into the
+    /// state once, then kept), else from the first allowed folder that has it.
+    fn find(&self, lua: &Lua, name: &str) -> mlua::Result<mlua::Function> {
         check_name(name).map_err(mlua::Error::runtime)?;
-        if let Some(chunk) = self.added.borrow().get(name) {
-            return Ok(chunk.clone());
+        if let Some(added) = self.added.borrow_mut().get_mut(name) {
+            if let Some(main) = &added.main {
+                with_globals(lua, main)?;
+                return Ok(main.clone());
+            }
+            let main = added.chunk.load(lua)?;
+            added.main = Some(main.clone());
+            return Ok(main);
         }
         let relative = format!("{}.lua", name.replace('.', "/"));
         let dirs = self.dirs.borrow();
         for dir in dirs.iter() {
             if let Some(found) = read_inside(dir, &relative)? {
-                return Ok(found);
+                return found.load(lua);
             }
         }
         Err(not_found(name, &relative, &dirs))
@@ -143,19 +178,25 @@ fn require(lua: &Lua, modules: &Rc<Modules>, name: &str) -> mlua::Result<mlua::V
     if library::is_library_module(name) {
         return library::require(lua, name);
     }
-    let loaded: mlua::Value = modules.loaded.raw_get(name)?;
-    if !loaded.is_nil() {
-        return Ok(loaded);
+    let loaded = modules.loaded.borrow().clone();
+    let value: mlua::Value = loaded.raw_get(name)?;
+    if !value.is_nil() {
+        return Ok(value);
     }
-    let chunk = modules.find(name)?;
+    let main = modules.find(lua, name)?;
     // Like the library's modules, a module gets its name and a loader as arguments.
-    let value: mlua::Value = chunk.load(lua)?.call((name, loader(lua, modules)?))?;
+    let require = modules.require.borrow().clone();
+    let require = match require {
+        Some(require) => require,
+        None => loader(lua, modules)?,
+    };
+    let value: mlua::Value = main.call((name, require))?;
     let value = if value.is_nil() {
         mlua::Value::Boolean(true)
     } else {
         value
     };
-    modules.loaded.raw_set(name, &value)?;
+    loaded.raw_set(name, &value)?;
     Ok(value)
 }
 
