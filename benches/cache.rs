@@ -128,10 +128,9 @@ fn fixture(mib: usize) -> Fixture {
 }
 
 fn trust() -> Options {
-    Options {
-        trust_mtime: true,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.trust_mtime = true;
+    options
 }
 
 fn through_cache(f: &Fixture, options: &Options) {

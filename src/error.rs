@@ -8,6 +8,7 @@ use crate::path::Path;
 
 /// What kind of problem an [`Error`] is, for callers that react differently to each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// Reading or writing a file failed.
     Io,
@@ -84,7 +85,7 @@ pub struct Location {
 
 impl Location {
     /// The location of byte `offset` in `text`.
-    pub fn of_offset(text: &[u8], offset: usize) -> Location {
+    pub(crate) fn of_offset(text: &[u8], offset: usize) -> Location {
         let offset = offset.min(text.len());
         let before = &text[..offset];
         let line_start = before
@@ -142,11 +143,6 @@ impl Error {
         let mut e = Error::new(ErrorKind::Io, format!("{}: {error}", what.into()));
         e.inner.source = Some(error);
         e
-    }
-
-    /// An I/O error, with what was being done (`"cannot write the backup x"`).
-    pub fn from_io(error: std::io::Error, what: impl Into<String>) -> Error {
-        Error::io(error, what)
     }
 
     pub(crate) fn at(mut self, location: Location) -> Error {

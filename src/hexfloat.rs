@@ -41,6 +41,7 @@ pub fn parse(text: &str) -> Result<f64, HexFloatError> {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 /// Why a text is not a hexadecimal float savechain reads.
+#[non_exhaustive]
 pub enum HexFloatError {
     /// Not a hexadecimal float: `at` is the byte offset in the text where it
     /// went wrong, `expected` says what was expected there, e.g. "a hexadecimal

@@ -137,19 +137,6 @@ pub mod text;
 pub mod upgrade;
 pub mod value;
 
-/// What the fuzz targets drive besides the public surface (feature `fuzzing`); not for games.
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing {
-    /// Reads a text without building anything: what reading alone costs.
-    pub fn read_only(bytes: &[u8]) -> crate::Result<()> {
-        let text = crate::text::reader::utf8(bytes)?;
-        let mut reader = crate::text::reader::Reader::new(text, crate::text::build::Count);
-        reader.value().map_err(|e| reader.error(e))?;
-        Ok(())
-    }
-}
-
 pub use crate::serde::{from_value, from_value_ref, to_value};
 pub use error::{Error, ErrorKind, Location, LuaFailure, Result};
 pub use fsio::write_atomic;

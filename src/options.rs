@@ -6,16 +6,17 @@ use crate::lua::Limits;
 /// How to upgrade a save, and how far to trust its cache.
 ///
 /// [`Options::default()`] upgrades to the chain's latest version with the default Lua
-/// budget and checks caches by the content hash of the JSON.
+/// budget and checks caches by the content hash of the JSON. Options will grow: start from
+/// the default and set what you need.
 ///
 /// ```
-/// let options = savechain::Options {
-///     strict: true,
-///     ..savechain::Options::default()
-/// };
-/// assert_eq!(options.target, None);
+/// let mut options = savechain::Options::default();
+/// options.strict = true;
+/// options.target = Some(5);
+/// assert!(!options.diff);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
     /// Stop at this version instead of the chain's latest.
     pub target: Option<u64>,

@@ -8,6 +8,7 @@ use std::fmt;
 
 /// One step into a document: an object key or an array index.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Segment {
     /// A member of an object.
     Key(String),

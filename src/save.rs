@@ -15,6 +15,7 @@ use crate::value::{Map, Value};
 
 /// The `meta` section of a save.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Meta {
     /// The save's schema version: which layout `data` has.
     pub version: u64,

@@ -100,7 +100,7 @@ pub enum Table {
 
 impl Table {
     /// The letter of the tag this table is written with.
-    pub fn tag(&self) -> u8 {
+    pub(crate) fn tag(&self) -> u8 {
         match self {
             Table::Keyed(_) => b't',
             Table::Shared { .. } => b's',

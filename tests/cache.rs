@@ -169,10 +169,8 @@ fn a_hand_edit_of_the_json_is_always_seen() {
 fn trust_mode_checks_size_and_time_only() {
     let (_dir, path, _) = world();
     load(&path);
-    let trust = Options {
-        trust_mtime: true,
-        ..Options::default()
-    };
+    let mut trust = Options::default();
+    trust.trust_mtime = true;
     let loaded = cache::load(&path, &chain(), &trust).unwrap();
     assert_eq!(loaded.source, Source::Cache);
     // A new modification time is noticed.

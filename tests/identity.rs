@@ -146,10 +146,8 @@ fn a_cache_at_another_version_than_asked_for_is_refused() {
     let (dir, path) = world();
     let chain = chain(dir.path(), "1.0.0", "1");
     cache::load(&path, &chain, &Options::default()).unwrap();
-    let to_2 = Options {
-        target: Some(2),
-        ..Options::default()
-    };
+    let mut to_2 = Options::default();
+    to_2.target = Some(2);
     let loaded = cache::load(&path, &chain, &to_2).unwrap();
     assert_eq!(
         loaded.source,

@@ -156,10 +156,8 @@ fn nothing_a_step_keeps_reaches_the_next_save() {
     let random = |text: &str| text.split(r#""random":"#).nth(1).unwrap()[..3].to_string();
     assert_eq!(random(&alone[0]), random(&alone[2]));
     // Strict mode and diffs run the same way.
-    let strict = Options {
-        diff: true,
-        ..Options::default()
-    };
+    let mut strict = Options::default();
+    strict.diff = true;
     assert_eq!(in_one_upgrader(&chain, &[3, 5, 8], &strict), alone);
 }
 
@@ -279,10 +277,8 @@ fn a_step_cannot_run_code_where_no_limit_reaches_it() {
                 vec![Step::lua("0001-hostile.lua", &source).unwrap()],
             )
             .unwrap();
-            let options = Options {
-                limits: small_limits(),
-                ..Options::default()
-            };
+            let mut options = Options::default();
+            options.limits = small_limits();
             let text = r#"{"meta": {"version": 1}, "data": {"later": {"a": [], "b": 1, "c": 2, "d": 3, "e": 4, "f": 5, "g": 6, "h": 7, "i": 8, "j": 9, "k": 10, "l": 11, "m": 12, "n": 13, "o": 14, "p": 15, "q": 16, "spin": ["c", ["Spin", {"x": 1}]]}}}"#;
             let started = Instant::now();
             let result = chain

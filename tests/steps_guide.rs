@@ -73,10 +73,8 @@ fn every_before_and_after_in_the_steps_guide_holds() {
                 r#"{{"meta": {{"version": 1}}, "data": {before}}}"#
             ))
             .unwrap();
-            let strict = Options {
-                strict: true,
-                ..Options::default()
-            };
+            let mut strict = Options::default();
+            strict.strict = true;
             let upgraded = chain
                 .upgrader()
                 .upgrade(save, &strict)

@@ -22,11 +22,16 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 fn strict() -> Options {
-    Options {
-        strict: true,
-        diff: true,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.strict = true;
+    options.diff = true;
+    options
+}
+
+fn up_to(target: u64) -> Options {
+    let mut options = Options::default();
+    options.target = Some(target);
+    options
 }
 
 fn upgrade(chain: &Chain, save: Save, options: &Options) -> savechain::Result<Upgraded> {
@@ -134,10 +139,7 @@ fn fixtures_of_every_version_agree_with_the_chain() {
             .save;
         for n in 2..=9 {
             let fixture = Save::load(format!("{FIXTURES}/v{n}/{name}")).unwrap();
-            let partial = Options {
-                target: Some(n),
-                ..Options::default()
-            };
+            let partial = up_to(n);
             let to_n = upgrade(&chain, v1.clone(), &partial).unwrap().save;
             assert_eq!(to_n.data, fixture.data, "v{n}/{name}");
             let rest = upgrade(&chain, fixture, &Options::default()).unwrap().save;
@@ -169,10 +171,7 @@ fn edge_values_survive_the_whole_chain() {
 fn history_records_each_run() {
     let chain = common::starlane::chain().unwrap();
     let v1 = Save::load(format!("{FIXTURES}/v1/small.json")).unwrap();
-    let to_4 = Options {
-        target: Some(4),
-        ..Options::default()
-    };
+    let to_4 = up_to(4);
     let halfway = upgrade(&chain, v1, &to_4).unwrap().save;
     let done = upgrade(&chain, halfway, &Options::default()).unwrap().save;
     assert_eq!(
@@ -746,10 +745,8 @@ fn a_save_of_another_game_is_left_as_it_is_on_disk() {
 fn a_game_can_tell_why_a_lua_step_failed() {
     use savechain::lua::Limits;
     use savechain::LuaFailure;
-    let mut options = Options {
-        limits: Limits::new(2_000_000, 32 << 20),
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.limits = Limits::new(2_000_000, 32 << 20);
     options.limits.time = std::time::Duration::from_millis(300);
     let save = || Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
     for (body, why) in [

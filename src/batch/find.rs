@@ -22,14 +22,14 @@ pub struct Found {
 
 /// What a search of the paths given found.
 #[derive(Debug, Default)]
-pub struct Search {
+pub(crate) struct Search {
     /// The saves, in path order, each file once.
-    pub saves: Vec<Found>,
+    pub(crate) saves: Vec<Found>,
     /// What was left out on purpose, and why: a link back to a folder above it, a file
     /// found twice, an excluded file.
-    pub skipped: Vec<(PathBuf, String)>,
+    pub(crate) skipped: Vec<(PathBuf, String)>,
     /// What could not be read (a missing path, a broken link, a folder without permission).
-    pub errors: Vec<Error>,
+    pub(crate) errors: Vec<Error>,
     /// Every folder searched or holding a file given, links resolved: where a writing run
     /// removes what killed writes left behind.
     pub(crate) folders: BTreeSet<PathBuf>,
@@ -60,7 +60,7 @@ fn looks_like_a_save(name: &std::ffi::OsStr) -> bool {
 /// links, `dir/./a.json`, the same file named twice) is taken once, by the first path in
 /// path order. Files and folders whose resolved path is in `exclude` (a report, an output
 /// folder) are left out. A root that yields no saves is an error that says so.
-pub fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Search {
+pub(crate) fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Search {
     let exclude: HashSet<PathBuf> = exclude
         .iter()
         .filter_map(|p| fs::canonicalize(p).ok())

@@ -38,7 +38,8 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-pub use find::{find_saves, Found, Search};
+use find::find_saves;
+pub use find::Found;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
@@ -48,6 +49,7 @@ use crate::upgrade::{upgrade_file_in_group, Chain, FileReport, StepReport, Targe
 
 /// What a batch does with each save.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Mode {
     /// Replace each save with its upgrade, keeping the original as `<name>.v<N>.bak` first
     /// when `backup` is set ([`Target::InPlace`]).
@@ -80,6 +82,7 @@ pub struct Batch<'c> {
 
 /// The saves a batch will work on, found and checked by [`Batch::plan`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Plan {
     /// The saves, in path order.
     pub saves: Vec<Found>,
@@ -93,8 +96,36 @@ pub struct Plan {
     folders: BTreeSet<PathBuf>,
 }
 
+impl Plan {
+    /// The saves of `roots`, found as [`Batch::plan`] finds them (folders searched for
+    /// `*.json`, links followed, each file once, what is not a regular file left out), for
+    /// work on saves that is not an upgrade: formatting them, building their caches. No
+    /// output folder, no shard.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.json"), r#"{"meta": {"version": 1}, "data": {}}"#)?;
+    /// std::fs::write(dir.path().join("notes.txt"), "not a save")?;
+    /// let plan = savechain::batch::Plan::find(&[dir.path()]);
+    /// assert_eq!(plan.saves.len(), 1);
+    /// assert!(plan.errors.is_empty());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn find(roots: &[impl AsRef<Path>]) -> Plan {
+        let search = find_saves(roots, &[]);
+        Plan {
+            saves: search.saves,
+            skipped: search.skipped,
+            errors: search.errors,
+            targets: Vec::new(),
+            folders: search.folders,
+        }
+    }
+}
+
 /// What happened to one save.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Status {
     /// Upgraded and written.
     Upgraded,
@@ -108,8 +139,22 @@ pub enum Status {
     Failed,
 }
 
+impl Status {
+    /// Its name in a report: `upgraded`, `current`, `outdated`, `not-a-save`, `failed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Upgraded => "upgraded",
+            Status::Current => "current",
+            Status::Outdated => "outdated",
+            Status::NotASave => "not-a-save",
+            Status::Failed => "failed",
+        }
+    }
+}
+
 /// One save's outcome.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Outcome<'p> {
     /// The save.
     pub found: &'p Found,
@@ -136,6 +181,7 @@ impl Outcome<'_> {
 
 /// The counts of a whole run.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct Summary {
     /// Saves upgraded and written.
     pub upgraded: usize,
@@ -215,7 +261,7 @@ impl<'c> Batch<'c> {
         self
     }
 
-    /// Finds the saves of `roots` ([`find_saves`]), keeps the shard's ([`Batch::shard`]),
+    /// Finds the saves of `roots` (as [`Plan::find`] does), keeps the shard's ([`Batch::shard`]),
     /// and checks that the run can do what is asked without harm. Fails, touching nothing,
     /// when the output folder overlaps a source or two saves would be written to one output.
     pub fn plan(&self, roots: &[impl AsRef<Path>]) -> Result<Plan> {

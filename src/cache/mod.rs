@@ -101,6 +101,7 @@ enum Backing {
 
 /// A loaded save: its cache bytes (mapped from the file, given, or just built), where the
 /// document came from, and what the upgrade that made them did.
+#[non_exhaustive]
 pub struct Loaded {
     backing: Backing,
     /// The save's file, when loaded from one: errors name it.

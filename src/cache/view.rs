@@ -97,6 +97,7 @@ impl<'a> CacheView<'a> {
 
 /// What a node is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// `null`.
     Null,

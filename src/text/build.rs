@@ -58,29 +58,3 @@ pub(crate) trait Build<'a> {
         content
     }
 }
-
-/// Counts values instead of building them: what reading alone costs, for measurements.
-#[cfg(feature = "fuzzing")]
-pub(crate) struct Count;
-
-#[cfg(feature = "fuzzing")]
-impl<'a> Build<'a> for Count {
-    type Value = ();
-    type Key = ();
-
-    fn null(&mut self) {}
-    fn bool(&mut self, _: bool) {}
-    fn int(&mut self, _: i64) {}
-    fn uint(&mut self, _: u64) {}
-    fn double(&mut self, _: f64) {}
-    fn string(&mut self, _: Cow<'a, str>) {}
-    fn bytes(&mut self, _: Vec<u8>) {}
-    fn key(&mut self, _: Cow<'a, str>) {}
-    fn array(&mut self, _: Drain<'_, ()>) {}
-    fn object(&mut self, _: Drain<'_, ((), ())>) -> Result<(), (usize, usize)> {
-        Ok(())
-    }
-    fn table(&mut self, _: u8, _: ()) -> Result<(), String> {
-        Ok(())
-    }
-}

@@ -14,6 +14,7 @@ use crate::value::{Table, Value};
 /// How the text is laid out. Both are canonical: keys in bytewise order, the same value
 /// always gives the same bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Style {
     /// For people: two-space indentation, one member or element a line, tags and short
     /// arrays of numbers on one line, a final newline.

@@ -9,6 +9,7 @@ const SHOWN_CHARS: usize = 60;
 
 /// One path a step added, removed or changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Change {
     /// The path from the data's root (`ship.cargo[2].mass`).
     pub path: String,
@@ -20,6 +21,7 @@ pub struct Change {
 
 /// The differences between two documents, as paths from the data's root.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Changes {
     /// Paths present only after (a whole new subtree counts once, at its root).
     pub added: Vec<Change>,

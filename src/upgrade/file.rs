@@ -11,6 +11,7 @@ use crate::save::Save;
 
 /// Where [`upgrade_file`] writes the upgraded save.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum Target<'a> {
     /// Replace the save. With `backup`, the original is first kept beside it as
     /// `<name>.v<N>.bak` (N its version; `<name>.v<N>.<k>.bak` when a different file holds
@@ -30,6 +31,7 @@ pub enum Target<'a> {
 
 /// What [`upgrade_file`] did to one save.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct FileReport {
     /// The save's version before.
     pub from: u64,

@@ -14,6 +14,7 @@ use crate::value::{Map, Value};
 
 /// What one step did.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct StepReport {
     /// The version the step upgraded from.
     pub from: u64,
@@ -54,6 +55,7 @@ impl StepReport {
 
 /// An upgraded save and how it got there.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Upgraded {
     /// The save at its new version, with `meta.writer` and `meta.history` updated.
     pub save: Save,

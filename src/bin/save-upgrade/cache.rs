@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use savechain::cache::{self, Source};
 use savechain::{ErrorKind, Options, Save};
 
-use savechain::batch::find_saves;
+use savechain::batch::Plan;
 
 use super::chain::ChainArg;
 use super::output::{errln, outln};
@@ -60,7 +60,7 @@ pub fn run(args: Args) -> i32 {
             None => return EXIT_USAGE,
         },
     };
-    let search = find_saves(&paths.paths, &[]);
+    let search = Plan::find(&paths.paths);
     let mut failed = search.errors.len();
     let mut unusable = 0;
     for error in &search.errors {

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use savechain::batch::find_saves;
+use savechain::batch::Plan;
 use savechain::{ErrorKind, Save};
 
 use super::output::{self, errln};
@@ -52,7 +52,7 @@ pub fn run(args: Args) -> i32 {
         }
         return stdin(args.check);
     }
-    let search = find_saves(&args.paths, &[]);
+    let search = Plan::find(&args.paths);
     for error in &search.errors {
         print_error(error, None);
     }

@@ -78,7 +78,7 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
         ),
         ("from", version(from)),
         ("to", version(to)),
-        ("status", Value::from(status_name(outcome.status))),
+        ("status", Value::from(outcome.status.name())),
         (
             "error",
             outcome
@@ -111,14 +111,4 @@ fn versions_read_again(
         .ok()
         .map(|steps| steps.last().map_or(from, Step::to));
     (Some(from), to)
-}
-
-fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Upgraded => "upgraded",
-        Status::Current => "current",
-        Status::Outdated => "outdated",
-        Status::NotASave => "not-a-save",
-        Status::Failed => "failed",
-    }
 }

@@ -105,12 +105,10 @@ pub fn run(args: Args) -> i32 {
             backup: !args.no_backup,
         },
     };
-    let options = Options {
-        target: args.to,
-        strict: args.strict,
-        diff: args.diff,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.target = args.to;
+    options.strict = args.strict;
+    options.diff = args.diff;
     let writes = mode != Mode::Check;
     let mut batch = Batch::new(&chain, mode)
         .options(options)
