@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 
 use super::lua_dir::Modules;
-use super::run::Upgrader;
 use super::step::{load_lua, Step, StepKind};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lua::{Limits, Sandbox};
@@ -274,11 +273,6 @@ impl Chain {
     /// savechain's own version (its Rust side converts values to and from Lua).
     pub fn fingerprint(&self) -> [u8; 16] {
         self.identity
-    }
-
-    /// Something that runs this chain on saves, keeping a Lua sandbox between them.
-    pub fn upgrader(&self) -> Upgrader<'_> {
-        Upgrader::new(self)
     }
 
     /// The helper modules of every Lua step, merged.

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::step::{Step, StepKind};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lua::Chunk;
 
@@ -108,7 +107,17 @@ pub(crate) fn description(file_name: &str, source: &[u8]) -> String {
 
 /// The steps of `dir`, each with the folder's helper modules; a file that looks like a step
 /// ([`looks_like_step`]) but is not named as one is an error.
-pub(crate) fn read(dir: &Path) -> Result<Vec<Step>> {
+/// A step file of a folder, read.
+pub(crate) struct StepFile {
+    /// The version it upgrades from.
+    pub(crate) from: u64,
+    pub(crate) file_name: String,
+    pub(crate) description: String,
+    pub(crate) chunk: Arc<Chunk>,
+}
+
+/// The step files of `dir`, in name order, and the folder's helper modules.
+pub(crate) fn read(dir: &Path) -> Result<(Vec<StepFile>, Arc<Modules>)> {
     let entries = list(dir)?;
     let root = Root::of(dir)?;
     let modules = Arc::new(read_modules(&root)?);
@@ -121,17 +130,14 @@ pub(crate) fn read(dir: &Path) -> Result<Vec<Step>> {
         }
         let from = parse_name(&file_name).ok_or_else(|| misnamed(&path))?;
         let source = root.read(&path)?;
-        steps.push(Step {
+        steps.push(StepFile {
             from,
-            name: file_name.clone(),
             description: description(&file_name, &source),
-            kind: StepKind::Lua {
-                chunk: Arc::new(Chunk::of_file(&path.display().to_string(), source)),
-                modules: Some(modules.clone()),
-            },
+            chunk: Arc::new(Chunk::of_file(&path.display().to_string(), source)),
+            file_name,
         });
     }
-    Ok(steps)
+    Ok((steps, modules))
 }
 
 /// The steps folder, which everything read must be inside.

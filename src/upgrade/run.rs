@@ -108,8 +108,16 @@ enum Data {
     Lua(mlua::Value),
 }
 
+impl Chain {
+    /// Something that runs this chain on saves, one after another: it keeps one Lua sandbox,
+    /// reset before each save, and the steps' compiled files.
+    pub fn upgrader(&self) -> Upgrader<'_> {
+        Upgrader::new(self)
+    }
+}
+
 impl<'c> Upgrader<'c> {
-    pub(super) fn new(chain: &'c Chain) -> Upgrader<'c> {
+    fn new(chain: &'c Chain) -> Upgrader<'c> {
         Upgrader {
             chain,
             lua: None,

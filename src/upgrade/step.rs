@@ -141,7 +141,17 @@ impl Step {
     /// the chain early or leave a gap. Other files (`README.md`), hidden files and folders
     /// other than those of helper modules are ignored.
     pub fn lua_dir(dir: impl AsRef<std::path::Path>) -> Result<Vec<Step>> {
-        lua_dir::read(dir.as_ref())
+        let (files, modules) = lua_dir::read(dir.as_ref())?;
+        let steps = files.into_iter().map(|file| Step {
+            from: file.from,
+            name: file.file_name,
+            description: file.description,
+            kind: StepKind::Lua {
+                chunk: file.chunk,
+                modules: Some(modules.clone()),
+            },
+        });
+        Ok(steps.collect())
     }
 
     /// The version the step upgrades from.
