@@ -1,9 +1,8 @@
 //! Lua source in, a function of a given Lua state out: compiled once, then loaded into every
 //! later state as bytecode.
 //!
-//! Each save gets a fresh sandbox (nothing a script does on one save can reach another), so
-//! the same chunks (the sandbox's own Lua, the `savechain` library, a chain's steps and
-//! helper modules) are loaded again and again. Parsing them each time would cost more than
+//! The same chunks (the sandbox's own Lua, the `savechain` library, a chain's steps and
+//! helper modules) are loaded into many states: every sandbox, and each chain's check. Parsing them each time would cost more than
 //! upgrading a small save; loading the bytecode they compiled to costs a fifth of that.
 //! Only bytecode compiled here, from the chunk's own source by the Lua built into the
 //! crate, is ever loaded: scripts themselves cannot load bytecode.

@@ -37,6 +37,7 @@ pub(crate) fn convert_lent(
 ) -> Result<Value> {
     let mut walker = Walker {
         loan: tables.loan.clone(),
+        copy_limit: tables.copy_limit,
         ..Walker::default()
     };
     let mut value = walker.run(lua, value, tables)?;
@@ -85,6 +86,11 @@ struct Walker {
     /// While converting a key of a keyed table: a lent table there is copied out of its loan
     /// at once, since keys are ordered by their contents.
     in_key: bool,
+    /// Bytes of strings copied out of Lua so far, and the most allowed.
+    copied: usize,
+    copy_limit: usize,
+    /// The walk stopped at the copy limit.
+    too_big: bool,
 }
 
 /// The error travels in the walker; frames only say that one happened.
@@ -104,6 +110,7 @@ impl Walker {
 
     fn pass(&mut self, lua: &Lua, value: &mlua::Value, tables: &Metatables) -> Result<Value> {
         let args = slots::args(tables, value.clone());
+        self.copied = 0;
         // SAFETY: the walk only reads from the Lua state with functions that do not raise
         // errors (type queries, `lua_next` over a table nobody modifies, raw gets,
         // `lua_checkstack`), so no Lua error can unwind through Rust frames.
@@ -115,13 +122,38 @@ impl Walker {
             })?
         };
         match (walked, self.error.take()) {
-            (_, Some((path, message))) => Err(Error::new(ErrorKind::Lua, message)
-                .in_path(path)
-                .because(LuaFailure::Unsaveable)),
+            (_, Some((path, message))) => {
+                let why = if self.too_big {
+                    LuaFailure::MemoryLimit
+                } else {
+                    LuaFailure::Unsaveable
+                };
+                Err(Error::new(ErrorKind::Lua, message)
+                    .in_path(path)
+                    .because(why))
+            }
             (Ok(out), None) => Ok(out),
             // A failed walk leaves its error; this is only for completeness.
             (Err(()), None) => Err(Error::new(ErrorKind::Lua, "the conversion failed")),
         }
+    }
+
+    /// Counts `n` bytes copied out of Lua; past [`Metatables::copy_limit`], the walk fails.
+    fn copy(&mut self, n: usize) -> Step<()> {
+        self.copied = self.copied.saturating_add(n);
+        if self.copied > self.copy_limit {
+            let limit = self.copy_limit >> 20;
+            self.error = Some((
+                Path::new(),
+                format!(
+                    "the data holds more than {limit} MiB of strings, once each place that \
+                     holds one has its copy: more than its script's memory limit"
+                ),
+            ));
+            self.too_big = true;
+            return Err(());
+        }
+        Ok(())
     }
 
     fn fail<T>(&mut self, message: impl Into<String>) -> Step<T> {
@@ -150,6 +182,7 @@ impl Walker {
             }),
             ffi::LUA_TSTRING => {
                 let bytes = lua_bytes(l, idx);
+                self.copy(bytes.len())?;
                 Ok(match std::str::from_utf8(bytes) {
                     Ok(s) => Value::String(s.to_owned()),
                     Err(_) => Value::Bytes(bytes.to_vec()),
@@ -366,6 +399,7 @@ impl Walker {
             }
             ffi::LUA_TSTRING => {
                 let bytes = lua_bytes(l, -2);
+                self.copy(bytes.len())?;
                 shape.in_order = false;
                 shape.all_text &= std::str::from_utf8(bytes).is_ok();
                 RawKey::Str(bytes.as_ptr(), bytes.len())

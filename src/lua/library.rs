@@ -66,9 +66,9 @@ pub fn install(lua: &Lua) -> mlua::Result<Table> {
 /// [`install`] in a sandbox's state, where the conversions refuse to give a table a
 /// metatable with `__gc`, as its `setmetatable` does: a finalizer runs where no limit can
 /// stop it. (A game's own state may use finalizers in its classes.)
-pub(crate) fn install_sandboxed(lua: &Lua) -> mlua::Result<Table> {
+pub(crate) fn install_sandboxed(lua: &Lua, memory: usize) -> mlua::Result<Table> {
     if lua.app_data_ref::<Installed>().is_none() {
-        make(lua, true)?;
+        make(lua, Some(memory))?;
     }
     module(lua)
 }
@@ -90,7 +90,7 @@ fn state(lua: &Lua) -> mlua::Result<Installed> {
     if let Some(installed) = lua.app_data_ref::<Installed>() {
         return Ok(installed.clone());
     }
-    make(lua, false)
+    make(lua, None)
 }
 
 /// Forgets the library's part of `lua`, so that the next use installs it anew: a sandbox
@@ -100,9 +100,9 @@ pub(crate) fn forget(lua: &Lua) {
 }
 
 /// Installs the library's part of `lua`.
-fn make(lua: &Lua, refuse_finalizers: bool) -> mlua::Result<Installed> {
+fn make(lua: &Lua, sandbox_memory: Option<usize>) -> mlua::Result<Installed> {
     let installed = Installed {
-        tables: Metatables::new(lua, refuse_finalizers)?,
+        tables: Metatables::new(lua, sandbox_memory)?,
         loaded: lua.create_table()?,
     };
     // Stored before the modules run, so that their `require`s find it.
@@ -154,7 +154,7 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
             let tables = installed(lua)?;
             match super::lua_to_text::write(lua, &tables, &value, style) {
                 Ok(text) => Ok((Some(lua.create_string(text)?), None)),
-                Err(e) => Ok((None, Some(e.to_string()))),
+                Err(e) => Ok((None, Some(plain_or_out_of_memory(e)?))),
             }
         })
     })?;
@@ -166,7 +166,7 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
                 Ok(value) => Ok((true, value)),
                 Err(e) => Ok((
                     false,
-                    mlua::Value::String(lua.create_string(e.to_string())?),
+                    mlua::Value::String(lua.create_string(plain_or_out_of_memory(e)?)?),
                 )),
             }
         })
@@ -174,6 +174,15 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
     core.raw_set("encode", encode)?;
     core.raw_set("decode", decode)?;
     Ok(core)
+}
+
+/// The message of an error of encode or decode, which the library raises as it is; running
+/// out of memory stays Lua's memory error, so that a sandbox knows its limit stopped it.
+fn plain_or_out_of_memory(e: crate::Error) -> mlua::Result<String> {
+    if e.lua_failure() == Some(crate::LuaFailure::MemoryLimit) {
+        return Err(mlua::Error::MemoryError(e.to_string()));
+    }
+    Ok(e.to_string())
 }
 
 /// Library module `name`, loaded on first use.

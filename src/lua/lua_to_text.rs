@@ -50,7 +50,10 @@ fn direct(
     style: Style,
 ) -> Result<Option<Vec<u8>>> {
     let mut text = Vec::new();
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        copy_limit: tables.copy_limit,
+        ..Walk::default()
+    };
     let args = slots::args(tables, value.clone());
     // SAFETY: the walk only calls Lua functions that raise no errors (type queries,
     // `lua_next` over tables nobody modifies, raw gets, `lua_checkstack`, pushes of values
@@ -88,6 +91,8 @@ struct Walk {
     /// sorting gave them (as in `from_lua.rs`: objects of one shape sort once).
     last_keys: Vec<*const u8>,
     last_order: Vec<u32>,
+    /// [`Metatables::copy_limit`], for the text written.
+    copy_limit: usize,
 }
 
 /// What kind of table the walk is writing.
@@ -119,6 +124,11 @@ impl Walk {
                 match std::str::from_utf8(bytes) {
                     Ok(s) => w.string(s),
                     Err(_) => w.bytes(bytes, depth)?,
+                }
+                // One string kept in many places is written for each: past the limit the
+                // tree says why it stops.
+                if w.written() > self.copy_limit {
+                    return Err(GiveUp);
                 }
             }
             ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => w.null(),

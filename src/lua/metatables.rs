@@ -27,11 +27,15 @@ pub(crate) struct Metatables {
     pub loan: SharedLoan,
     /// In a sandbox: no table gets a metatable with `__gc` (see `Builder`).
     pub refuse_finalizers: bool,
+    /// In a sandbox, its memory limit: the most bytes of strings a conversion out of Lua
+    /// copies (one Lua string kept in many places is copied for each), so that what a
+    /// script leaves cannot take more memory outside Lua than it was allowed inside.
+    pub copy_limit: usize,
 }
 
 impl Metatables {
     /// Makes a fresh set in `lua`; the `__name`s are what error messages call the boxes.
-    pub(crate) fn new(lua: &Lua, refuse_finalizers: bool) -> mlua::Result<Metatables> {
+    pub(crate) fn new(lua: &Lua, sandbox_memory: Option<usize>) -> mlua::Result<Metatables> {
         // Made on the raw stack at once: a sandbox makes them again for every save.
         // SAFETY: pushes tables and strings, room checked; only running out of memory
         // raises, unwinding frames that own nothing.
@@ -61,7 +65,8 @@ impl Metatables {
             lazy,
             lazy_slots,
             loan: SharedLoan::default(),
-            refuse_finalizers,
+            refuse_finalizers: sandbox_memory.is_some(),
+            copy_limit: sandbox_memory.unwrap_or(usize::MAX),
         })
     }
 }

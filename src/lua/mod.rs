@@ -162,13 +162,7 @@ impl From<mlua::Error> for Error {
 /// same message, and the [`LuaFailure`] that says why.
 impl From<SandboxError> for Error {
     fn from(e: SandboxError) -> Error {
-        let why = match &e {
-            SandboxError::InstructionBudget { .. } => LuaFailure::InstructionBudget,
-            SandboxError::MemoryLimit { .. } => LuaFailure::MemoryLimit,
-            SandboxError::TimeLimit { .. } => LuaFailure::TimeLimit,
-            SandboxError::Script(mlua::Error::SyntaxError { .. }) => LuaFailure::Syntax,
-            _ => LuaFailure::Runtime,
-        };
+        let why = e.failure();
         Error::new(ErrorKind::Lua, e.to_string()).because(why)
     }
 }

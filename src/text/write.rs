@@ -120,6 +120,11 @@ pub(crate) struct Writer<'o> {
 pub(crate) type TooDeep = Box<Path>;
 
 impl<'o> Writer<'o> {
+    /// Bytes of text in the output so far.
+    pub(crate) fn written(&self) -> usize {
+        self.out.len()
+    }
+
     pub(crate) fn new(out: &'o mut Vec<u8>, style: Style) -> Writer<'o> {
         Writer {
             out,

@@ -1,5 +1,6 @@
 //! One upgrade step, from version N to N + 1, in Rust or Lua, and what a Rust step is told.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -220,13 +221,7 @@ impl Failure {
     /// stack traceback or the file's position, which becomes the line (from the message, or
     /// else the innermost call in the file).
     pub(super) fn of_lua(error: &SandboxError, file: &str) -> Failure {
-        let kind = match error {
-            SandboxError::InstructionBudget { .. } => LuaFailure::InstructionBudget,
-            SandboxError::MemoryLimit { .. } => LuaFailure::MemoryLimit,
-            SandboxError::TimeLimit { .. } => LuaFailure::TimeLimit,
-            SandboxError::Script(mlua::Error::SyntaxError { .. }) => LuaFailure::Syntax,
-            _ => LuaFailure::Runtime,
-        };
+        let kind = error.failure();
         let SandboxError::Script(error) = error else {
             return Failure {
                 lua: Some(kind),
@@ -234,13 +229,13 @@ impl Failure {
             };
         };
         let (message, traceback) = lua_message(error);
-        let (line, message) = match at_line(message, file) {
+        let (line, message) = match at_line(&message, file) {
             Some((line, rest)) => (Some(line), rest),
             None => (
                 traceback
                     .lines()
                     .find_map(|f| at_line(f.trim(), file).map(|(l, _)| l)),
-                message,
+                &*message,
             ),
         };
         Failure {
@@ -272,18 +267,23 @@ impl Failure {
 }
 
 /// The message of a Lua error, without mlua's wrapping, and Lua's stack traceback.
-fn lua_message(error: &mlua::Error) -> (&str, &str) {
+fn lua_message(error: &mlua::Error) -> (Cow<'_, str>, &str) {
     match error {
-        mlua::Error::RuntimeError(message) | mlua::Error::SyntaxError { message, .. } => message
-            .split_once("\nstack traceback:")
-            .unwrap_or((message, "")),
+        mlua::Error::RuntimeError(message) | mlua::Error::SyntaxError { message, .. } => {
+            let (message, traceback) = message
+                .split_once("\nstack traceback:")
+                .unwrap_or((message, ""));
+            (Cow::Borrowed(message), traceback)
+        }
         mlua::Error::CallbackError { cause, traceback } => {
             let (message, _) = lua_message(cause);
             (message, traceback)
         }
         mlua::Error::WithContext { cause, .. } => lua_message(cause),
-        mlua::Error::MemoryError(message) => (message, ""),
-        _ => ("the script failed", ""),
+        mlua::Error::MemoryError(message) => (Cow::Borrowed(message), ""),
+        // A savechain error from Rust code the script called (a conversion), and the rest.
+        mlua::Error::ExternalError(e) => (Cow::Owned(e.to_string()), ""),
+        other => (Cow::Owned(other.to_string()), ""),
     }
 }
 

@@ -20,13 +20,14 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_int, c_void, CStr};
 
 use mlua::{ffi, ChunkMode, Lua, LuaOptions, StdLib, Table};
 
 use super::chunk::{keep_loaded_chunks, kept, Chunk};
 use super::library;
 use super::patterns::{self, Budget};
+use crate::error::LuaFailure;
 pub use jobs::MIN_JOB_MEMORY;
 use print::Printed;
 pub use print::PRINT_LIMIT;
@@ -135,8 +136,28 @@ impl fmt::Display for SandboxError {
 
 impl std::error::Error for SandboxError {}
 
-/// How often the instruction hook runs; the budget is checked at this granularity.
+impl SandboxError {
+    /// Why, in the kinds of [`LuaFailure`].
+    pub(crate) fn failure(&self) -> LuaFailure {
+        match self {
+            SandboxError::InstructionBudget { .. } => LuaFailure::InstructionBudget,
+            SandboxError::MemoryLimit { .. } => LuaFailure::MemoryLimit,
+            SandboxError::TimeLimit { .. } => LuaFailure::TimeLimit,
+            SandboxError::Script(mlua::Error::SyntaxError { .. }) => LuaFailure::Syntax,
+            _ => LuaFailure::Runtime,
+        }
+    }
+}
+
+/// How often the instruction hook runs at most: instructions between two calls, while they
+/// are cheap. Each call charges the instructions since the last and checks the time.
 const HOOK_EVERY: u32 = 10_000;
+/// How often it runs at least: when instructions are dear (each a concatenation of large
+/// strings, say), the interval shrinks to this, so that the time limit is seen soon after
+/// it passes.
+const HOOK_EVERY_AT_LEAST: u32 = 10;
+/// The interval a call into the sandbox starts with; it grows while instructions are cheap.
+const HOOK_FIRST: u32 = 100;
 
 /// Globals a sandboxed script does not get, each with the reason it is told.
 const REFUSED: &[(&str, &str)] = &[
@@ -174,7 +195,7 @@ const REFUSED: &[(&str, &str)] = &[
 /// count's decrement, so whatever catches an error in the same coroutine (`pcall`, `xpcall`,
 /// `load` reading through a function) puts back the count it had before.
 const PRELUDE: &str = r#"
-local refused, aborted, charge, memory = ...
+local refused, aborted, charge, memory, per_thread = ...
 local error, setmetatable, select = error, setmetatable, select
 local type, rawget, rawlen, getmetatable = type, rawget, rawlen, getmetatable
 local tonumber, tointeger = tonumber, math.tointeger
@@ -197,7 +218,7 @@ local function length(t)
   local n = getmetatable(t) == nil and rawlen(t) or #t
   return math.type(n) == "integer" and n or 0
 end
-local rep, move, insert, remove = string.rep, table.move, table.insert, table.remove
+local rep, move, insert, remove, sort, concat = string.rep, table.move, table.insert, table.remove, table.sort, table.concat
 string.rep = function(s, n, sep, ...)
   -- Anything else repeated makes a string as long as the count, which the memory bounds.
   if s == "" and (sep == nil or sep == "") then
@@ -219,11 +240,27 @@ table.remove = function(t, ...)
   if select('#', ...) >= 1 then charge(length(t)) end
   return remove(t, ...)
 end
+table.sort = function(t, ...)
+  local n = length(t)
+  if n > 1 then charge(n * math.log(n, 2)) end
+  return sort(t, ...)
+end
+table.concat = function(t, sep, i, j, ...)
+  local first, last = count(i) or 1, count(j) or length(t)
+  if last >= first then charge((last + 0.0) - first + 1) end
+  return concat(t, sep, i, j, ...)
+end
 local collect = collectgarbage
+-- What runs a collection: the whole of one, or a switch of mode, which makes one.
+local collects = { collect = true, step = true, generational = true, incremental = true }
 collectgarbage = function(option, ...)
-  if option == nil or option == "collect" or option == "step" then charge(memory() / 16) end
+  if option == nil or collects[option] then charge(memory() / 16) end
   return collect(option, ...)
 end
+-- A new coroutine runs as many instructions as the hook's interval before the hook sees it.
+local create, wrap = coroutine.create, coroutine.wrap
+coroutine.create = function(...) charge(per_thread) return create(...) end
+coroutine.wrap = function(...) charge(per_thread) return wrap(...) end
 math.randomseed(0)
 
 for name, why in pairs(refused) do
@@ -258,20 +295,28 @@ coroutine.isyieldable = function(...)
   return raw_isyieldable(...) and blocked[co] == nil
 end
 
+local function rethrow_stop(ok, ...)
+  if not ok and aborted() then error((...), 0) end
+  return ok, ...
+end
+-- `load` reads through a reader function in protected mode: a stop there comes back as
+-- nil and a message, and is raised again.
+local function rethrow_stop_of_load(f, ...)
+  if f == nil and aborted() then error((...), 0) end
+  return f, ...
+end
 local raw_load = load
 load = function(chunk, name, _mode, ...)
   if type(chunk) == "string" then charge(#chunk) end
   local co = running()
   -- Lua gives the chunk the environment passed, even nil, and the globals only when none
   -- was: passing a missing one on as nil would leave the chunk without globals.
-  if select('#', ...) == 0 then return restore(co, blocked[co], raw_load(chunk, name, "t")) end
-  return restore(co, blocked[co], raw_load(chunk, name, "t", (...)))
+  if select('#', ...) == 0 then
+    return restore(co, blocked[co], rethrow_stop_of_load(raw_load(chunk, name, "t")))
+  end
+  return restore(co, blocked[co], rethrow_stop_of_load(raw_load(chunk, name, "t", (...))))
 end
-local function rethrow_stop(ok, ...)
-  if not ok and aborted() then error((...), 0) end
-  return ok, ...
-end
-local raw_pcall, raw_xpcall, raw_resume = pcall, xpcall, coroutine.resume
+local raw_pcall, raw_xpcall, raw_resume, raw_close = pcall, xpcall, coroutine.resume, coroutine.close
 pcall = function(...)
   local co = running()
   return restore(co, blocked[co], rethrow_stop(raw_pcall(...)))
@@ -281,6 +326,7 @@ xpcall = function(f, handler, ...)
   return restore(co, blocked[co], rethrow_stop(raw_xpcall(f, handler, ...)))
 end
 coroutine.resume = function(...) return rethrow_stop(raw_resume(...)) end
+coroutine.close = function(...) return rethrow_stop(raw_close(...)) end
 return blocked
 "#;
 
@@ -305,6 +351,9 @@ pub struct Sandbox {
     modules: Rc<Modules>,
     printed: Rc<RefCell<Printed>>,
     pristine: Pristine,
+    /// Set while a reset is under way, and left set when one failed: the state may hold
+    /// Lua's own globals (files, processes), so no script runs in it again.
+    poisoned: Cell<bool>,
 }
 
 /// What the current call into the sandbox has used, shared by the instruction hook, the
@@ -317,7 +366,10 @@ struct Meter {
     stopped: Rc<Cell<bool>>,
     /// Set when it was the time limit.
     timed_out: Rc<Cell<bool>>,
+    /// When the call started; `None` between calls, when the hook charges nothing.
     started: Rc<Cell<Option<Started>>>,
+    /// When the hook last ran, to tell cheap instructions from dear ones.
+    last_hook: Rc<Cell<Option<Instant>>>,
 }
 
 /// When a call into the sandbox started.
@@ -332,10 +384,20 @@ impl Meter {
         self.used.set(0);
         self.stopped.set(false);
         self.timed_out.set(false);
+        let now = Instant::now();
         self.started.set(Some(Started {
-            wall: Instant::now(),
+            wall: now,
             cpu: thread_cpu_time(),
         }));
+        self.last_hook.set(Some(now));
+    }
+
+    /// After a call: whether a limit stopped it, and whether it was the time limit. The
+    /// hook charges nothing until the next call.
+    fn end(&self) -> (bool, bool) {
+        self.started.set(None);
+        self.last_hook.set(None);
+        (self.stopped.replace(false), self.timed_out.replace(false))
     }
 
     /// Charges `n` instructions; past a limit, why the call must stop.
@@ -394,6 +456,7 @@ impl Sandbox {
         let meter = Meter::default();
         let printed = Rc::new(RefCell::new(Printed::default()));
         let made = || -> mlua::Result<Sandbox> {
+            let meter = meter.clone();
             // `os` is cut down to the clock by the prelude.
             let libs = StdLib::TABLE
                 | StdLib::STRING
@@ -414,6 +477,7 @@ impl Sandbox {
                 modules,
                 printed,
                 pristine,
+                poisoned: Cell::new(false),
             };
             sandbox.set_up()?;
             Ok(sandbox)
@@ -433,6 +497,7 @@ impl Sandbox {
     /// and run again at their first `require`. Printed lines not taken are dropped. This
     /// costs a fraction of making a new sandbox, whose Lua state and compiled chunks it keeps.
     pub fn reset(&self) -> Result<(), SandboxError> {
+        self.poisoned.set(true);
         let reset = || -> mlua::Result<()> {
             self.pristine.restore(&self.lua)?;
             // SAFETY: `lua_gc` with these options raises nothing.
@@ -453,6 +518,7 @@ impl Sandbox {
         };
         reset().map_err(SandboxError::Script)?;
         self.printed.borrow_mut().take();
+        self.poisoned.set(false);
         Ok(())
     }
 
@@ -473,7 +539,7 @@ impl Sandbox {
             blocked,
         )?;
         self.modules.define_require(lua)?;
-        library::install_sandboxed(lua)?;
+        library::install_sandboxed(lua, self.limits.memory)?;
         Ok(())
     }
 
@@ -526,11 +592,30 @@ impl Sandbox {
 
     /// Runs `f`, which calls into Lua, with a fresh instruction budget, and classifies its
     /// failure.
+    ///
+    /// A call that a limit stopped fails, even if the script caught the stop and went on
+    /// to return. A sandbox whose [`Sandbox::reset`] failed runs nothing more.
     pub fn guard<T>(&self, f: impl FnOnce(&Lua) -> mlua::Result<T>) -> Result<T, SandboxError> {
+        if self.poisoned.get() {
+            return Err(SandboxError::Script(mlua::Error::runtime(
+                "the sandbox could not be reset after an earlier script, so it runs nothing more; \
+                 make a new one",
+            )));
+        }
         self.meter.start();
-        let result = f(&self.lua);
-        let stopped = self.meter.stopped.replace(false);
-        let timed_out = self.meter.timed_out.replace(false);
+        // The interval of the main thread's hook, as a call starts.
+        // SAFETY: sets the hook of the state's main thread; raises nothing.
+        let armed = unsafe {
+            self.lua.exec_raw::<()>((), |l| {
+                ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, HOOK_FIRST as c_int);
+            })
+        };
+        let result = armed.and_then(|()| f(&self.lua));
+        let (stopped, timed_out) = self.meter.end();
+        let result = match result {
+            Ok(_) if stopped => Err(mlua::Error::runtime("a limit stopped the script")),
+            other => other,
+        };
         result.map_err(|e| {
             if timed_out {
                 SandboxError::TimeLimit {
@@ -594,7 +679,7 @@ fn count_instructions(lua: &Lua, limits: Limits, meter: Meter) -> mlua::Result<(
                 ffi::LUA_REGISTRYINDEX,
                 &HOOKED as *const u8 as *const c_void,
             );
-            ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY as i32);
+            ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, HOOK_FIRST as c_int);
         })
     }
 }
@@ -611,10 +696,34 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, _: *mut ffi::lua_
         return;
     }
     let hooked = &*hooked;
+    let meter = &hooked.meter;
+    // Between calls (the sandbox setting itself up) nothing is charged.
+    if meter.started.get().is_none() {
+        return;
+    }
+    let count = ffi::lua_gethookcount(l).max(1);
     // Nothing with a destructor lives in this frame when `lua_error` unwinds it.
-    if let Some(why) = hooked.meter.charge(u64::from(HOOK_EVERY), &hooked.limits) {
+    if let Some(why) = meter.charge(count as u64, &hooked.limits) {
+        // Stopped: from now on every instruction of this thread raises again, so that no
+        // function that catches errors (`load` with a reader, `coroutine.close`) can let
+        // the script go on.
+        ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1);
         ffi::lua_pushstring(l, why.as_ptr());
         ffi::lua_error(l);
+    }
+    // Instructions that take long (each a copy of a large string, say) shrink the interval,
+    // so that the time limit is noticed soon; cheap ones grow it back.
+    let now = Instant::now();
+    let since = meter.last_hook.replace(Some(now)).map(|t| now - t);
+    let next = match since {
+        Some(since) if since > Duration::from_millis(2) => {
+            (count / 10).max(HOOK_EVERY_AT_LEAST as c_int)
+        }
+        Some(since) if since < Duration::from_micros(500) => (count * 2).min(HOOK_EVERY as c_int),
+        _ => count,
+    };
+    if next != count {
+        ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, next);
     }
 }
 
@@ -644,7 +753,7 @@ fn run_prelude(lua: &Lua, limits: Limits, meter: Meter) -> mlua::Result<Table> {
     static CHUNK: Chunk = Chunk::of_crate("=savechain sandbox", PRELUDE, true);
     CHUNK
         .load_kept(lua)?
-        .call((refused, aborted, charge, memory))
+        .call((refused, aborted, charge, memory, HOOK_EVERY))
 }
 
 fn is_memory_error(error: &mlua::Error) -> bool {
