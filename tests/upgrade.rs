@@ -270,11 +270,21 @@ fn a_failing_step_is_named() {
          attempt to index a nil value (local 'missions')"
     );
     assert_eq!(err.lua_failure(), Some(savechain::LuaFailure::Runtime));
-    // A save edited by hand to say an older version than its data has: the error says at
-    // which version its upgrade began.
+    // A save edited by hand to say an older version than its data has: its history says
+    // so, and it is refused before any step runs.
     let mut edited: Save =
         Save::from_slice(&std::fs::read("fixtures/v9/small.json").unwrap()).unwrap();
     edited.meta.version = 5;
+    let err = upgrade(&chain, edited.clone(), &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at meta.version: the save says it is version 5 but its history records an upgrade to \
+         version 9: was its version edited by hand? Upgrading would run the steps from 5 again \
+         on data that has them already, so it is left as it is; if its data is version 9's, \
+         set meta.version back to 9"
+    );
+    // Without a history to tell, the error says at which version its upgrade began.
+    edited.meta.extra.remove("history");
     let err = upgrade(&chain, edited, &Options::default()).unwrap_err();
     assert_eq!(
         err.to_string(),

@@ -278,12 +278,13 @@ end
 
 -- Turns the array at `path` into a table of its elements keyed by their `field`
 -- ([{id = "sol"}] becomes {sol = {id = "sol"}}). Every element must have the field, and
--- no two the same value.
+-- no two the same value. A table that is no array (indexed already) is left as it is.
 function M.index_by(root, path, field)
   local keys = keys_of(path, 2)
   local t, key = parent(root, keys, false)
   local array = t and t[key]
   if type(array) ~= "table" then return false end
+  if #array == 0 and next(array) ~= nil then return false end
   local map = {}
   for i = 1, #array do
     local element = array[i]

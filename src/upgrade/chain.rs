@@ -228,6 +228,7 @@ impl Chain {
             // Already past it (`--to 5` over saves at 9): nothing to do, as for one at 5.
             return Ok(&[]);
         }
+        check_history(meta)?;
         let start = (version - self.oldest()) as usize;
         let end = (target - self.oldest()) as usize;
         Ok(&self.steps[start..end])
@@ -278,6 +279,37 @@ impl Chain {
     /// The helper modules of every Lua step, merged.
     pub(super) fn modules(&self) -> &Modules {
         &self.modules
+    }
+}
+
+/// Refuses a save whose history records an upgrade past its version: its `meta.version` was
+/// set back by hand, and upgrading would run steps again on data that has them already
+/// (emptying a table indexed twice, scaling units twice), as often with no error as with
+/// one.
+fn check_history(meta: &Meta) -> Result<()> {
+    let Some(Value::Array(history)) = meta.extra.get("history") else {
+        return Ok(());
+    };
+    let reached = history
+        .iter()
+        .filter_map(|entry| entry.get("to").and_then(Value::as_u64))
+        .max();
+    match reached {
+        Some(reached) if reached > meta.version => Err(Error::new(
+            ErrorKind::Upgrade,
+            format!(
+                "the save says it is version {} but its history records an upgrade to version \
+                 {reached}: was its version edited by hand? Upgrading would run the steps from \
+                 {} again on data that has them already, so it is left as it is; if its data \
+                 is version {reached}'s, set meta.version back to {reached}",
+                meta.version, meta.version
+            ),
+        )
+        .in_path(Path::from(vec![
+            Segment::Key("meta".into()),
+            Segment::Key("version".into()),
+        ]))),
+        _ => Ok(()),
     }
 }
 
