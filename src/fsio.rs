@@ -285,6 +285,17 @@ fn names_file(path: &Path, file: &fs::File) -> bool {
     }
 }
 
+/// Whether `a` and `b` name the same existing file (through links, or another spelling).
+pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
+    match (fs::metadata(a), fs::metadata(b)) {
+        #[cfg(unix)]
+        (Ok(ma), Ok(mb)) => same_file(&ma, &mb),
+        #[cfg(not(unix))]
+        (Ok(_), Ok(_)) => a.canonicalize().ok() == b.canonicalize().ok(),
+        _ => false,
+    }
+}
+
 #[cfg(unix)]
 fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -489,7 +500,12 @@ pub(crate) fn write_temporary(
         // Held until the file is renamed and closed: another run that finds it while it is
         // being written, or waits for its group's flush, leaves it alone
         // (remove_stale_temporaries).
-        temp.as_file().lock()?;
+        // Where the file system has no locks, no run can tell a temporary under way from
+        // an abandoned one, and none removes it (remove_if_abandoned cannot lock it).
+        match temp.as_file().lock() {
+            Err(e) if !locks_unsupported(&e) => return Err(e),
+            _ => {}
+        }
         // That run removes what no writer holds, and may have removed this one in the
         // instant between its making and its locking: then make another.
         if names_file(temp.path(), temp.as_file()) {

@@ -540,7 +540,9 @@ fn chain_checks_steps_for_real_before_any_save_is_touched() {
     for (name, source, expected) in broken {
         let step = root.join("steps").join(name);
         fs::write(&step, source).unwrap();
-        let out = run(root, &["chain"]);
+        let mut chain = vec!["chain"];
+        chain.extend(GAME);
+        let out = save_upgrade(&chain, root);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{name}: {err}");
         assert!(err.contains(expected), "{name}: {err}");
@@ -709,6 +711,10 @@ fn fifos_are_never_read_nor_waited_on() {
         err.contains("saves/pipe.json: it is a FIFO (named pipe), not a regular file"),
         "{err}"
     );
+    // Named and met in a folder given: told once, as the error.
+    let (code, _, err) = with_game(&["--dry-run", "saves/pipe.json", "saves"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.matches("pipe.json").count(), 1, "{err}");
 
     // A report is never written to one (nor is it read, to see what it holds).
     let (code, _, err) = with_game(&["--check", "--report", "saves/pipe.json", "saves"]);

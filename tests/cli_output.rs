@@ -132,3 +132,90 @@ fn inspect_counts_in_the_singular_and_the_plural() {
         "{text}"
     );
 }
+
+#[test]
+fn paths_that_cannot_be_read_are_failed_entries_of_one_shard_s_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let saves = dir.path().join("saves");
+    fs::create_dir(&saves).unwrap();
+    for name in ["a.json", "b.json", "c.json"] {
+        fs::copy(format!("{FIXTURES}/v5/small.json"), saves.join(name)).unwrap();
+    }
+    let mut failed_entries = 0;
+    let mut saves_reported = 0;
+    for shard in ["1/2", "2/2"] {
+        let report = format!("report-{}.json", &shard[..1]);
+        let args = [
+            "--check",
+            "--shard",
+            shard,
+            "--report",
+            &report,
+            "saves",
+            "missing.json",
+        ];
+        let out = save_upgrade(&args, dir.path());
+        let report = fs::read(dir.path().join(&report)).unwrap();
+        let report = savechain::text::from_slice(&report).unwrap();
+        let entries = report.as_array().unwrap();
+        let missing = entries
+            .iter()
+            .filter(|e| e.get("path").and_then(Value::as_str) == Some("missing.json"));
+        for entry in missing {
+            assert_eq!(entry.get("status").and_then(Value::as_str), Some("failed"));
+            assert!(entry
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap()
+                .contains("cannot read it"));
+            assert_eq!(versions(entry), (None, None));
+            failed_entries += 1;
+            assert_eq!(shard, "1/2", "the first shard reports it");
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        }
+        if shard == "2/2" {
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            assert!(!stderr(&out).contains("missing.json"), "{}", stderr(&out));
+        }
+        saves_reported += entries.len();
+    }
+    assert_eq!(failed_entries, 1);
+    assert_eq!(saves_reported, 4);
+}
+
+#[test]
+fn a_subcommand_after_options_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("x.json");
+    fs::copy(format!("{FIXTURES}/v5/small.json"), &save).unwrap();
+    let before = fs::read(&save).unwrap();
+    let out = save_upgrade(&["--to", "7", "inspect", "x.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`inspect` is a subcommand"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&save).unwrap(), before);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    // A file of that name is a path like any other.
+    fs::copy(&save, dir.path().join("inspect")).unwrap();
+    let out = save_upgrade(&["--check", "inspect"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
+/// A hand edit that broke a save: the error names file, line and column, shows the line,
+/// and its caret points at the column under the line's own tabs.
+#[test]
+fn a_broken_hand_edit_is_shown_with_a_caret_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "{\n\t\"meta\": {\"game\": \"Starlane Traders\", \"version\": 5},\n\t\"data\": {\"name\": \"Bob,\n\t\t\"hp\": 3}\n}\n";
+    fs::write(dir.path().join("edited.json"), text).unwrap();
+    let out = save_upgrade(&["--check", "edited.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let expected = "error: edited.json:3:24: at data.name: this string runs to the end of its \
+                    line: is its closing '\"' missing? (a line break inside a string is written \
+                    \\n)\n3 | \t\"data\": {\"name\": \"Bob,\n  | \t                      ^\n";
+    assert!(err.starts_with(expected), "{err}");
+}

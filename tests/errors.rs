@@ -57,6 +57,10 @@ fn syntax_errors() {
             "{\"meta\": {\"version\": 1}, \"data\": 1.}"
         ),
         (
+            "closing quote forgotten in a hand edit",
+            "{\"meta\": {\"version\": 1}, \"data\": {\"name\": \"Bob,\n  \"hp\": 3}}"
+        ),
+        (
             "unclosed string",
             "{\"meta\": {\"version\": 1}, \"data\": \"abc"
         ),

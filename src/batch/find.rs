@@ -112,6 +112,17 @@ pub(crate) fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Sea
         }
     }
     take_each_once(candidates, &mut search);
+    // A path given itself and also met in a folder given (a FIFO) is told once, as an error.
+    let failed: HashSet<PathBuf> = search
+        .errors
+        .iter()
+        .filter_map(|e| e.file().and_then(|f| fs::canonicalize(f).ok()))
+        .collect();
+    if !failed.is_empty() {
+        search
+            .skipped
+            .retain(|(path, _)| fs::canonicalize(path).map_or(true, |c| !failed.contains(&c)));
+    }
     search
 }
 

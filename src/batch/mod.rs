@@ -61,7 +61,9 @@ pub enum Mode {
     /// through, leaving the sources alone: a save found in a folder given keeps its place
     /// below that folder (`saves/` with `a/b.json` gives `<out>/a/b.json`), and a file given
     /// itself lands directly in the output folder, by its name (`x/a.json` gives
-    /// `<out>/a.json`). A folder that is, contains or lies inside a source is refused by
+    /// `<out>/a.json`). A new output gets its source's permissions (and owner, when the
+    /// user may give it); one that is there already keeps its own. A folder that is,
+    /// contains or lies inside a source is refused by
     /// [`Batch::plan`], as are two saves that would land on one output.
     OutDir(PathBuf),
     /// Write nothing: say which saves are not at the target version, and which steps would
@@ -240,7 +242,8 @@ impl<'c> Batch<'c> {
 
     /// Takes only every `count`th save found, in path order, starting with the `index`th
     /// (from 1), so that `count` machines share one list of saves without talking to each
-    /// other. Only the shard's saves are checked for outputs that collide.
+    /// other. Only the shard's saves are checked for outputs that collide. What the search
+    /// could not read, and what it left out, is the first shard's to report.
     ///
     /// # Panics
     ///
@@ -261,7 +264,8 @@ impl<'c> Batch<'c> {
         self
     }
 
-    /// Finds the saves of `roots` (as [`Plan::find`] does), keeps the shard's ([`Batch::shard`]),
+    /// Finds the saves of `roots` (as [`Plan::find`] does), keeps the shard's ([`Batch::shard`]:
+    /// the paths that could not be searched, and those left out, are the first shard's),
     /// and checks that the run can do what is asked without harm. Fails, touching nothing,
     /// when the output folder overlaps a source or two saves would be written to one output.
     pub fn plan(&self, roots: &[impl AsRef<Path>]) -> Result<Plan> {
@@ -277,6 +281,12 @@ impl<'c> Batch<'c> {
             let saves = std::mem::take(&mut search.saves).into_iter().enumerate();
             let mine = saves.filter(|(i, _)| i % count == index - 1);
             search.saves = mine.map(|(_, found)| found).collect();
+            // Every shard searches the same paths: one reports what the search met, so
+            // that the shards' reports add up to the batch's.
+            if index != 1 {
+                search.errors.clear();
+                search.skipped.clear();
+            }
         }
         let targets = match &self.mode {
             Mode::OutDir(out) => {
@@ -306,6 +316,11 @@ impl<'c> Batch<'c> {
     /// are flushed to disk at once, then the backups renamed and their folders flushed,
     /// then the saves renamed; the folders of the saves are flushed at the end of the run
     /// ([`Summary::unflushed`]). A save's outcome is handed on once its group is written.
+    ///
+    /// A group is committed sooner when a second has passed since its first save joined,
+    /// so that no save stays locked long for the others' sake: a save's lock is held for
+    /// its upgrade, then at most that second and the upgrade of the one save started
+    /// within it.
     ///
     /// In place, each save is locked from its reading until its rename, a lock that
     /// [`Save::store`](crate::Save::store) and [`cache::store`](crate::cache::store)
@@ -651,6 +666,69 @@ mod tests {
         left.extend(backups);
         left.sort();
         assert_eq!(names(&saves), left, "no temporaries, no backup of b");
+    }
+
+    /// A slow upgrade does not keep the saves before it locked: a group that has gathered
+    /// for a second is written before another save is started.
+    #[test]
+    fn slow_upgrades_make_small_groups() {
+        use std::sync::atomic::AtomicUsize;
+        static UPGRADED: AtomicUsize = AtomicUsize::new(0);
+        fn slow(_: &mut crate::Value, _: &mut crate::upgrade::StepContext) -> Result<(), String> {
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            UPGRADED.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+        let chain = Chain::new("1.0.0", vec![Step::rust(1, "slow", "1", slow)]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a", "b", "c"] {
+            fs::write(dir.path().join(format!("{name}.json")), old_save("{}")).unwrap();
+        }
+        let batch = Batch::new(&chain, Mode::InPlace { backup: false }).jobs(1);
+        let plan = batch.plan(&[dir.path()]).unwrap();
+        let mut upgraded_when_written = Vec::new();
+        batch
+            .run(&plan, |outcome| {
+                assert_eq!(outcome.status, Status::Upgraded);
+                upgraded_when_written.push(UPGRADED.load(Ordering::SeqCst));
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        // a joins its group; b's upgrade takes a second, so a and b are written before c
+        // is started.
+        assert_eq!(upgraded_when_written, [2, 2, 3]);
+    }
+
+    /// A private save stays private in an output folder, whether the batch or
+    /// `upgrade_file` writes it; an output that is there already keeps its own mode.
+    #[cfg(unix)]
+    #[test]
+    fn outputs_have_the_permissions_of_their_sources() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let saves = dir.path().join("saves");
+        fs::create_dir(&saves).unwrap();
+        for (name, bits) in [("private", 0o600), ("shared", 0o644)] {
+            let path = saves.join(format!("{name}.json"));
+            fs::write(&path, old_save("{}")).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(bits)).unwrap();
+        }
+        let chain = chain();
+        let out = dir.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("shared.json"), "an older output").unwrap();
+        fs::set_permissions(out.join("shared.json"), fs::Permissions::from_mode(0o640)).unwrap();
+        run(&chain, Mode::OutDir(out.clone()), 1, &saves);
+        assert_eq!(mode(&out.join("private.json")), 0o600);
+        assert_eq!(mode(&out.join("shared.json")), 0o640);
+
+        let single = dir.path().join("single.json");
+        let target = crate::upgrade::Target::To(&single);
+        let options = Options::default();
+        let private = saves.join("private.json");
+        crate::upgrade::upgrade_file(&mut chain.upgrader(), &private, target, &options).unwrap();
+        assert_eq!(mode(&single), 0o600);
     }
 
     #[test]

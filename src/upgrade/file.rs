@@ -2,6 +2,7 @@
 //! keeping the original as a backup, or write to another path and leave the source alone.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::run::{StepReport, Upgrader};
 use crate::error::{Error, ErrorKind, Result};
@@ -104,8 +105,9 @@ fn upgrade_file_at(
             .map_err(|e| todo.backup_error(e, ""))?;
     }
     make_folder(out)?;
+    // A new output (in another folder) is as private as its source, and has its owner.
     let save =
-        fsio::write_temporary(out, &todo.bytes, None).map_err(|e| todo.write_error(e, ""))?;
+        fsio::write_temporary(out, &todo.bytes, Some(path)).map_err(|e| todo.write_error(e, ""))?;
     save.sync().map_err(|e| todo.write_error(e, " to disk"))?;
     let dir = save.dir().to_path_buf();
     // As late as can be: a save that another program wrote meanwhile is not replaced.
@@ -172,7 +174,7 @@ fn upgrade_in_memory(
     options: &Options,
 ) -> Result<ToWrite> {
     if let Target::To(out) = target {
-        if same_file(path, out) {
+        if fsio::same_path(path, out) {
             return Err(Error::new(
                 ErrorKind::Io,
                 format!(
@@ -271,7 +273,9 @@ fn make_folder(out: &Path) -> Result<()> {
 /// others of a flush that failed), its temporaries removed.
 ///
 /// Each save stays locked from its reading until its rename, so a game storing it through
-/// savechain waits. A save that a program not taking the lock wrote meanwhile fails the
+/// savechain waits: at most its own upgrade, plus a second while the group gathers, plus
+/// the upgrade of the save started within that second (a group that has gathered for a
+/// second is committed before its worker starts another save). A save that a program not taking the lock wrote meanwhile fails the
 /// check and is left as that program made it; its backup, renamed in step 2, is kept: it
 /// holds the save as it was read, which was the save's content until then, and its name
 /// was free or held the same bytes already (an older backup is never replaced), so keeping
@@ -279,6 +283,8 @@ fn make_folder(out: &Path) -> Result<()> {
 pub(crate) struct WriteGroup<K> {
     members: Vec<Member<K>>,
     bytes: usize,
+    /// When the first member joined: its save's lock has been held since before.
+    since: Option<Instant>,
 }
 
 struct Member<K> {
@@ -295,23 +301,30 @@ impl<K> WriteGroup<K> {
     const MAX_SAVES: usize = 16;
     /// Bytes of a group's temporaries at most: large saves make small groups.
     const MAX_BYTES: usize = 4 << 20;
+    /// How long a group gathers at most: a game storing a save of the group waits for its
+    /// commit, so slow upgrades make small groups.
+    const MAX_WAIT: Duration = Duration::from_secs(1);
 
     pub(crate) fn new() -> WriteGroup<K> {
         WriteGroup {
             members: Vec::new(),
             bytes: 0,
+            since: None,
         }
     }
 
-    /// Whether the group should be committed now.
+    /// Whether the group should be committed now, before another save is started.
     pub(crate) fn is_full(&self) -> bool {
-        self.members.len() >= Self::MAX_SAVES || self.bytes >= Self::MAX_BYTES
+        self.members.len() >= Self::MAX_SAVES
+            || self.bytes >= Self::MAX_BYTES
+            || self.since.is_some_and(|t| t.elapsed() >= Self::MAX_WAIT)
     }
 
     /// Makes the group's files durable and renames them, in the order of [`WriteGroup`];
     /// the outcome of each save, by its key. The group is empty after.
     pub(crate) fn commit(&mut self, folders: &fsio::FolderFlush) -> Vec<(K, Result<FileReport>)> {
         self.bytes = 0;
+        self.since = None;
         let members = std::mem::take(&mut self.members);
         let mut done = Vec::with_capacity(members.len());
         // Dropping a member's temporaries removes them.
@@ -431,12 +444,13 @@ pub(crate) fn upgrade_file_in_group<K>(
             None => None,
         };
         make_folder(out)?;
-        let save =
-            fsio::write_temporary(out, &todo.bytes, None).map_err(|e| todo.write_error(e, ""))?;
+        let save = fsio::write_temporary(out, &todo.bytes, Some(path))
+            .map_err(|e| todo.write_error(e, ""))?;
         // The bytes are in the temporaries now.
         todo.bytes = Vec::new();
         todo.original = None;
         group.bytes += save.len() + backup.as_ref().map_or(0, fsio::Pending::len);
+        group.since.get_or_insert_with(Instant::now);
         group.members.push(Member {
             key,
             source: path.to_path_buf(),
@@ -467,23 +481,6 @@ fn backup_path(path: &Path, from: u64, original: &[u8]) -> PathBuf {
         // backup's write then fails, naming it.
         .find(|p| fsio::read_regular(p).map_or(true, |existing| existing == original))
         .expect("an unbounded search")
-}
-
-/// Whether `a` and `b` name the same existing file (through links, or another spelling).
-fn same_file(a: &Path, b: &Path) -> bool {
-    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        (ma.dev(), ma.ino()) == (mb.dev(), mb.ino())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (ma, mb);
-        a.canonicalize().ok() == b.canonicalize().ok()
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use savechain::upgrade::{Chain, Step};
 use savechain::{Map, Value};
 
-use super::output::{self, outln};
+use super::output::{self, errln, outln};
 use super::report::print_error;
 use super::{EXIT_OK, EXIT_USAGE};
 
@@ -44,7 +44,18 @@ impl ChainArg {
     /// The chain, checked; errors are printed.
     pub fn load(&self) -> Option<Chain> {
         let chain = match (&self.upgrades, &self.writer) {
-            (Some(dir), Some(writer)) => Chain::from_lua_dir(writer, dir),
+            (Some(dir), Some(writer)) => {
+                let chain = Chain::from_lua_dir(writer, dir);
+                if chain.as_ref().is_ok_and(|c| c.steps().is_empty()) {
+                    // Right for a game at its first version; more often a wrong folder.
+                    errln!(
+                        "note: {} holds no steps (NNNN-short-description.lua files), so \
+                         saves are taken to be at version 1 and nothing is upgraded",
+                        dir.display()
+                    );
+                }
+                chain
+            }
             _ => crate::starlane::chain(),
         };
         chain.map_err(|e| print_error(&e, None)).ok()

@@ -16,7 +16,9 @@ mod signals;
 mod starlane;
 mod upgrade;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+
+use output::errln;
 
 // Exit statuses as `diff` and `grep` have them, for scripts.
 /// Everything succeeded, and a check found nothing to do.
@@ -112,6 +114,28 @@ fn run() -> i32 {
         Some(Command::Chain(args)) => chain::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Cache(args)) => cache::run(args),
-        None => upgrade::run(cli.upgrade),
+        None => match misplaced_subcommand(&cli.upgrade.paths) {
+            Some(name) => {
+                errln!(
+                    "error: `{name}` is a subcommand, but options came before it and made it a \
+                     path to upgrade; nothing was written. Put the options after it: \
+                     save-upgrade {name} [OPTIONS] ..."
+                );
+                EXIT_USAGE
+            }
+            None => upgrade::run(cli.upgrade),
+        },
     }
+}
+
+/// A path that names a subcommand and no file: `save-upgrade --upgrades s inspect a.json`
+/// would otherwise upgrade `a.json` in place when its user asked to look at it.
+fn misplaced_subcommand(paths: &[std::path::PathBuf]) -> Option<String> {
+    let cli = Cli::command();
+    let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+    paths
+        .iter()
+        .filter_map(|p| p.to_str())
+        .find(|p| names.contains(p) && std::fs::symlink_metadata(p).is_err())
+        .map(str::to_string)
 }

@@ -39,12 +39,16 @@ pub fn print_error(error: &Error, source: Option<&[u8]>) {
     };
     let shown: String = chars.iter().skip(start).take(120).collect();
     let number = location.line.to_string();
+    // The caret's padding copies the tabs of the line, so it lines up however wide a
+    // terminal shows a tab.
+    let pad: String = chars
+        .iter()
+        .take(location.column.saturating_sub(1))
+        .skip(start)
+        .map(|&c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
     errln!("{number} | {shown}");
-    errln!(
-        "{} | {}^",
-        " ".repeat(number.len()),
-        " ".repeat(location.column - 1 - start)
-    );
+    errln!("{} | {pad}^", " ".repeat(number.len()));
 }
 
 /// One save's entry in the JSON report: its path, versions, status, error and what its
@@ -87,6 +91,25 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
                 .map_or(Value::Null, |e| Value::String(e.to_string())),
         ),
         ("printed", Value::Array(printed)),
+    ]
+    .into_iter()
+    .collect();
+    Value::Object(entry)
+}
+
+/// The entry of a path the search could not read (missing, unreadable, not a regular file,
+/// holding no saves): failed, like a save that could not be upgraded.
+pub fn search_error_entry(error: &Error) -> Value {
+    let path = error
+        .file()
+        .map_or(Value::Null, |f| Value::String(f.display().to_string()));
+    let entry: Map = [
+        ("path", path),
+        ("from", Value::Null),
+        ("to", Value::Null),
+        ("status", Value::from("failed")),
+        ("error", Value::String(error.to_string())),
+        ("printed", Value::Array(Vec::new())),
     ]
     .into_iter()
     .collect();

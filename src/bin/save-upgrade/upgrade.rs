@@ -21,7 +21,7 @@ use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 pub struct Args {
     /// Save files, or folders to search for *.json saves (recursively, following links).
     #[arg(value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    pub paths: Vec<PathBuf>,
     /// Read more paths, one a line, from FILE (`-` for standard input).
     #[arg(long, value_name = "FILE")]
     files_from: Option<PathBuf>,
@@ -136,6 +136,9 @@ pub fn run(args: Args) -> i32 {
     signals::install();
     let mut printer = Printer::new(&args, &plan);
     let mut entries = Vec::new();
+    if args.report.is_some() {
+        entries.extend(plan.errors.iter().map(report::search_error_entry));
+    }
     let progress = progress_bar(&args, plan.saves.len() as u64);
     let summary = batch.run(&plan, |outcome| {
         progress.suspend(|| printer.print(outcome));

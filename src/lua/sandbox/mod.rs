@@ -48,16 +48,18 @@ use require::Modules;
 #[non_exhaustive]
 pub struct Limits {
     /// Lua VM instructions per call into the sandbox. C functions whose own loops run no
-    /// instruction (`string.rep`, `table.move`, shifting by `table.insert`, a collection)
-    /// are charged for their work.
+    /// instruction (`string.rep`, `table.move`, `table.sort`, `table.concat`, shifting by
+    /// `table.insert`, a collection) are charged for their work, and making a coroutine
+    /// for the instructions it may run before the count first sees it.
     pub instructions: u64,
     /// Bytes the whole Lua state may hold.
     pub memory: usize,
     /// Processor time per call into the sandbox (the thread's, where the system tells it, so
     /// that a busy machine does not stop scripts early): a backstop for work that costs
     /// little in instructions and much in time, such as concatenating strings of hundreds of
-    /// MiB in a loop. It is checked with the instruction count, every few thousand
-    /// instructions, so one single operation between two checks runs to its end.
+    /// MiB in a loop. It is checked with the instruction count: every 10,000 instructions
+    /// while they are cheap, down to every 10 while each takes long, so one single
+    /// operation between two checks runs to its end.
     pub time: Duration,
 }
 

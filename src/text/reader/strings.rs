@@ -11,6 +11,9 @@ use crate::text::scan::string_run;
 const NEVER_CLOSED: &str =
     "this string is never closed (expected a '\"' before the end of the text)";
 
+const RUNS_TO_LINE_END: &str = "this string runs to the end of its line: is its closing '\"' \
+     missing? (a line break inside a string is written \\n)";
+
 impl<'a> Cursor<'a> {
     /// Reads a string starting at `"`: borrowed from the text when it has no escapes.
     #[inline]
@@ -47,6 +50,9 @@ impl<'a> Cursor<'a> {
                     return Ok(());
                 }
                 b'\\' => self.escape(out)?,
+                // Most often a closing quote forgotten in a hand edit, not a line break
+                // meant to be in the string.
+                b'\n' | b'\r' => return fail(ErrorKind::Syntax, self.pos, RUNS_TO_LINE_END),
                 control => {
                     return fail(
                         ErrorKind::Syntax,
