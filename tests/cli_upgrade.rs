@@ -375,13 +375,7 @@ fn a_killed_batch_leaves_each_save_whole() {
         let dir = tempfile::tempdir().unwrap();
         let files = batch(dir.path());
         let delay = Duration::from_millis(xorshift(&mut seed) % whole.max(1));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-            .args(["--jobs", "2", "."])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(dir.path(), &["--jobs", "2", "."], Stdio::null());
         std::thread::sleep(delay);
         let _ = child.kill(); // SIGKILL: no chance to clean up
         let _ = child.wait();
@@ -552,13 +546,7 @@ fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
             // A moment within the run, which shortens as the saves get done.
             let left = whole * (saves - done) as u64 / saves as u64;
             let delay = Duration::from_millis(xorshift(&mut seed) % (left + 10));
-            let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-                .args(args(out_dir))
-                .current_dir(dir.path())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
+            let mut child = spawn(dir.path(), &args(out_dir), Stdio::null());
             std::thread::sleep(delay);
             let finished = child.try_wait().unwrap().is_some();
             let _ = child.kill(); // SIGKILL: no chance to clean up
@@ -788,13 +776,7 @@ fn ctrl_c_and_sigterm_stop_a_batch_cleanly() {
         }
         let mut args = WITH_STEPS.to_vec();
         args.extend(["--jobs", "2", "saves"]);
-        let child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn(dir.path(), &args, Stdio::piped());
         // Once the first save is upgraded (its temporaries are written), the run is under
         // way and its handler installed.
         let saves_dir = dir.path().join("saves");
@@ -885,13 +867,7 @@ fn a_save_replaced_while_the_cli_upgrades_it_is_never_lost() {
         let original = fs::metadata(&big_path).unwrap().ino();
         let mut args = WITH_STEPS.to_vec();
         args.push("saves");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(dir.path(), &args, Stdio::piped());
         // The upgrade holds the lock of the original file: between its reading and its
         // replacing.
         let held = poll(Duration::from_secs(120), || {
@@ -965,4 +941,19 @@ fn a_save_replaced_while_the_cli_upgrades_it_is_never_lost() {
         failures_seen > 0,
         "no replace landed while the save was upgraded"
     );
+}
+
+/// Starts `save-upgrade` in `dir` with `args`, its standard output thrown away.
+fn spawn<S: AsRef<std::ffi::OsStr>>(
+    dir: &std::path::Path,
+    args: &[S],
+    stderr: Stdio,
+) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
 }
