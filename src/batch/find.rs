@@ -41,6 +41,12 @@ pub(crate) struct Search {
 /// endless or huge, and never saves.
 const SYSTEM_FOLDERS: [&str; 3] = ["/proc", "/sys", "/dev"];
 
+/// Whether `folder` (resolved) holds the system's own pseudo-files: in [`SYSTEM_FOLDERS`],
+/// but not `/dev/shm`, a file system in memory like any other.
+fn is_system_folder(folder: &Path) -> bool {
+    !folder.starts_with("/dev/shm") && SYSTEM_FOLDERS.iter().any(|s| folder.starts_with(s))
+}
+
 /// Whether a file met inside a folder is a save: `*.json` in any case, not hidden (the
 /// temporary files of atomic writes are hidden).
 fn looks_like_a_save(name: &std::ffi::OsStr) -> bool {
@@ -197,7 +203,9 @@ impl Walk<'_> {
             let why = "written by this run".to_string();
             return self.search.skipped.push((path.to_path_buf(), why));
         }
-        if SYSTEM_FOLDERS.iter().any(|s| canonical.starts_with(s)) {
+        // A folder given (the first of the ancestors) is searched wherever it is.
+        let given = self.ancestors.first();
+        if is_system_folder(&canonical) && given.is_some_and(|g| !is_system_folder(g)) {
             let why = "a link into the system's own files".to_string();
             return self.search.skipped.push((path.to_path_buf(), why));
         }
@@ -345,6 +353,26 @@ mod tests {
         let other = dir.path().join("world.save");
         fs::write(&other, "{}").unwrap();
         assert_eq!(find_saves(&[other], &[]).saves.len(), 1);
+    }
+
+    /// A link from a saves folder into `/proc` is not followed; a folder given in memory
+    /// (`/dev/shm`), or given inside `/dev`, is searched.
+    #[test]
+    fn system_folders_are_left_out_only_when_a_link_leads_there() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.json"), "{}").unwrap();
+        symlink("/proc", dir.path().join("proc")).unwrap();
+        let search = find_saves(&[dir.path()], &[]);
+        assert_eq!(search.saves.len(), 1);
+        assert_eq!(search.skipped.len(), 1);
+        assert_eq!(search.skipped[0].1, "a link into the system's own files");
+        if Path::new("/dev/shm").is_dir() {
+            let in_memory = tempfile::tempdir_in("/dev/shm").unwrap();
+            fs::write(in_memory.path().join("b.json"), "{}").unwrap();
+            let search = find_saves(&[in_memory.path()], &[]);
+            assert_eq!(names(&search, in_memory.path()), ["b.json"]);
+            assert!(search.errors.is_empty(), "{:?}", search.errors);
+        }
     }
 
     #[test]

@@ -85,6 +85,20 @@ pub(crate) fn installed(lua: &Lua) -> mlua::Result<Metatables> {
     Ok(state(lua)?.tables)
 }
 
+/// Runs `f` with the tables of the library installed in `lua` (installed first if it is
+/// not), borrowed rather than cloned: for what runs once a lent table, and for functions
+/// kept in Lua, which must not hold the tables themselves (a Rust closure holding a table
+/// that holds it is a cycle Lua's collector cannot see, and a reset would leak it).
+pub(crate) fn with_tables<R>(
+    lua: &Lua,
+    f: impl FnOnce(&Metatables) -> mlua::Result<R>,
+) -> mlua::Result<R> {
+    if let Some(installed) = lua.app_data_ref::<Installed>() {
+        return f(&installed.tables);
+    }
+    f(&make(lua, None)?.tables)
+}
+
 /// The library's part of `lua`, made on first use.
 fn state(lua: &Lua) -> mlua::Result<Installed> {
     if let Some(installed) = lua.app_data_ref::<Installed>() {

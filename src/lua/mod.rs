@@ -142,7 +142,14 @@ pub(crate) fn take_back(lua: &Lua, value: &mlua::Value) -> Result<Value> {
 /// Sets up lending in a sandbox's Lua state.
 pub(crate) fn install_lending(lua: &Lua) -> Result<()> {
     let tables = library::installed(lua)?;
-    Ok(lazy::install(lua, &tables)?)
+    // Made once, and finds the tables of the library installed now when it runs: a sandbox
+    // installs both anew for every save.
+    let materialize = chunk::kept(lua, "lending materialize", || {
+        lua.create_function(|lua, table: mlua::Table| {
+            library::with_tables(lua, |tables| lazy::materialize(lua, tables, &table))
+        })
+    })?;
+    Ok(lazy::install(lua, &tables, materialize)?)
 }
 
 /// A Lua error becomes an error of kind [`ErrorKind::Lua`] with the same message, and
