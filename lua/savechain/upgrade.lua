@@ -72,9 +72,13 @@ local function parse(path)
       elseif at ~= 1 then
         return nil, "expected . or [ after " .. sub(path, 1, at - 1)
       end
-      local stop = at
-      while stop <= n and b[stop] ~= DOT and b[stop] ~= OPEN do
-        stop = stop + 1
+      local stop = n + 1
+      for i = at, n do
+        local d = b[i]
+        if d == DOT or d == OPEN then
+          stop = i
+          break
+        end
       end
       if stop == at then return nil, "an empty key (two dots, or a dot before [)" end
       keys[#keys + 1] = sub(path, at, stop - 1)
@@ -89,6 +93,11 @@ end
 -- array), up to a bound, since a step may also make its paths as it goes.
 local parsed, parsed_count = {}, 0
 
+-- The keys read from paths (which, unlike a list a step gives, never change), each with
+-- its text as `show` writes it once written (false until then): steps show the same few
+-- again and again, as each declares what it drops.
+local texts = setmetatable({}, { __mode = "k" })
+
 -- The keys of `path` (not to be changed); an error at the step's line (`level` of the
 -- helper's caller).
 local function keys_of(path, level)
@@ -101,19 +110,24 @@ local function keys_of(path, level)
   if keys == nil then error("malformed path " .. path .. ": " .. why .. "; " .. PATH_ERROR, level + 1) end
   if parsed_count < 1024 then
     parsed[path], parsed_count = keys, parsed_count + 1
+    texts[keys] = false
   end
   return keys
 end
 
 -- Whether `key` is written bare in a path: a letter or _, then letters, digits and _.
+-- NAME[c] for the bytes a name may hold: true for a letter and _, false for a digit.
+local NAME = { [95] = true }
+for c = 65, 90 do NAME[c], NAME[c + 32] = true, true end
+for c = ZERO, NINE do NAME[c] = false end
+
 local function is_name(key)
   local b = { byte(key, 1, -1) }
-  for i = 1, #b do
-    local c = b[i]
-    local letter = (c >= 65 and c <= 90) or (c >= 97 and c <= 122) or c == 95
-    if not letter and (i == 1 or c < ZERO or c > NINE) then return false end
+  if not NAME[b[1]] then return false end
+  for i = 2, #b do
+    if NAME[b[i]] == nil then return false end
   end
-  return #key > 0
+  return true
 end
 
 -- A key as paths write it: a name, [N] for an array's element, or a quoted key.
@@ -153,13 +167,16 @@ local function base_of(t)
 end
 
 function show(root, keys)
-  local parts = {}
   local base = base_of(root)
+  if base == "" and texts[keys] then return texts[keys] end
+  local parts = {}
   if base ~= "" then parts[1] = base end
   for i = 1, #keys do
     parts[#parts + 1] = key_text(keys[i], #parts == 0)
   end
-  return concat(parts)
+  local text = concat(parts)
+  if base == "" and texts[keys] == false then texts[keys] = text end
+  return text
 end
 
 -- The table holding the last key, and that key; nil when a table on the way is missing
@@ -217,7 +234,8 @@ end
 -- takes a value elsewhere).
 function M.rename(root, path, new_key)
   local keys = keys_of(path, 2)
-  if type(new_key) == "string" and (parse(new_key) == nil or #parse(new_key) > 1) then
+  local new_keys = type(new_key) == "string" and parse(new_key)
+  if type(new_key) == "string" and (new_keys == nil or #new_keys > 1) then
     error("up.rename takes the new key, not a path: " .. tostring(new_key) ..
       " has a dot or a bracket; to take the value elsewhere, use up.move(root, \"" ..
       show(root, keys) .. "\", \"" .. new_key .. "\")", 2)
@@ -289,12 +307,11 @@ function M.index_by(root, path, field)
   for i = 1, #array do
     local element = array[i]
     local id = type(element) == "table" and element[field] or nil
-    local at = show(root, keys) .. key_text(i, false)
     if id == nil or id == savechain.null then
-      error(at .. " has no " .. tostring(field), 2)
+      error(show(root, keys) .. key_text(i, false) .. " has no " .. tostring(field), 2)
     end
     if map[id] ~= nil then
-      error(at .. ": " .. tostring(field) .. " " .. tostring(id) .. " appears twice", 2)
+      error(show(root, keys) .. key_text(i, false) .. ": " .. tostring(field) .. " " .. tostring(id) .. " appears twice", 2)
     end
     map[id] = element
   end

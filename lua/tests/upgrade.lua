@@ -52,7 +52,27 @@ function tests.index_by_turns_an_array_into_a_map()
 
   local dup = savechain.decode('{"xs": [{"id": 1}, {"id": 1}]}')
   local ok, err = pcall(up.index_by, dup, "xs", "id")
-  assert(not ok and err:find("appears twice", 1, true), err)
+  assert(not ok and err:find("xs[1]: id 1 appears twice", 1, true), err)
+  local missing = savechain.decode('{"xs": [{"id": 1}, {"name": "b"}]}')
+  ok, err = pcall(up.index_by, missing, "xs", "id")
+  assert(not ok and err:find("xs[1] has no id", 1, true), err)
+end
+
+function tests.declared_paths_are_written_as_errors_write_them()
+  up.take_dropped()
+  local data = savechain.decode('{"a": {"b": 1, "c": 2, "x-y": 3, "1z": 4, "_q9": 5, "": 6}}')
+  -- A list of keys is read as it is at each call, though a step changes it in between.
+  local keys = { "a", "b" }
+  assert(up.drop(data, keys))
+  keys[2] = "c"
+  assert(up.drop(data, keys))
+  assert(not up.drop(data, "a.b"))
+  assert(not up.drop(data, "a.b"))
+  assert(up.drop(data, 'a["x-y"]') and up.drop(data, 'a["1z"]') and up.drop(data, "a._q9"))
+  assert(up.drop(data, { "a", "" }))
+  local dropped = table.concat(up.take_dropped(), " ")
+  assert(dropped == 'a.b a.c a.b a.b a["x-y"] a["1z"] a._q9 a[""]', dropped)
+  assert(next(data.a) == nil)
 end
 
 function tests.rename_refuses_to_overwrite()
