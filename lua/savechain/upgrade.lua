@@ -116,18 +116,16 @@ local function keys_of(path, level)
 end
 
 -- Whether `key` is written bare in a path: a letter or _, then letters, digits and _.
--- NAME[c] for the bytes a name may hold: true for a letter and _, false for a digit.
-local NAME = { [95] = true }
-for c = 65, 90 do NAME[c], NAME[c + 32] = true, true end
-for c = ZERO, NINE do NAME[c] = false end
-
 local function is_name(key)
   local b = { byte(key, 1, -1) }
-  if not NAME[b[1]] then return false end
-  for i = 2, #b do
-    if NAME[b[i]] == nil then return false end
+  for i = 1, #b do
+    local c = b[i]
+    if not ((c >= 97 and c <= 122) or (c >= 65 and c <= 90) or c == 95
+        or (i > 1 and c >= ZERO and c <= NINE)) then
+      return false
+    end
   end
-  return true
+  return #b > 0
 end
 
 -- A key as paths write it: a name, [N] for an array's element, or a quoted key.

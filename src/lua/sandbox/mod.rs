@@ -265,10 +265,13 @@ coroutine.create = function(...) charge(per_thread) return create(...) end
 coroutine.wrap = function(...) charge(per_thread) return wrap(...) end
 math.randomseed(0)
 
+-- Their metatables are protected: they stay for every save, and a reset puts back only
+-- the tables' own fields.
 for name, why in pairs(refused) do
   _G[name] = setmetatable({}, {
     __index = function(_, key) error(name .. "." .. tostring(key) .. " is not available: " .. why, 2) end,
     __call = function() error(name .. " is not available: " .. why, 2) end,
+    __metatable = false,
   })
 end
 local clock, time = os.clock, os.time
@@ -276,6 +279,7 @@ os = setmetatable({ clock = clock, time = time }, {
   __index = function(_, key)
     error("os." .. tostring(key) .. " is not available: scripts run on behalf of a save may only read the clock", 2)
   end,
+  __metatable = false,
 })
 string.dump = nil
 
@@ -353,6 +357,11 @@ pub struct Sandbox {
     modules: Rc<Modules>,
     printed: Rc<RefCell<Printed>>,
     pristine: Pristine,
+    /// The prelude's count of gsub replacements each coroutine is inside, emptied at a
+    /// reset (an error out of a replacement that nothing caught leaves its count).
+    blocked: Table,
+    /// Lua's `math.randomseed`, to start `math.random` again at a reset.
+    randomseed: mlua::Function,
     /// Set while a reset is under way, and left set when one failed: the state may hold
     /// Lua's own globals (files, processes), so no script runs in it again.
     poisoned: Cell<bool>,
@@ -470,6 +479,10 @@ impl Sandbox {
             lua.set_memory_limit(limits.memory)?;
             keep_loaded_chunks(&lua);
             count_instructions(&lua, limits, meter.clone())?;
+            let randomseed = lua.globals().get::<Table>("math")?.get("randomseed")?;
+            let blocked = set_up_lua(&lua, limits, &meter, &printed)?;
+            // Taken once the functions of the sandbox that hold nothing of a save are in
+            // place, so that a reset puts them back rather than making them again.
             let pristine = Pristine::take(&lua)?;
             let modules = Rc::new(Modules::new(&lua)?);
             let sandbox = Sandbox {
@@ -479,6 +492,8 @@ impl Sandbox {
                 modules,
                 printed,
                 pristine,
+                blocked,
+                randomseed,
                 poisoned: Cell::new(false),
             };
             sandbox.set_up()?;
@@ -491,17 +506,19 @@ impl Sandbox {
     /// did since it was made or last reset remains where a script can reach it.
     ///
     /// The globals, the standard libraries and the strings' metatable are put back in place
-    /// as Lua made them (a global a script set, a library function it replaced, a metatable
-    /// it gave them, all gone); the sandbox's own functions, `require` and its modules'
-    /// state, and the savechain library (its classes, its registered modules) are made
-    /// anew; the collector runs as Lua's default, and `math.random` starts again from its
-    /// seed. Modules added with [`Sandbox::add_module`] and folders allowed stay allowed,
+    /// as the sandbox first set them up: Lua's, with the sandbox's own functions in place
+    /// of some (a global a script set, a library function it replaced, a metatable it gave
+    /// them, all gone); `require` and its modules' state, and the savechain library (its
+    /// classes, its registered modules) are made anew; the collector runs as Lua's
+    /// default, and `math.random` starts again from its seed. Modules added with [`Sandbox::add_module`] and folders allowed stay allowed,
     /// and run again at their first `require`. Printed lines not taken are dropped. This
     /// costs a fraction of making a new sandbox, whose Lua state and compiled chunks it keeps.
     pub fn reset(&self) -> Result<(), SandboxError> {
         self.poisoned.set(true);
         let reset = || -> mlua::Result<()> {
             self.pristine.restore(&self.lua)?;
+            clear(&self.blocked)?;
+            self.randomseed.call::<()>(0)?;
             // SAFETY: `lua_gc` with these options raises nothing.
             unsafe {
                 self.lua.exec_raw::<()>((), |l| {
@@ -524,24 +541,11 @@ impl Sandbox {
         Ok(())
     }
 
-    /// The sandbox's own globals, over those Lua made: the prelude's refusals and wrappers,
-    /// `print`, the budgeted pattern functions, `require` and the savechain library.
+    /// What a sandbox makes anew for each save, over [`set_up_lua`]: `require` and the
+    /// savechain library, which keep what scripts register and load.
     fn set_up(&self) -> mlua::Result<()> {
-        let lua = &self.lua;
-        let blocked = run_prelude(lua, self.limits, self.meter.clone())?;
-        print::install(lua, self.printed.clone())?;
-        patterns::install(
-            lua,
-            Budget {
-                used: self.meter.used.clone(),
-                stopped: self.meter.stopped.clone(),
-                instructions: self.limits.instructions,
-                memory: self.limits.memory,
-            },
-            blocked,
-        )?;
-        self.modules.define_require(lua)?;
-        library::install_sandboxed(lua, self.limits.memory)?;
+        self.modules.define_require(&self.lua)?;
+        library::install_sandboxed(&self.lua, self.limits.memory)?;
         Ok(())
     }
 
@@ -727,6 +731,40 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, _: *mut ffi::lua_
     if next != count {
         ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, next);
     }
+}
+
+/// The sandbox's own globals, over those Lua made, which keep nothing of a save: the
+/// prelude's refusals and wrappers, `print` (whose lines the sandbox takes) and the budgeted
+/// pattern functions. Returns the prelude's `blocked`.
+fn set_up_lua(
+    lua: &Lua,
+    limits: Limits,
+    meter: &Meter,
+    printed: &Rc<RefCell<Printed>>,
+) -> mlua::Result<Table> {
+    let blocked = run_prelude(lua, limits, meter.clone())?;
+    print::install(lua, printed.clone())?;
+    patterns::install(
+        lua,
+        Budget {
+            used: meter.used.clone(),
+            stopped: meter.stopped.clone(),
+            instructions: limits.instructions,
+            memory: limits.memory,
+        },
+        blocked.clone(),
+    )?;
+    Ok(blocked)
+}
+
+/// Removes every field of `table`.
+fn clear(table: &Table) -> mlua::Result<()> {
+    let keys = table
+        .pairs::<mlua::Value, mlua::Value>()
+        .map(|pair| pair.map(|(key, _)| key))
+        .collect::<mlua::Result<Vec<_>>>()?;
+    keys.into_iter()
+        .try_for_each(|key| table.raw_set(key, mlua::Nil))
 }
 
 /// Runs [`PRELUDE`], whose `pcall`s ask the meter whether an error is a limit's stop and
