@@ -44,6 +44,30 @@ proptest! {
     }
 
     #[test]
+    fn the_decimal_view_reads_back_to_the_same_canonical_text(
+        data in any_value(),
+        version in any::<u64>(),
+    ) {
+        let save = Save::new(version, data);
+        let canonical = save.to_vec().unwrap();
+        let mut view = Vec::new();
+        save.write(&mut view, Style::Decimal).unwrap();
+        let back = Save::from_slice(&view).unwrap();
+        prop_assert_eq!(back.to_vec().unwrap(), canonical);
+    }
+
+    #[test]
+    fn every_double_keeps_its_bits_through_the_decimal_view(d in any_double()) {
+        let mut view = Vec::new();
+        text::write_value(&mut view, &Value::Double(d), Style::Decimal).unwrap();
+        let back = text::from_slice(&view).unwrap();
+        prop_assert_eq!(back.as_f64().unwrap().to_bits(), d.to_bits());
+        // Finite doubles are numbers a person can read; the others keep their hexfloat.
+        let view = String::from_utf8(view).unwrap();
+        prop_assert_eq!(view.contains("\"d\", \""), !d.is_finite(), "{}", view);
+    }
+
+    #[test]
     fn doubles_keep_every_bit(d in any_double()) {
         let text = text::to_string(&Value::Double(d)).unwrap();
         let back = text::from_str(&text).unwrap();
@@ -414,4 +438,56 @@ fn arrays_that_start_like_an_escape_but_are_longer_read_normally() {
     let err = text::from_str("[\"a\",\n [\"q\", [1]], 2]").unwrap_err();
     assert_eq!((err.line(), err.column()), (Some(2), Some(8)));
     assert_eq!(err.path().to_string(), "[1]");
+}
+
+/// The decimal view of doubles at the edges: every exponent, the subnormals, the largest
+/// and smallest of each binade, both zeros, and a sweep of mantissas.
+#[test]
+fn the_decimal_view_keeps_the_bits_of_every_kind_of_double() {
+    let mut patterns: Vec<u64> = Vec::new();
+    for exponent in 0..2048u64 {
+        for mantissa in [
+            0,
+            1,
+            2,
+            0x8_0000_0000_0000,
+            0xf_ffff_ffff_fffe,
+            0xf_ffff_ffff_ffff,
+        ] {
+            for sign in [0, 1u64 << 63] {
+                patterns.push(sign | exponent << 52 | mantissa);
+            }
+        }
+    }
+    // A multiplicative sweep through every magnitude.
+    let mut bits = 1u64;
+    while bits < u64::MAX / 3 {
+        patterns.push(bits);
+        bits = bits * 3 + 1;
+    }
+    for bits in patterns {
+        let d = f64::from_bits(bits);
+        let mut view = Vec::new();
+        text::write_value(&mut view, &Value::Double(d), Style::Decimal).unwrap();
+        let back = text::from_slice(&view).unwrap();
+        assert_eq!(
+            back.as_f64().unwrap().to_bits(),
+            bits,
+            "{}",
+            String::from_utf8_lossy(&view)
+        );
+    }
+}
+
+#[test]
+fn the_decimal_view_is_pinned() {
+    let save = Save::from_str(
+        r#"{"meta": {"version": 3}, "data": {"ship": {"hull": ["d", "0x1.ee147ae147ae1p-1"],
+        "position": [["d", "0x1.7edp+13"], ["d", "-0x0p+0"], ["d", "0x1p-1074"], ["d", "0x1p+1000"]],
+        "lost": ["d", "inf"], "odd": ["d", "nan:0x1"], "crew": 3, "name": "Wren"}}}"#,
+    )
+    .unwrap();
+    let mut view = Vec::new();
+    save.write(&mut view, Style::Decimal).unwrap();
+    insta::assert_snapshot!(String::from_utf8(view).unwrap());
 }

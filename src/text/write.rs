@@ -22,6 +22,35 @@ pub enum Style {
     Pretty,
     /// For machines: no whitespace at all, no final newline.
     Compact,
+    /// The decimal view, for people reading and editing a save: the layout of
+    /// [`Style::Pretty`], with every finite double written as the shortest decimal that
+    /// reads back to the same bits (`["d", 0.965]`, `["d", -0.0]`, `["d", 1e300]`);
+    /// infinities and NaNs keep their hexadecimal spelling. Reading it gives back the same
+    /// document, bit for bit, but it is not canonical: the canonical text spells every
+    /// double in hexadecimal.
+    ///
+    /// ```
+    /// use savechain::text::{self, Style};
+    ///
+    /// let value = text::from_str(r#"{"hull": ["d", "0x1.ee147ae147ae1p-1"], "x": ["d", "-0x0p+0"]}"#)?;
+    /// let mut view = Vec::new();
+    /// text::write_value(&mut view, &value, Style::Decimal)?;
+    /// let view = String::from_utf8(view)?;
+    /// assert_eq!(view, "{\n  \"hull\": [\"d\", 0.965],\n  \"x\": [\"d\", -0.0]\n}\n");
+    /// assert_eq!(text::from_str(&view)?, value);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    Decimal,
+}
+
+impl Style {
+    /// The layout, pretty or compact, and whether doubles are written in decimal.
+    fn layout(self) -> (Style, bool) {
+        match self {
+            Style::Decimal => (Style::Pretty, true),
+            other => (other, false),
+        }
+    }
 }
 
 /// Arrays of at most this many numbers (a position, a quaternion) stay on one line.
@@ -33,10 +62,9 @@ pub(crate) const INLINE_NUMBERS: usize = 4;
 /// ([`MAX_DEPTH`]), so that nothing is ever written that cannot be
 /// read back.
 pub fn write_value(out: &mut Vec<u8>, value: &Value, style: Style) -> Result<()> {
-    Writer::new(out, style).value(value, 0).map_err(too_deep)?;
-    if style == Style::Pretty {
-        out.push(b'\n');
-    }
+    let mut writer = Writer::new(out, style);
+    writer.value(value, 0).map_err(too_deep)?;
+    writer.finish();
     Ok(())
 }
 
@@ -49,12 +77,11 @@ pub(crate) fn write_members(
     style: Style,
 ) -> Result<()> {
     debug_assert!(members.windows(2).all(|w| w[0].0 < w[1].0));
-    Writer::new(out, style)
+    let mut writer = Writer::new(out, style);
+    writer
         .members(members.iter().map(|&(k, v)| (k, v)), 0)
         .map_err(too_deep)?;
-    if style == Style::Pretty {
-        out.push(b'\n');
-    }
+    writer.finish();
     Ok(())
 }
 
@@ -109,7 +136,10 @@ pub fn to_string_compact(value: &Value) -> Result<String> {
 /// walk of `lua/lua_to_text.rs`, which writes Lua tables with no tree in between.
 pub(crate) struct Writer<'o> {
     out: &'o mut Vec<u8>,
+    /// The layout: pretty or compact.
     style: Style,
+    /// Whether finite doubles are written in decimal ([`Style::Decimal`]).
+    decimal: bool,
     /// How many `["a", [...]]` escapes enclose the current value: each adds a level of
     /// nesting to the text but not to the indentation.
     escapes: usize,
@@ -126,9 +156,11 @@ impl<'o> Writer<'o> {
     }
 
     pub(crate) fn new(out: &'o mut Vec<u8>, style: Style) -> Writer<'o> {
+        let (style, decimal) = style.layout();
         Writer {
             out,
             style,
+            decimal,
             escapes: 0,
         }
     }
@@ -162,6 +194,13 @@ impl<'o> Writer<'o> {
     pub(crate) fn double(&mut self, d: f64, depth: usize) -> Result<(), TooDeep> {
         check_depth(depth + 1)?;
         self.tag_open(TAG_DOUBLE);
+        if self.decimal && d.is_finite() {
+            // Ryu's shortest digits: reading them back gives the same bits.
+            self.out
+                .extend_from_slice(ryu::Buffer::new().format_finite(d).as_bytes());
+            self.out.push(b']');
+            return Ok(());
+        }
         self.out.push(b'"');
         hexfloat::write(d, self.out);
         self.out.extend_from_slice(b"\"]");
@@ -371,14 +410,14 @@ impl<'o> Writer<'o> {
 
     fn separator(&mut self) {
         match self.style {
-            Style::Pretty => self.out.extend_from_slice(b", "),
+            Style::Pretty | Style::Decimal => self.out.extend_from_slice(b", "),
             Style::Compact => self.out.push(b','),
         }
     }
 
     fn tag_open(&mut self, tag: u8) {
         let sep: &[u8] = match self.style {
-            Style::Pretty => b", ",
+            Style::Pretty | Style::Decimal => b", ",
             Style::Compact => b",",
         };
         self.out.extend_from_slice(&[b'[', b'"', tag, b'"']);
