@@ -201,6 +201,7 @@ impl Fingerprint {
 pub(crate) enum Work {
     Upgrade,
     Format,
+    Edit,
 }
 
 impl Held {
@@ -266,6 +267,7 @@ impl Held {
         let (doing, redo) = match work {
             Work::Upgrade => ("upgraded", "upgrade"),
             Work::Format => ("formatted", "format"),
+            Work::Edit => ("edited", "edit"),
         };
         Err(Error::new(
             ErrorKind::Changed,

@@ -125,6 +125,7 @@
 
 pub mod batch;
 pub mod cache;
+pub mod edit;
 mod error;
 mod fsio;
 pub mod hexfloat;

@@ -106,6 +106,18 @@ impl std::fmt::Display for Value {
     }
 }
 
+/// `value` on one line for people: the compact layout, with doubles in decimal as the
+/// decimal view writes them (`{"hull":["d",0.965]}`); for diffs and messages.
+pub(crate) fn to_string_shown(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut writer = Writer::new(&mut out, Style::Compact);
+    writer.decimal = true;
+    match writer.value(value, 0) {
+        Ok(()) => String::from_utf8(out).expect("the writer emits UTF-8"),
+        Err(_) => "<value nested too deeply to print>".to_string(),
+    }
+}
+
 /// The canonical pretty text of `value`.
 pub fn to_vec(value: &Value) -> Result<Vec<u8>> {
     let mut out = Vec::new();

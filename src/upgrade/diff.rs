@@ -13,7 +13,8 @@ const SHOWN_CHARS: usize = 60;
 pub struct Change {
     /// The path from the data's root (`ship.cargo[2].mass`).
     pub path: String,
-    /// The value before, as compact text cut to 60 characters with `…` (none when added).
+    /// The value before, as compact text with doubles in decimal (`["d",0.965]`), cut to 60
+    /// characters with `…` (none when added).
     pub before: Option<String>,
     /// The value after, likewise (none when removed).
     pub after: Option<String>,
@@ -88,9 +89,9 @@ fn change(path: &Path, before: Option<&Value>, after: Option<&Value>) -> Change 
     }
 }
 
-/// A value's compact text, cut to [`SHOWN_CHARS`] characters.
+/// A value's compact text with doubles in decimal, cut to [`SHOWN_CHARS`] characters.
 fn shown(value: &Value) -> String {
-    let text = value.to_string();
+    let text = crate::text::write::to_string_shown(value);
     match text.char_indices().nth(SHOWN_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
@@ -143,7 +144,7 @@ mod tests {
         assert_eq!(shown(&changes.removed[0]), r#"gone Some("[1,2]") None"#);
         assert_eq!(
             shown(&changes.changed[0]),
-            r#"hull Some("[\"d\",\"0x1.8p+6\"]") Some("100")"#
+            r#"hull Some("[\"d\",96.0]") Some("100")"#
         );
         let log = changes.changed[1].after.as_deref().unwrap();
         assert_eq!(log.chars().count(), 61);

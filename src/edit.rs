@@ -1,0 +1,248 @@
+//! A save changed by hand: a value read or set by its document path, what differs between
+//! two saves, and an edited save written back in place of the file it was read from.
+//!
+//! Paths are those of errors, from the save's document: `data.ship.cargo[0].mass`,
+//! `meta.version`. Values are shown in the decimal view
+//! ([`Style::Decimal`](crate::text::Style::Decimal)), which reads back bit for bit.
+//!
+//! ```
+//! use savechain::{edit, Save, Value};
+//!
+//! let mut save = Save::from_str(r#"{"meta": {"version": 3},
+//!     "data": {"ship": {"hull": ["d", "0x1.ee147ae147ae1p-1"]}, "player": {}}}"#)?;
+//! let before = save.clone();
+//! assert_eq!(edit::get(&save, "data.ship.hull")?, Some(Value::Double(0.965)));
+//! // A double stays a double when given an integer; a member may be added.
+//! edit::set(&mut save, "data.ship.hull", Value::Int(1))?;
+//! edit::set(&mut save, "data.player.credits", Value::Int(100_000))?;
+//! assert_eq!(save.data["ship"]["hull"], Value::Double(1.0));
+//! let changes = edit::diff(&before, &save);
+//! assert_eq!(changes.changed[0].path, "data.ship.hull");
+//! assert_eq!(changes.changed[0].before.as_deref(), Some(r#"["d",0.965]"#));
+//! assert_eq!(changes.added[0].path, "data.player.credits");
+//! # Ok::<(), savechain::Error>(())
+//! ```
+
+use std::borrow::Cow;
+use std::path::{Path as FsPath, PathBuf};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fsio;
+use crate::path::{self, Step};
+use crate::upgrade::diff::diff as diff_values;
+use crate::upgrade::Changes;
+use crate::value::{Map, Value};
+use crate::Save;
+
+/// The save as one document, `{"data": ..., "meta": ...}`, as its paths read it.
+fn document(save: &Save) -> Value {
+    let mut document = Map::new();
+    document.insert("data", save.data.clone());
+    document.insert("meta", save.meta.to_value());
+    Value::Object(document)
+}
+
+/// The steps of `text`, owned; an error saying what a path is when it is not one.
+fn steps_of(text: &str) -> Result<Vec<Step<'static>>> {
+    let steps = path::follow(text, Vec::new(), |mut steps: Vec<Step<'static>>, step| {
+        steps.push(match step {
+            Step::Key(key) => Step::Key(Cow::Owned(key.into_owned())),
+            Step::Index(i) => Step::Index(i),
+        });
+        Some(steps)
+    });
+    let steps = steps.ok_or_else(|| {
+        Error::new(
+            ErrorKind::Value,
+            format!(
+                "{text:?} is not a path: write keys joined by dots and indexes in brackets, \
+                 as errors write them (data.ship.cargo[0].mass)"
+            ),
+        )
+    })?;
+    match steps.first() {
+        Some(Step::Key(key)) if key == "data" || key == "meta" => Ok(steps),
+        _ => Err(Error::new(
+            ErrorKind::Value,
+            format!("{text:?}: a path in a save starts with data or meta (data.player.name)"),
+        )),
+    }
+}
+
+/// The value at `path` in the save (`data.ship.hull`, `meta.version`, `data`): `None` when
+/// nothing is there, an error when `path` is not a path of a save.
+pub fn get(save: &Save, path: &str) -> Result<Option<Value>> {
+    let steps = steps_of(path)?;
+    let found = match &steps[0] {
+        Step::Key(key) if key == "data" => at(&save.data, &steps[1..]).cloned(),
+        _ => at(&save.meta.to_value(), &steps[1..]).cloned(),
+    };
+    Ok(found)
+}
+
+fn at<'v>(root: &'v Value, steps: &[Step<'static>]) -> Option<&'v Value> {
+    steps.iter().try_fold(root, |value, step| match step {
+        Step::Key(key) => value.as_object()?.get(key),
+        Step::Index(i) => value.as_array()?.get(*i),
+    })
+}
+
+/// Sets the value at `path` in the save and returns the value it replaced (`None` when it
+/// added an object's member).
+///
+/// Everything on the way must be there; the last step may add a member to an object, not
+/// an element to an array. A double stays a double when given an integer that it holds
+/// exactly (`100` over `["d", 96.5]` is the double 100). A change to `meta` must leave a
+/// valid `meta` (`meta.version` an integer, `meta.writer` a version).
+pub fn set(save: &mut Save, path: &str, value: Value) -> Result<Option<Value>> {
+    let steps = steps_of(path)?;
+    let in_meta = matches!(&steps[0], Step::Key(key) if key == "meta");
+    if !in_meta {
+        return set_in(&mut save.data, &steps[1..], value, path);
+    }
+    let mut meta = save.meta.to_value();
+    let old = set_in(&mut meta, &steps[1..], value, path)?;
+    let mut envelope = Map::new();
+    envelope.insert("data", Value::Null);
+    envelope.insert("meta", meta);
+    save.meta = Save::from_value(Value::Object(envelope))?.meta;
+    Ok(old)
+}
+
+fn set_in(
+    root: &mut Value,
+    steps: &[Step<'static>],
+    value: Value,
+    path: &str,
+) -> Result<Option<Value>> {
+    let Some((last, on_the_way)) = steps.split_last() else {
+        let old = std::mem::replace(root, kept_double(root, value, path)?);
+        return Ok(Some(old));
+    };
+    let missing = || {
+        Error::new(
+            ErrorKind::Value,
+            format!("nothing at {path}: a value on the way is missing or not an object or array"),
+        )
+    };
+    let mut parent = root;
+    for step in on_the_way {
+        parent = match step {
+            Step::Key(key) => parent.as_object_mut().and_then(|m| m.get_mut(key)),
+            Step::Index(i) => parent.as_array_mut().and_then(|a| a.get_mut(*i)),
+        }
+        .ok_or_else(missing)?;
+    }
+    match (last, parent) {
+        (Step::Key(key), Value::Object(members)) => match members.get_mut(key) {
+            Some(slot) => {
+                let new = kept_double(slot, value, path)?;
+                Ok(Some(std::mem::replace(slot, new)))
+            }
+            None => {
+                members.insert(key.as_ref(), value);
+                Ok(None)
+            }
+        },
+        (Step::Index(i), Value::Array(items)) => match items.get_mut(*i) {
+            Some(slot) => {
+                let new = kept_double(slot, value, path)?;
+                Ok(Some(std::mem::replace(slot, new)))
+            }
+            None => Err(Error::new(
+                ErrorKind::Value,
+                format!(
+                    "nothing at {path}: the array has {} elements (an element is not added)",
+                    items.len()
+                ),
+            )),
+        },
+        _ => Err(missing()),
+    }
+}
+
+/// `value` to put where `old` is: an integer over a double becomes that double, when the
+/// double holds it exactly.
+fn kept_double(old: &Value, value: Value, path: &str) -> Result<Value> {
+    let as_double = match (old, &value) {
+        (Value::Double(_), Value::Int(i)) => Some((*i as f64, (*i as f64) as i64 == *i)),
+        (Value::Double(_), Value::UInt(u)) => Some((*u as f64, (*u as f64) as u64 == *u)),
+        _ => None,
+    };
+    match as_double {
+        None => Ok(value),
+        Some((d, true)) => Ok(Value::Double(d)),
+        Some((_, false)) => Err(Error::new(
+            ErrorKind::Value,
+            format!(
+                "{path} is a double, and {value} is not one exactly: write it as a decimal \
+                 or in a tag, [\"d\", {value}], to store the nearest double"
+            ),
+        )),
+    }
+}
+
+/// What differs between two saves: the paths from the document's root (`data.ship.hull`,
+/// `meta.version`) added, removed and changed, values in the decimal view cut to 60
+/// characters. Key order never matters; doubles are compared by their bits.
+pub fn diff(before: &Save, after: &Save) -> Changes {
+    diff_values(&document(before), &document(after))
+}
+
+/// Writes `save`, canonical, to `path` in place of the file whose bytes were `read`,
+/// keeping those bytes as a backup beside it; returns the backup's path.
+///
+/// The backup is `<name>.bak`, or `<name>.<k>.bak` when that exists with other content, so
+/// an older backup is never overwritten. Both writes are atomic, and the save's lock is
+/// held from checking the file to replacing it: when the file no longer holds `read`
+/// (the game or another program wrote it meanwhile), nothing is written and the error is
+/// of kind [`ErrorKind::Changed`].
+pub fn store_edited(path: impl AsRef<FsPath>, read: &[u8], save: &Save) -> Result<PathBuf> {
+    let path = path.as_ref();
+    store_at(path, read, save).map_err(|e| e.with_file(path))
+}
+
+fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {
+    let bytes = save.to_vec()?;
+    let held = fsio::hold_save(path)?;
+    let now = match &held {
+        Some(held) => held.read(),
+        None => fsio::read_regular(path),
+    }
+    .map_err(|e| Error::io(e, "cannot read the file"))?;
+    let read_print = fsio::Fingerprint::of(read);
+    if fsio::Fingerprint::of(&now) != read_print {
+        return Err(Error::new(
+            ErrorKind::Changed,
+            "the save changed on disk since it was read (the game or another program wrote \
+             it), so it is left as that program made it",
+        ));
+    }
+    fsio::refuse_read_only(path)?;
+    let backup = backup_path(path, read);
+    fsio::write_atomic_like(&backup, read, Some(path))
+        .map_err(|e| Error::io(e, format!("cannot write the backup {}", backup.display())))?;
+    let write_error = |e| Error::io(e, "cannot write the file");
+    let pending = fsio::write_temporary(path, &bytes, None).map_err(write_error)?;
+    pending.sync().map_err(write_error)?;
+    let dir = pending.dir().to_path_buf();
+    if let Some(held) = &held {
+        held.check_unchanged(&read_print, fsio::Work::Edit)?;
+    }
+    pending.rename().map_err(write_error)?;
+    // Replaced by now: a failed folder flush only weakens durability.
+    let _ = fsio::sync_dir(&dir);
+    Ok(backup)
+}
+
+/// `<name>.bak`, or `<name>.<k>.bak` when that exists with other content.
+fn backup_path(path: &FsPath, original: &[u8]) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    (0..)
+        .map(|k: u32| match k {
+            0 => path.with_file_name(format!("{name}.bak")),
+            k => path.with_file_name(format!("{name}.{k}.bak")),
+        })
+        .find(|p| fsio::read_regular(p).map_or(true, |existing| existing == original))
+        .expect("an unbounded search")
+}

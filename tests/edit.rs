@@ -1,0 +1,174 @@
+//! A save changed by hand through the library: values by path, differences, and an edited
+//! save written back with its backup.
+
+mod common;
+
+use common::any_value;
+use proptest::prelude::*;
+use savechain::text::Style;
+use savechain::{edit, ErrorKind, Save, Value};
+
+const SAVE: &str = r#"{"meta": {"version": 3, "writer": "1.2.0"},
+    "data": {"ship": {"hull": ["d", "0x1.ee147ae147ae1p-1"], "crew": 3,
+             "cargo": [{"mass": ["d", "0x1.4p+1"]}]},
+             "player": {"name": "Wren"}}}"#;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn setting_an_unrelated_path_in_the_decimal_view_changes_nothing_else(
+        data in any_value(),
+        version in any::<u64>(),
+    ) {
+        let mut document = savechain::Map::new();
+        document.insert("kept", data);
+        let save = Save::new(version, Value::Object(document));
+        let mut view = Vec::new();
+        save.write(&mut view, Style::Decimal).unwrap();
+        let mut edited = Save::from_slice(&view).unwrap();
+        edit::set(&mut edited, "data.note", Value::from("fixed by hand")).unwrap();
+        prop_assert_eq!(edited.data["kept"].clone(), save.data["kept"].clone());
+        edited.data.as_object_mut().unwrap().remove("note");
+        prop_assert_eq!(edited.to_vec().unwrap(), save.to_vec().unwrap());
+    }
+}
+
+#[test]
+fn values_are_read_and_set_by_their_paths() {
+    let mut save = Save::from_str(SAVE).unwrap();
+    assert_eq!(
+        edit::get(&save, "data.ship.cargo[0].mass").unwrap(),
+        Some(Value::Double(2.5))
+    );
+    assert_eq!(
+        edit::get(&save, "meta.writer").unwrap(),
+        Some(Value::from("1.2.0"))
+    );
+    assert_eq!(edit::get(&save, "data.ship.shield").unwrap(), None);
+    let err = edit::get(&save, "ship.hull").unwrap_err();
+    assert!(
+        err.to_string().contains("starts with data or meta"),
+        "{err}"
+    );
+    let err = edit::get(&save, "data.ship[").unwrap_err();
+    assert!(err.to_string().contains("is not a path"), "{err}");
+
+    // A double stays a double; an integer stays an integer; a member may be added.
+    let old = edit::set(&mut save, "data.ship.hull", Value::Int(100)).unwrap();
+    assert_eq!(old, Some(Value::Double(0.965)));
+    assert_eq!(save.data["ship"]["hull"], Value::Double(100.0));
+    edit::set(&mut save, "data.ship.crew", Value::Int(4)).unwrap();
+    assert_eq!(save.data["ship"]["crew"], Value::Int(4));
+    assert_eq!(
+        edit::set(&mut save, "data.player.credits", Value::Int(100_000)).unwrap(),
+        None
+    );
+    edit::set(&mut save, "data.ship.cargo[0].mass", Value::Double(3.25)).unwrap();
+    assert_eq!(save.data["ship"]["cargo"][0]["mass"], Value::Double(3.25));
+
+    // What cannot be done exactly, or is not there, is refused and changes nothing.
+    let before = save.clone();
+    for (path, value, says) in [
+        (
+            "data.ship.hull",
+            Value::Int((1 << 53) + 1),
+            "is not one exactly",
+        ),
+        (
+            "data.ship.cargo[1]",
+            Value::Int(1),
+            "the array has 1 elements",
+        ),
+        (
+            "data.station.name",
+            Value::from("x"),
+            "nothing at data.station.name",
+        ),
+        ("data.ship.crew.size", Value::Int(1), "nothing at"),
+        ("meta.version", Value::from("nine"), "version"),
+    ] {
+        let err = edit::set(&mut save, path, value).unwrap_err();
+        assert!(err.to_string().contains(says), "{path}: {err}");
+        assert_eq!(save, before, "{path}");
+    }
+    // meta stays a valid meta, and its fields are the save's.
+    edit::set(&mut save, "meta.version", Value::Int(5)).unwrap();
+    assert_eq!(save.meta.version, 5);
+    edit::set(&mut save, "meta.game", Value::from("Starlane Traders")).unwrap();
+    assert_eq!(
+        save.meta.extra.get("game"),
+        Some(&Value::from("Starlane Traders"))
+    );
+}
+
+#[test]
+fn differences_are_listed_by_document_path_in_decimal() {
+    let before = Save::from_str(SAVE).unwrap();
+    // The same document in another key order and another spelling is the same save.
+    let respelled = Save::from_str(
+        r#"{"data": {"player": {"name": "Wren"}, "ship": {"crew": 3, "hull": ["d", 0.965],
+            "cargo": [{"mass": 2.5}]}}, "meta": {"writer": "1.2.0", "version": 3}}"#,
+    )
+    .unwrap();
+    assert!(edit::diff(&before, &respelled).is_empty());
+    let mut after = before.clone();
+    edit::set(&mut after, "data.ship.hull", Value::Double(0.5)).unwrap();
+    edit::set(&mut after, "meta.version", Value::Int(4)).unwrap();
+    after.data["player"].as_object_mut().unwrap().remove("name");
+    // -0.0 and 0.0 are different bits.
+    edit::set(&mut after, "data.ship.cargo[0].mass", Value::Double(-0.0)).unwrap();
+    let changes = edit::diff(&before, &after);
+    let shown: Vec<String> = changes
+        .changed
+        .iter()
+        .map(|c| format!("{} {:?} {:?}", c.path, c.before, c.after))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            r#"data.ship.cargo[0].mass Some("[\"d\",2.5]") Some("[\"d\",-0.0]")"#,
+            r#"data.ship.hull Some("[\"d\",0.965]") Some("[\"d\",0.5]")"#,
+            r#"meta.version Some("3") Some("4")"#,
+        ]
+    );
+    assert_eq!(changes.removed[0].path, "data.player.name");
+    let mut zero = before.clone();
+    edit::set(&mut zero, "data.ship.cargo[0].mass", Value::Double(0.0)).unwrap();
+    assert_eq!(edit::diff(&zero, &after).changed.len(), 3);
+}
+
+#[test]
+fn an_edited_save_replaces_the_file_it_was_read_from_with_a_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slot1.json");
+    std::fs::write(&path, SAVE).unwrap();
+    let read = std::fs::read(&path).unwrap();
+    let mut save = Save::from_slice(&read).unwrap();
+    edit::set(&mut save, "data.player.credits", Value::Int(100_000)).unwrap();
+    let backup = edit::store_edited(&path, &read, &save).unwrap();
+    assert_eq!(backup, dir.path().join("slot1.json.bak"));
+    assert_eq!(std::fs::read(&backup).unwrap(), SAVE.as_bytes());
+    assert_eq!(std::fs::read(&path).unwrap(), save.to_vec().unwrap());
+
+    // A second edit keeps the first backup and makes another.
+    let read2 = std::fs::read(&path).unwrap();
+    edit::set(&mut save, "data.player.credits", Value::Int(5)).unwrap();
+    let backup2 = edit::store_edited(&path, &read2, &save).unwrap();
+    assert_eq!(backup2, dir.path().join("slot1.json.1.bak"));
+    assert_eq!(std::fs::read(&backup).unwrap(), SAVE.as_bytes());
+    assert_eq!(std::fs::read(&backup2).unwrap(), read2);
+
+    // The game wrote the save meanwhile: nothing is written, no backup is made.
+    let game = br#"{"meta": {"version": 3}, "data": {"newer": true}}"#;
+    std::fs::write(&path, game).unwrap();
+    let err = edit::store_edited(&path, &read2, &save).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Changed);
+    assert!(err.to_string().contains("slot1.json"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), game);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
