@@ -189,6 +189,16 @@ pub fn diff(before: &Save, after: &Save) -> Changes {
     diff_values(&document(before), &document(after))
 }
 
+/// Reads the save at `path`: its bytes, to give [`store_edited`] once it is edited, and the
+/// save they hold. Errors name the file, and the line and column of what does not load.
+pub fn read(path: impl AsRef<FsPath>) -> Result<(Vec<u8>, Save)> {
+    let path = path.as_ref();
+    let bytes = fsio::read_regular(path)
+        .map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
+    let save = Save::from_slice(&bytes).map_err(|e| e.with_file(path))?;
+    Ok((bytes, save))
+}
+
 /// Writes `save`, canonical, to `path` in place of the file whose bytes were `read`,
 /// keeping those bytes as a backup beside it; returns the backup's path.
 ///

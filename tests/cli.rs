@@ -173,6 +173,8 @@ fn every_help_example_that_writes_says_so() {
         " inspect ",
         " chain ",
         "cache verify",
+        " show ",
+        " diff ",
     ];
     for (command, description) in &parsed {
         let writes = !looks_only.iter().any(|flag| command.contains(flag));

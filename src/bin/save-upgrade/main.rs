@@ -8,13 +8,17 @@
 
 mod cache;
 mod chain;
+mod diff;
+mod edit;
 mod fmt;
 mod inspect;
 mod output;
 mod report;
+mod set;
 mod signals;
 mod starlane;
 mod upgrade;
+mod view;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -54,6 +58,13 @@ Examples:
   save-upgrade chain --json                 the upgrade steps as JSON
   save-upgrade cache verify saves/          whether each save's binary cache would be used
   save-upgrade fmt --check saves/           exit 1 if any save is not canonical
+  save-upgrade show world.json              the save with doubles in decimal
+  save-upgrade edit world.json              edit it in $EDITOR, then write it back
+                                            checked, keeping the original as a backup
+  save-upgrade set world.json data.player.wallet.credits 100000
+                                            write one value, keeping a backup
+  save-upgrade diff world.json.bak world.json
+                                            what differs, path by path (exit 1 if any)
   save-upgrade --check --report - --quiet saves/ | jq -r '.[] | select(.status == \"outdated\") | .path'
                                             list the saves not at the latest version, with
                                             jq; writes nothing (without --check, it would
@@ -88,6 +99,11 @@ enum Command {
     Chain(chain::Args),
     Inspect(inspect::Args),
     Cache(cache::Args),
+    Show(view::ShowArgs),
+    Get(view::GetArgs),
+    Set(set::Args),
+    Edit(edit::Args),
+    Diff(diff::Args),
 }
 
 fn main() {
@@ -114,6 +130,11 @@ fn run() -> i32 {
         Some(Command::Chain(args)) => chain::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Cache(args)) => cache::run(args),
+        Some(Command::Show(args)) => view::show(args),
+        Some(Command::Get(args)) => view::get(args),
+        Some(Command::Set(args)) => set::run(args),
+        Some(Command::Edit(args)) => edit::run(args),
+        Some(Command::Diff(args)) => diff::run(args),
         None => match misplaced_subcommand(&cli.upgrade.paths) {
             Some(name) => {
                 errln!(

@@ -135,3 +135,23 @@ fn versions_read_again(
         .map(|steps| steps.last().map_or(from, Step::to));
     (Some(from), to)
 }
+
+/// The lines of `changes`, each after `indent`: `+ path: value` for what was added, `- path:
+/// value` removed, `~ path: before -> after` changed.
+pub fn changes_text(changes: &savechain::upgrade::Changes, indent: &str) -> String {
+    let mut text = String::new();
+    for change in &changes.added {
+        let after = change.after.as_deref().unwrap_or_default();
+        text.push_str(&format!("{indent}+ {}: {after}\n", change.path));
+    }
+    for change in &changes.removed {
+        let before = change.before.as_deref().unwrap_or_default();
+        text.push_str(&format!("{indent}- {}: {before}\n", change.path));
+    }
+    for change in &changes.changed {
+        let before = change.before.as_deref().unwrap_or_default();
+        let after = change.after.as_deref().unwrap_or_default();
+        text.push_str(&format!("{indent}~ {}: {before} -> {after}\n", change.path));
+    }
+    text
+}

@@ -433,19 +433,7 @@ fn diff_text(path: &Path, report: &FileReport) -> String {
             step.from, step.to, step.name, step.description
         ));
         if let Some(changes) = &step.changes {
-            for change in &changes.added {
-                let after = change.after.as_deref().unwrap_or_default();
-                text.push_str(&format!("    + {}: {after}\n", change.path));
-            }
-            for change in &changes.removed {
-                let before = change.before.as_deref().unwrap_or_default();
-                text.push_str(&format!("    - {}: {before}\n", change.path));
-            }
-            for change in &changes.changed {
-                let before = change.before.as_deref().unwrap_or_default();
-                let after = change.after.as_deref().unwrap_or_default();
-                text.push_str(&format!("    ~ {}: {before} -> {after}\n", change.path));
-            }
+            text.push_str(&super::report::changes_text(changes, "    "));
         }
     }
     text

@@ -1,0 +1,197 @@
+//! `save-upgrade edit`: a save opened in the user's editor in the decimal view, checked,
+//! and written back with a backup; an edit is never lost.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use savechain::text::Style;
+use savechain::{edit, ErrorKind, Save};
+
+use super::output::{self, errln};
+use super::report::{changes_text, print_error};
+use super::{EXIT_FAILED, EXIT_OK};
+
+/// Edit a save in your editor, doubles in decimal; it is checked and written back.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  save-upgrade edit slot1.json
+  EDITOR=nano save-upgrade edit slot1.json
+  VISUAL='code --wait' save-upgrade edit slot1.json
+
+The save opens in $VISUAL, else $EDITOR, else vi, in the decimal view: doubles as
+decimals ([\"d\", 0.965]). Type numbers as you like; a double you did not touch keeps every
+bit, and one you retype stays a double. When the editor closes:
+  - nothing changed: says so and writes nothing;
+  - the text is not a valid save: the error with its line, column and path, then, on a
+    terminal, the choice to edit again; otherwise (or if you decline) nothing is written
+    and your text is kept in a file the message names;
+  - valid: written back canonically (hexfloats) and atomically, the original kept as
+    <name>.bak (<name>.1.bak and on when that holds something else), and each change
+    listed;
+  - the save changed on disk meanwhile (the game saved): nothing is written, and your text
+    is kept.
+Exit status: 0 written or nothing to write, 2 nothing written (an invalid edit, a save that
+changed, an editor that failed).")]
+pub struct Args {
+    /// The save to edit.
+    file: PathBuf,
+}
+
+pub fn run(args: Args) -> i32 {
+    let file = &args.file;
+    let (read, save) = match edit::read(file) {
+        Ok(read) => read,
+        Err(e) => {
+            print_error(&e, None);
+            return EXIT_FAILED;
+        }
+    };
+    let mut view = Vec::new();
+    if let Err(e) = save.write(&mut view, Style::Decimal) {
+        print_error(&e.with_file(file), None);
+        return EXIT_FAILED;
+    }
+    let draft = match Draft::new(file, &view) {
+        Ok(draft) => draft,
+        Err(e) => {
+            errln!("error: cannot make a file to edit in: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    loop {
+        if let Err(why) = open_editor(&draft.path) {
+            errln!("error: {why}; nothing was written");
+            return draft.keep();
+        }
+        let edited = match std::fs::read(&draft.path) {
+            Ok(edited) => edited,
+            Err(e) => {
+                errln!(
+                    "error: cannot read the edited text {}: {e}",
+                    draft.path.display()
+                );
+                return EXIT_FAILED;
+            }
+        };
+        if edited == view {
+            errln!("{}: no change; nothing written", file.display());
+            return draft.remove();
+        }
+        let edited_save = match Save::from_slice(&edited) {
+            Ok(s) => s,
+            Err(e) => {
+                print_error(&e.with_file(&draft.path), Some(&edited));
+                if ask("edit again?") {
+                    continue;
+                }
+                errln!("{}: nothing written", file.display());
+                return draft.keep();
+            }
+        };
+        return write_back(file, &read, &save, &edited_save, draft);
+    }
+}
+
+fn write_back(file: &Path, read: &[u8], save: &Save, edited: &Save, draft: Draft) -> i32 {
+    let changes = edit::diff(save, edited);
+    if changes.is_empty() {
+        errln!("{}: no value changed; nothing written", file.display());
+        return draft.remove();
+    }
+    match edit::store_edited(file, read, edited) {
+        Ok(backup) => {
+            output::err(&changes_text(&changes, ""));
+            errln!(
+                "{}: written; the original is kept as {}",
+                file.display(),
+                backup.display()
+            );
+            draft.remove()
+        }
+        Err(e) if e.kind() == ErrorKind::Changed => {
+            errln!(
+                "error: {} changed on disk while you edited it (the game or another program \
+                 saved it); nothing was written",
+                file.display()
+            );
+            draft.keep()
+        }
+        Err(e) => {
+            print_error(&e, None);
+            draft.keep()
+        }
+    }
+}
+
+/// The file the editor opens: the view, in a folder of its own under the system's
+/// temporary folder, named as the save (editors choose their highlighting by name).
+struct Draft {
+    path: PathBuf,
+}
+
+impl Draft {
+    fn new(save: &Path, view: &[u8]) -> std::io::Result<Draft> {
+        let dir = tempfile::Builder::new()
+            .prefix("save-upgrade-edit-")
+            .tempdir()?
+            .keep();
+        let name = save.file_name().unwrap_or("save.json".as_ref());
+        let path = dir.join(name);
+        std::fs::write(&path, view)?;
+        Ok(Draft { path })
+    }
+
+    /// Leaves the edited text where it is, says where, and gives the failure's status.
+    fn keep(self) -> i32 {
+        errln!("your edit is kept in {}", self.path.display());
+        EXIT_FAILED
+    }
+
+    fn remove(self) -> i32 {
+        let _ = std::fs::remove_file(&self.path);
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
+        EXIT_OK
+    }
+}
+
+/// Runs the user's editor on `path` and waits for it: `$VISUAL`, else `$EDITOR`, else `vi`,
+/// through the shell as git runs it, so that `code --wait` works.
+fn open_editor(path: &Path) -> Result<(), String> {
+    let editor = ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find(|value| !value.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_string());
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$@\""))
+        .arg(&editor)
+        .arg(path)
+        .status()
+        .map_err(|e| format!("cannot start the editor {editor:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the editor {editor:?} failed ({status})"))
+    }
+}
+
+/// Asks a yes-or-no question on the terminal (yes unless answered no); no when standard
+/// input is not a terminal.
+fn ask(question: &str) -> bool {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return false;
+    }
+    let _ = write!(std::io::stderr(), "{question} [Y/n] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if stdin.lock().read_line(&mut answer).unwrap_or(0) == 0 {
+        return false;
+    }
+    !matches!(answer.trim().to_ascii_lowercase().as_str(), "n" | "no")
+}

@@ -1,0 +1,85 @@
+//! `save-upgrade set`: change one value of a save, with a backup.
+
+use std::path::PathBuf;
+
+use savechain::{edit, text, Save, Value};
+
+use super::output::errln;
+use super::report::{changes_text, print_error};
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+
+/// Change one value of a save in place, keeping the original as <name>.bak.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  save-upgrade set slot1.json data.player.wallet.credits 100000
+  save-upgrade set slot1.json data.ship.hull 96.5
+  save-upgrade set slot1.json data.player.name '\"Wren\"'
+  save-upgrade set slot1.json data.ship.flags '[\"fast\", \"armed\"]'
+
+VALUE is save text: a number (100, 96.5, 1e3), true, false, null, a string in double
+quotes (quote it again for the shell), an array or an object. A double stays a double when
+given an integer (100 over 96.5 is the double 100.0). The path's last key may be a new
+member of an object; everything before it must be there. The save is written canonically
+and atomically, the original kept as <name>.bak (<name>.1.bak and on when that holds
+something else); a save that another program wrote meanwhile is left as it is.
+Exit status: 0 set (or already that value), 2 a failure or a usage error.")]
+pub struct Args {
+    /// The save to change.
+    file: PathBuf,
+    /// Where, as errors write paths: `data.player.wallet.credits`, `meta.game`.
+    path: String,
+    /// The new value, as save text.
+    value: String,
+}
+
+pub fn run(args: Args) -> i32 {
+    let value: Value = match text::from_str(&args.value) {
+        Ok(value) => value,
+        Err(e) => {
+            errln!(
+                "error: the value {:?} is not save text ({}): write a number, true, false, \
+                 null, or a string in double quotes, such as '\"Wren\"' in the shell",
+                args.value,
+                e.message()
+            );
+            return EXIT_USAGE;
+        }
+    };
+    let (read, save) = match edit::read(&args.file) {
+        Ok(read) => read,
+        Err(e) => {
+            print_error(&e, None);
+            return EXIT_FAILED;
+        }
+    };
+    let mut changed: Save = save.clone();
+    if let Err(e) = edit::set(&mut changed, &args.path, value) {
+        errln!("error: {}: {}", args.file.display(), e.message());
+        return EXIT_USAGE;
+    }
+    let changes = edit::diff(&save, &changed);
+    if changes.is_empty() {
+        errln!(
+            "{}: {} is already that value; nothing written",
+            args.file.display(),
+            args.path
+        );
+        return EXIT_OK;
+    }
+    match edit::store_edited(&args.file, &read, &changed) {
+        Ok(backup) => {
+            super::output::err(&changes_text(&changes, ""));
+            errln!(
+                "{}: written; the original is kept as {}",
+                args.file.display(),
+                backup.display()
+            );
+            EXIT_OK
+        }
+        Err(e) => {
+            print_error(&e, None);
+            EXIT_FAILED
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! A modder's commands: `show`, `get`, `set`, `diff` and `edit`, checking every file's
+//! bytes afterwards. `edit` runs with scripted editors, and once with vi in a real terminal
+//! (tmux).
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::{save_upgrade, stderr};
+
+const FIXTURE: &str = "fixtures/v9/small.json";
+
+/// A folder holding `slot1.json`, a copy of the v9 fixture.
+fn folder() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
+    let path = dir.path().join("slot1.json");
+    fs::write(&path, &original).unwrap();
+    (dir, path, original)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `save-upgrade edit slot1.json` in `dir` with `editor` as $EDITOR (a shell command; the
+/// file to edit is its last argument), no terminal.
+fn edit_with(dir: &Path, editor: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["edit", "slot1.json"])
+        .current_dir(dir)
+        .env_remove("VISUAL")
+        .env("EDITOR", editor)
+        .env("TMPDIR", dir.join("tmp"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The edited text kept after a failed edit, as the message names it.
+fn kept_draft(out: &Output) -> PathBuf {
+    let err = stderr(out);
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("your edit is kept in "))
+        .unwrap_or_else(|| panic!("no kept edit in: {err}"));
+    PathBuf::from(line)
+}
+
+#[test]
+fn show_and_get_print_doubles_in_decimal() {
+    let (dir, _, original) = folder();
+    let out = save_upgrade(&["show", "slot1.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let view = stdout(&out);
+    assert!(view.contains(r#""hull": ["d", 0.965],"#), "{view}");
+    assert!(
+        view.contains(r#""position": [["d", 12250.0], ["d", -3500.0], ["d", 125.0]],"#),
+        "{view}"
+    );
+    // The view is the same save.
+    let back = savechain::Save::from_str(&view).unwrap();
+    assert_eq!(back.to_vec().unwrap(), original);
+
+    for (path, printed) in [
+        ("data.ship.hull", "[\"d\", 0.965]\n"),
+        ("data.ship.cargo[1].good", "\"water\"\n"),
+        ("meta.version", "9\n"),
+    ] {
+        let out = save_upgrade(&["get", "slot1.json", path], dir.path());
+        assert_eq!(
+            (out.status.code(), stdout(&out).as_str()),
+            (Some(0), printed),
+            "{path}: {}",
+            stderr(&out)
+        );
+        let out = save_upgrade(&["show", "slot1.json", path], dir.path());
+        assert_eq!(stdout(&out), printed);
+    }
+    let out = save_upgrade(&["get", "slot1.json", "data.ship.crew"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("nothing at data.ship.crew"),
+        "{}",
+        stderr(&out)
+    );
+    let out = save_upgrade(&["get", "slot1.json", "ship.hull"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("starts with data or meta"));
+    assert_eq!(fs::read(dir.path().join("slot1.json")).unwrap(), original);
+    assert_eq!(names(dir.path()), ["slot1.json"]);
+}
+
+#[test]
+fn set_changes_one_value_with_a_backup() {
+    let (dir, path, original) = folder();
+    let out = save_upgrade(
+        &["set", "slot1.json", "data.player.wallet.credits", "100000"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(r#"~ data.player.wallet.credits: ["d",1250.0] -> ["d",100000.0]"#),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("slot1.json.bak")).unwrap(),
+        original
+    );
+    let written = fs::read_to_string(&path).unwrap();
+    // Canonical, and the double stayed a double.
+    assert!(
+        written.contains(r#""credits": ["d", "0x1.86ap+16"]"#),
+        "{written}"
+    );
+    let save = savechain::Save::from_str(&written).unwrap();
+    assert_eq!(save.to_vec().unwrap(), written.as_bytes());
+
+    // A new member, a string; a value not in save text; nothing on the way; the same value.
+    let out = save_upgrade(
+        &["set", "slot1.json", "data.player.title", "\"Wren\""],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        fs::read(dir.path().join("slot1.json.1.bak")).unwrap(),
+        written.as_bytes()
+    );
+    let now = fs::read(&path).unwrap();
+    for (args, says) in [
+        (
+            ["set", "slot1.json", "data.player.title", "Wren"],
+            "is not save text",
+        ),
+        (
+            ["set", "slot1.json", "data.station.name", "1"],
+            "nothing at data.station.name",
+        ),
+        (["set", "slot1.json", "meta.version", "\"ten\""], "version"),
+    ] {
+        let out = save_upgrade(&args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    let out = save_upgrade(
+        &["set", "slot1.json", "data.player.title", "\"Wren\""],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("already that value"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&path).unwrap(), now);
+    assert_eq!(
+        names(dir.path()),
+        ["slot1.json", "slot1.json.1.bak", "slot1.json.bak"]
+    );
+}
+
+#[test]
+fn diff_lists_paths_and_exits_as_diff_does() {
+    let (dir, path, original) = folder();
+    // Another spelling and key order of the same save is the same.
+    let respelled = savechain::Save::from_slice(&original).unwrap();
+    let mut view = Vec::new();
+    respelled
+        .write(&mut view, savechain::text::Style::Decimal)
+        .unwrap();
+    fs::write(dir.path().join("view.json"), &view).unwrap();
+    let out = save_upgrade(&["diff", "slot1.json", "view.json"], dir.path());
+    assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(0), ""));
+
+    let out = save_upgrade(&["set", "slot1.json", "data.ship.hull", "0.5"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(&["diff", "slot1.json.bak", "slot1.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "~ data.ship.hull: [\"d\",0.965] -> [\"d\",0.5]\n"
+    );
+    fs::write(dir.path().join("broken.json"), "{").unwrap();
+    let out = save_upgrade(&["diff", "slot1.json", "broken.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("broken.json:1:2"), "{}", stderr(&out));
+    assert!(path.exists());
+}
+
+#[test]
+fn edit_without_a_change_writes_nothing() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let out = edit_with(dir.path(), "true");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no change; nothing written"));
+    assert_eq!(fs::read(&path).unwrap(), original);
+    assert_eq!(names(dir.path()), ["slot1.json", "tmp"]);
+    assert!(names(&dir.path().join("tmp")).is_empty());
+}
+
+#[test]
+fn edit_writes_a_fix_back_with_a_backup() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    // Retyped as a plain number, the hull stays a double; the other doubles keep their bits.
+    let out = edit_with(
+        dir.path(),
+        r#"sed -i -e 's/0.965/1/' -e 's/"dock": "sol:4"/"dock": "vega:1"/'"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(r#"~ data.ship.dock: "sol:4" -> "vega:1""#),
+        "{err}"
+    );
+    assert!(
+        err.contains(r#"~ data.ship.hull: ["d",0.965] -> ["d",1.0]"#),
+        "{err}"
+    );
+    assert!(
+        err.contains("the original is kept as slot1.json.bak"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read(dir.path().join("slot1.json.bak")).unwrap(),
+        original
+    );
+    let mut expected = savechain::Save::from_slice(&original).unwrap();
+    savechain::edit::set(
+        &mut expected,
+        "data.ship.hull",
+        savechain::Value::Double(1.0),
+    )
+    .unwrap();
+    savechain::edit::set(
+        &mut expected,
+        "data.ship.dock",
+        savechain::Value::from("vega:1"),
+    )
+    .unwrap();
+    assert_eq!(fs::read(&path).unwrap(), expected.to_vec().unwrap());
+    assert!(names(&dir.path().join("tmp")).is_empty());
+}
+
+#[test]
+fn an_invalid_edit_is_kept_and_nothing_is_written_without_a_terminal() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let out = edit_with(dir.path(), r#"sed -i 's/"hull"/hull/'"#);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains(":42:7: at data.ship: expected a key in double quotes"),
+        "{err}"
+    );
+    assert!(err.contains("slot1.json: nothing written"), "{err}");
+    let draft = kept_draft(&out);
+    assert!(draft.starts_with(dir.path().join("tmp")));
+    let kept = fs::read_to_string(&draft).unwrap();
+    assert!(kept.contains("      hull: [\"d\", 0.965],"), "{kept}");
+    assert_eq!(fs::read(&path).unwrap(), original);
+    assert_eq!(names(dir.path()), ["slot1.json", "tmp"]);
+}
+
+#[test]
+fn an_edit_of_a_save_that_changed_meanwhile_is_kept_and_not_written() {
+    let (dir, path, _) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    // The game saves while the editor is open.
+    let game = r#"{"meta": {"version": 9}, "data": {"saved": "by the game"}}"#;
+    fs::write(dir.path().join("game.json"), game).unwrap();
+    let out = edit_with(
+        dir.path(),
+        "cp game.json slot1.json && sed -i 's/0.965/0.5/'",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("changed on disk while you edited it"), "{err}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), game);
+    let kept = fs::read_to_string(kept_draft(&out)).unwrap();
+    assert!(kept.contains("[\"d\", 0.5]"), "{kept}");
+    assert!(!dir.path().join("slot1.json.bak").exists());
+}
+
+#[test]
+fn an_editor_that_fails_writes_nothing_and_keeps_the_text() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let out = edit_with(dir.path(), "sed -i 's/0.965/0.5/' \"$1\"; exit 3; :");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
+    assert!(kept_draft(&out).exists());
+    assert_eq!(fs::read(&path).unwrap(), original);
+}
+
+/// A terminal for `command`, run by tmux on a server of its own.
+struct Terminal {
+    socket: String,
+}
+
+impl Terminal {
+    fn start(dir: &Path, command: &str) -> Terminal {
+        let status = Command::new("tmux").arg("-V").output();
+        assert!(
+            status.is_ok(),
+            "these tests drive a real terminal with tmux: install it (apt-get install tmux)"
+        );
+        let socket = format!(
+            "savechain-{}-{}",
+            std::process::id(),
+            dir.display().to_string().len()
+        );
+        let socket = format!("{socket}-{}", dir.file_name().unwrap().to_string_lossy());
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "160",
+                "-y",
+                "50",
+            ])
+            .arg(command)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux: {}", stderr(&out));
+        Terminal { socket }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text`.
+    fn wait_for(&self, text: &str) {
+        let start = Instant::now();
+        while !self.screen().contains(text) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{text:?} never showed; the screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys"])
+            .args(keys)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux send-keys: {}", stderr(&out));
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// The command a terminal runs: `save-upgrade edit slot1.json` with `editor`, then its exit
+/// status written to `status`, then a wait so that the screen stays to be read.
+fn edit_in_terminal(editor: &str) -> String {
+    format!(
+        "env -u VISUAL EDITOR='{editor}' TMPDIR=tmp '{}' edit slot1.json; echo $? > status; \
+         echo done; sleep 60",
+        env!("CARGO_BIN_EXE_save-upgrade")
+    )
+}
+
+fn wait_for_status(dir: &Path) -> i32 {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = fs::read_to_string(dir.join("status")) {
+            if text.ends_with('\n') {
+                return text.trim().parse().unwrap();
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "edit never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn on_a_terminal_a_typo_can_be_edited_again_and_fixed() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    // The first time the editor makes a typo; the second time it fixes it and changes a
+    // value.
+    fs::write(
+        dir.path().join("editor.sh"),
+        "if [ -e first-done ]; then sed -i -e 's/^      hull:/      \"hull\":/' -e 's/0.965/0.875/' \"$1\"; \
+         else sed -i 's/\"hull\"/hull/' \"$1\"; touch first-done; fi\n",
+    )
+    .unwrap();
+    let terminal = Terminal::start(dir.path(), &edit_in_terminal("sh editor.sh"));
+    terminal.wait_for("edit again? [Y/n]");
+    assert!(terminal
+        .screen()
+        .contains("expected a key in double quotes"));
+    terminal.keys(&["y", "Enter"]);
+    assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
+    assert_eq!(
+        fs::read(dir.path().join("slot1.json.bak")).unwrap(),
+        original
+    );
+    let mut expected = savechain::Save::from_slice(&original).unwrap();
+    savechain::edit::set(
+        &mut expected,
+        "data.ship.hull",
+        savechain::Value::Double(0.875),
+    )
+    .unwrap();
+    assert_eq!(fs::read(&path).unwrap(), expected.to_vec().unwrap());
+    assert!(names(&dir.path().join("tmp")).is_empty());
+}
+
+#[test]
+fn on_a_terminal_declining_to_edit_again_keeps_the_edit() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let terminal = Terminal::start(
+        dir.path(),
+        &edit_in_terminal(r#"sed -i "s/\"hull\"/hull/""#),
+    );
+    terminal.wait_for("edit again? [Y/n]");
+    terminal.keys(&["n", "Enter"]);
+    assert_eq!(wait_for_status(dir.path()), 2, "{}", terminal.screen());
+    terminal.wait_for("your edit is kept in");
+    assert_eq!(fs::read(&path).unwrap(), original);
+    assert_eq!(names(&dir.path().join("tmp")).len(), 1);
+}
+
+#[test]
+fn a_real_editor_in_a_real_terminal() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    assert!(
+        Command::new("vi").arg("--version").output().is_ok() || Path::new("/usr/bin/vi").exists(),
+        "this test edits with vi: install it (apt-get install vim-tiny)"
+    );
+    let terminal = Terminal::start(dir.path(), &edit_in_terminal("vi"));
+    terminal.wait_for("\"hull\": [\"d\", 0.965],");
+    // As a person would: find the hull, change its value, save and quit.
+    terminal.keys(&[":%s/0\\.965/0.5/", "Enter"]);
+    terminal.keys(&[":wq", "Enter"]);
+    assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
+    terminal.wait_for("written; the original is kept as slot1.json.bak");
+    assert_eq!(
+        fs::read(dir.path().join("slot1.json.bak")).unwrap(),
+        original
+    );
+    let mut expected = savechain::Save::from_slice(&original).unwrap();
+    savechain::edit::set(
+        &mut expected,
+        "data.ship.hull",
+        savechain::Value::Double(0.5),
+    )
+    .unwrap();
+    assert_eq!(fs::read(&path).unwrap(), expected.to_vec().unwrap());
+}
