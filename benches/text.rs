@@ -17,7 +17,11 @@
 //!   with doubles as JSON numbers and byte strings as arrays of integers, written by
 //!   `serde_json::to_vec_pretty`);
 //! - save: `Save::to_vec` (pretty) and `Save::to_vec_compact`, against
-//!   `serde_json::to_vec_pretty` and `serde_json::to_vec`.
+//!   `serde_json::to_vec_pretty` and `serde_json::to_vec`;
+//! - save_decimal: the decimal view (`Save::write` with `Style::Decimal`, what
+//!   `save-upgrade show` prints), against `serde_json::to_vec_pretty`, which also writes
+//!   doubles in decimal. The table ends with what `show` costs against `fmt` in memory:
+//!   (load + save_decimal) / (load + save_pretty), goal at most 1.2.
 //!
 //! Criterion's throughput is each side's own text length. Since the texts differ in size
 //! (a tagged hexfloat is longer than a decimal), the fair comparison is documents per
@@ -38,6 +42,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use savechain::text::Style;
 use savechain::Save;
 
 /// One document, on both sides.
@@ -47,6 +52,7 @@ struct Doc {
     /// The canonical pretty text, what `Save::store` writes and `Save::load` reads.
     ours: Vec<u8>,
     ours_compact_len: usize,
+    ours_decimal_len: usize,
     json: serde_json::Value,
     /// The plain JSON text serde_json loads.
     json_text: Vec<u8>,
@@ -69,6 +75,7 @@ impl Doc {
         );
         Doc {
             ours_compact_len: save.to_vec_compact().unwrap().len(),
+            ours_decimal_len: decimal_view(&save).len(),
             json_pretty_len: serde_json::to_vec_pretty(&json).unwrap().len(),
             json_compact_len: serde_json::to_vec(&json).unwrap().len(),
             name,
@@ -97,14 +104,22 @@ impl Doc {
     }
 }
 
+/// The save's decimal view.
+fn decimal_view(save: &Save) -> Vec<u8> {
+    let mut out = Vec::new();
+    save.write(&mut out, Style::Decimal).unwrap();
+    out
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Op {
     Load,
     SavePretty,
     SaveCompact,
+    SaveDecimal,
 }
 
-const OPS: [Op; 3] = [Op::Load, Op::SavePretty, Op::SaveCompact];
+const OPS: [Op; 4] = [Op::Load, Op::SavePretty, Op::SaveCompact, Op::SaveDecimal];
 
 impl Op {
     fn name(self) -> &'static str {
@@ -112,6 +127,7 @@ impl Op {
             Op::Load => "load",
             Op::SavePretty => "save_pretty",
             Op::SaveCompact => "save_compact",
+            Op::SaveDecimal => "save_decimal",
         }
     }
 
@@ -121,6 +137,7 @@ impl Op {
             Op::Load => (doc.ours.len(), doc.json_text.len()),
             Op::SavePretty => (doc.ours.len(), doc.json_pretty_len),
             Op::SaveCompact => (doc.ours_compact_len, doc.json_compact_len),
+            Op::SaveDecimal => (doc.ours_decimal_len, doc.json_pretty_len),
         }
     }
 
@@ -129,6 +146,7 @@ impl Op {
             Op::Load => drop(black_box(Save::from_slice(black_box(&doc.ours)).unwrap())),
             Op::SavePretty => drop(black_box(black_box(&doc.save).to_vec().unwrap())),
             Op::SaveCompact => drop(black_box(black_box(&doc.save).to_vec_compact().unwrap())),
+            Op::SaveDecimal => drop(black_box(decimal_view(black_box(&doc.save)))),
         }
     }
 
@@ -141,6 +159,9 @@ impl Op {
                 serde_json::to_vec_pretty(black_box(&doc.json)).unwrap(),
             )),
             Op::SaveCompact => drop(black_box(serde_json::to_vec(black_box(&doc.json)).unwrap())),
+            Op::SaveDecimal => drop(black_box(
+                serde_json::to_vec_pretty(black_box(&doc.json)).unwrap(),
+            )),
         }
     }
 }
@@ -234,6 +255,24 @@ fn print_table(docs: &[Doc], rows: &[Row]) {
             r.json.as_secs_f64() * 1e3,
             r.json.as_secs_f64() / r.ours.as_secs_f64(),
         );
+    }
+    // `show` against `fmt`, in memory: both load; one writes the view, the other the
+    // canonical text.
+    for d in docs {
+        let time = |op| {
+            rows.iter()
+                .find(|r| r.doc == d.name && r.op == op)
+                .map(|r| r.ours)
+        };
+        if let (Some(load), Some(pretty), Some(decimal)) =
+            (time(Op::Load), time(Op::SavePretty), time(Op::SaveDecimal))
+        {
+            println!(
+                "{:<14} show / fmt = (load + save_decimal) / (load + save_pretty) = {:.2}  goal: at most 1.20",
+                d.name,
+                (load + decimal).as_secs_f64() / (load + pretty).as_secs_f64()
+            );
+        }
     }
 }
 
