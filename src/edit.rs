@@ -182,6 +182,37 @@ fn kept_double(old: &Value, value: Value, path: &str) -> Result<Value> {
     }
 }
 
+/// Makes every integer of `edited` that stands where `original` has a double that double
+/// again, when it holds the integer exactly: a person who retypes `["d", 96.5]` as a plain
+/// `100` means the double 100, not an integer. Paths are matched as they are in both saves
+/// (members by key, elements by place); nothing else changes.
+pub fn keep_doubles(original: &Save, edited: &mut Save) {
+    keep_doubles_in(&original.data, &mut edited.data);
+}
+
+fn keep_doubles_in(original: &Value, edited: &mut Value) {
+    match (original, edited) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, value) in b.iter_mut() {
+                if let Some(old) = a.get(key) {
+                    keep_doubles_in(old, value);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (old, value) in a.iter().zip(b.iter_mut()) {
+                keep_doubles_in(old, value);
+            }
+        }
+        (old @ Value::Double(_), edited @ (Value::Int(_) | Value::UInt(_))) => {
+            if let Ok(double) = kept_double(old, edited.clone(), "") {
+                *edited = double;
+            }
+        }
+        _ => {}
+    }
+}
+
 /// What differs between two saves: the paths from the document's root (`data.ship.hull`,
 /// `meta.version`) added, removed and changed, values in the decimal view cut to 60
 /// characters. Key order never matters; doubles are compared by their bits.

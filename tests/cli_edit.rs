@@ -217,10 +217,11 @@ fn edit_without_a_change_writes_nothing() {
 fn edit_writes_a_fix_back_with_a_backup() {
     let (dir, path, original) = folder();
     fs::create_dir(dir.path().join("tmp")).unwrap();
-    // Retyped as a plain number, the hull stays a double; the other doubles keep their bits.
+    // Retyped as a plain number, even without its tag, the hull stays a double; the other
+    // doubles keep their bits.
     let out = edit_with(
         dir.path(),
-        r#"sed -i -e 's/0.965/1/' -e 's/"dock": "sol:4"/"dock": "vega:1"/'"#,
+        r#"sed -i -e 's/\["d", 0.965\]/1/' -e 's/"dock": "sol:4"/"dock": "vega:1"/'"#,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);

@@ -172,3 +172,24 @@ fn an_edited_save_replaces_the_file_it_was_read_from_with_a_backup() {
         .collect();
     assert_eq!(names.len(), 3, "{names:?}");
 }
+
+#[test]
+fn integers_typed_over_doubles_stay_doubles() {
+    let original = Save::from_str(SAVE).unwrap();
+    let mut edited = Save::from_str(
+        r#"{"meta": {"version": 3, "writer": "1.2.0"},
+        "data": {"ship": {"hull": 1, "crew": 4, "cargo": [{"mass": 9007199254740993}]},
+                 "player": {"name": "Wren", "level": 2}}}"#,
+    )
+    .unwrap();
+    edit::keep_doubles(&original, &mut edited);
+    assert_eq!(edited.data["ship"]["hull"], Value::Double(1.0));
+    // An integer where an integer was, or where nothing was, stays one; so does one no
+    // double holds exactly.
+    assert_eq!(edited.data["ship"]["crew"], Value::Int(4));
+    assert_eq!(edited.data["player"]["level"], Value::Int(2));
+    assert_eq!(
+        edited.data["ship"]["cargo"][0]["mass"],
+        Value::Int(9007199254740993)
+    );
+}

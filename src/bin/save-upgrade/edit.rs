@@ -22,7 +22,8 @@ Examples:
 
 The save opens in $VISUAL, else $EDITOR, else vi, in the decimal view: doubles as
 decimals ([\"d\", 0.965]). Type numbers as you like; a double you did not touch keeps every
-bit, and one you retype stays a double. When the editor closes:
+bit, and one you retype stays a double, even typed as a plain integer (100 over
+[\"d\", 96.5] is the double 100.0). When the editor closes:
   - nothing changed: says so and writes nothing;
   - the text is not a valid save: the error with its line, column and path, then, on a
     terminal, the choice to edit again; otherwise (or if you decline) nothing is written
@@ -79,7 +80,7 @@ pub fn run(args: Args) -> i32 {
             errln!("{}: no change; nothing written", file.display());
             return draft.remove();
         }
-        let edited_save = match Save::from_slice(&edited) {
+        let mut edited_save = match Save::from_slice(&edited) {
             Ok(s) => s,
             Err(e) => {
                 print_error(&e.with_file(&draft.path), Some(&edited));
@@ -90,6 +91,7 @@ pub fn run(args: Args) -> i32 {
                 return draft.keep();
             }
         };
+        edit::keep_doubles(&save, &mut edited_save);
         return write_back(file, &read, &save, &edited_save, draft);
     }
 }
