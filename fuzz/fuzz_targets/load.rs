@@ -1,6 +1,6 @@
 //! Any bytes: the text reader and the save loader must not panic, and whatever they accept
-//! must be written back (pretty and compact) to text that reads as an equal value and is a
-//! canonical fixed point.
+//! must be written back (pretty, compact and the decimal view) to text that reads as an
+//! equal value and is a fixed point.
 #![no_main]
 
 use std::fmt::Debug;
@@ -18,7 +18,7 @@ fn check_round_trip<T: PartialEq + Debug>(
     write: impl Fn(&T, Style) -> Result<Vec<u8>, Error>,
     read: impl Fn(&[u8]) -> Result<T, Error>,
 ) {
-    for style in [Style::Pretty, Style::Compact] {
+    for style in [Style::Pretty, Style::Compact, Style::Decimal] {
         let written = match write(loaded, style) {
             Ok(bytes) => bytes,
             Err(e) => panic!("the writer ({style:?}) refused a {what} the reader accepted: {e}"),
