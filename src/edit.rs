@@ -28,7 +28,7 @@ use std::path::{Path as FsPath, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
-use crate::path::{self, Step};
+use crate::path::{self, Path, Segment, Step};
 use crate::upgrade::diff::diff as diff_values;
 use crate::upgrade::Changes;
 use crate::value::{Map, Value};
@@ -91,17 +91,35 @@ fn at<'v>(root: &'v Value, steps: &[Step<'static>]) -> Option<&'v Value> {
 /// added an object's member).
 ///
 /// Everything on the way must be there; the last step may add a member to an object, not
-/// an element to an array. A double stays a double when given an integer that it holds
-/// exactly (`100` over `["d", 96.5]` is the double 100). A change to `meta` must leave a
-/// valid `meta` (`meta.version` an integer, `meta.writer` a version).
+/// an element to an array ([`set_existing`] adds nothing). A double stays a double when
+/// given an integer that it holds exactly (`100` over `["d", 96.5]` is the double 100),
+/// and so does each double inside an array or object given in its place, matched by key
+/// and place. A change to `meta` must leave a valid `meta` (`meta.version` an integer,
+/// `meta.writer` a version).
 pub fn set(save: &mut Save, path: &str, value: Value) -> Result<Option<Value>> {
+    set_with(save, path, value, true)
+}
+
+/// [`set`], refusing to add a member: a path whose last key is not there is an error,
+/// which names the nearest key there is (`credit` for `credits`), since a mistyped key
+/// would otherwise add a member the game never reads.
+pub fn set_existing(save: &mut Save, path: &str, value: Value) -> Result<Value> {
+    set_with(save, path, value, false).map(|old| old.expect("set_with adds nothing here"))
+}
+
+fn set_with(save: &mut Save, path: &str, value: Value, add: bool) -> Result<Option<Value>> {
     let steps = steps_of(path)?;
     let in_meta = matches!(&steps[0], Step::Key(key) if key == "meta");
+    let at = Place {
+        steps: &steps,
+        path,
+        add,
+    };
     if !in_meta {
-        return set_in(&mut save.data, &steps[1..], value, path);
+        return at.set(&mut save.data, value);
     }
     let mut meta = save.meta.to_value();
-    let old = set_in(&mut meta, &steps[1..], value, path)?;
+    let old = at.set(&mut meta, value)?;
     let mut envelope = Map::new();
     envelope.insert("data", Value::Null);
     envelope.insert("meta", meta);
@@ -109,56 +127,141 @@ pub fn set(save: &mut Save, path: &str, value: Value) -> Result<Option<Value>> {
     Ok(old)
 }
 
-fn set_in(
-    root: &mut Value,
-    steps: &[Step<'static>],
-    value: Value,
-    path: &str,
-) -> Result<Option<Value>> {
-    let Some((last, on_the_way)) = steps.split_last() else {
-        let old = std::mem::replace(root, kept_double(root, value, path)?);
-        return Ok(Some(old));
-    };
-    let missing = || {
-        Error::new(
-            ErrorKind::Value,
-            format!("nothing at {path}: a value on the way is missing or not an object or array"),
-        )
-    };
-    let mut parent = root;
-    for step in on_the_way {
-        parent = match step {
-            Step::Key(key) => parent.as_object_mut().and_then(|m| m.get_mut(key)),
-            Step::Index(i) => parent.as_array_mut().and_then(|a| a.get_mut(*i)),
+/// Where a value is set: the steps of `path`, the first (`data` or `meta`) included.
+struct Place<'a> {
+    steps: &'a [Step<'static>],
+    path: &'a str,
+    add: bool,
+}
+
+impl Place<'_> {
+    /// The path of the first `n` steps, as errors write it.
+    fn prefix(&self, n: usize) -> String {
+        let segments = self.steps[..n]
+            .iter()
+            .map(|step| match step {
+                Step::Key(key) => Segment::Key(key.to_string()),
+                Step::Index(i) => Segment::Index(*i),
+            })
+            .collect::<Vec<_>>();
+        Path::from(segments).to_string()
+    }
+
+    fn error(&self, why: String) -> Error {
+        Error::new(ErrorKind::Value, format!("nothing at {}: {why}", self.path))
+    }
+
+    /// Sets the value in `root`, the value of the first step.
+    fn set(&self, root: &mut Value, value: Value) -> Result<Option<Value>> {
+        let mut parent = root;
+        let last = self.steps.len() - 1;
+        for (n, step) in self
+            .steps
+            .iter()
+            .enumerate()
+            .skip(1)
+            .take(last.saturating_sub(1))
+        {
+            let kind = parent.kind();
+            parent = match step {
+                Step::Key(key) => parent.as_object_mut().and_then(|m| m.get_mut(key)),
+                Step::Index(i) => parent.as_array_mut().and_then(|a| a.get_mut(*i)),
+            }
+            .ok_or_else(|| match kind {
+                "an object" | "an array" => {
+                    self.error(format!("{} is not there", self.prefix(n + 1)))
+                }
+                kind => self.error(format!("{} is {kind}", self.prefix(n))),
+            })?;
         }
-        .ok_or_else(missing)?;
-    }
-    match (last, parent) {
-        (Step::Key(key), Value::Object(members)) => match members.get_mut(key) {
-            Some(slot) => {
-                let new = kept_double(slot, value, path)?;
-                Ok(Some(std::mem::replace(slot, new)))
-            }
-            None => {
-                members.insert(key.as_ref(), value);
-                Ok(None)
-            }
-        },
-        (Step::Index(i), Value::Array(items)) => match items.get_mut(*i) {
-            Some(slot) => {
-                let new = kept_double(slot, value, path)?;
-                Ok(Some(std::mem::replace(slot, new)))
-            }
-            None => Err(Error::new(
-                ErrorKind::Value,
-                format!(
-                    "nothing at {path}: the array has {} elements (an element is not added)",
+        if last == 0 {
+            return Ok(Some(std::mem::replace(
+                parent,
+                kept_doubles_of(parent, value, self.path)?,
+            )));
+        }
+        match (&self.steps[last], parent) {
+            (Step::Key(key), Value::Object(members)) => match members.get_mut(key) {
+                Some(slot) => {
+                    let new = kept_doubles_of(slot, value, self.path)?;
+                    Ok(Some(std::mem::replace(slot, new)))
+                }
+                None if self.add => {
+                    members.insert(key.as_ref(), value);
+                    Ok(None)
+                }
+                None => {
+                    let near = nearest_key(members, key)
+                        .map(|k| format!("; did you mean {}?", self.prefix(last) + &key_text(k)))
+                        .unwrap_or_default();
+                    Err(self.error(format!(
+                        "{} has no member {key:?}{near} (a new member is added only when \
+                         asked for: `save-upgrade set --add`, `edit::set`)",
+                        self.prefix(last)
+                    )))
+                }
+            },
+            (Step::Index(i), Value::Array(items)) => match items.get_mut(*i) {
+                Some(slot) => {
+                    let new = kept_doubles_of(slot, value, self.path)?;
+                    Ok(Some(std::mem::replace(slot, new)))
+                }
+                None => Err(self.error(format!(
+                    "the array has {} elements (an element is not added)",
                     items.len()
-                ),
-            )),
-        },
-        _ => Err(missing()),
+                ))),
+            },
+            (_, parent) => Err(self.error(format!("{} is {}", self.prefix(last), parent.kind()))),
+        }
     }
+}
+
+/// The member key as a path writes it after its object: `.name`, or `["odd key"]`.
+fn key_text(key: &str) -> String {
+    let path = Path::from(vec![
+        Segment::Key("x".into()),
+        Segment::Key(key.to_string()),
+    ]);
+    path.to_string()[1..].to_string()
+}
+
+/// The key of `members` nearest to `key`: the same but for case, or at most two letters
+/// added, removed or changed.
+fn nearest_key<'m>(members: &'m Map, key: &str) -> Option<&'m str> {
+    members
+        .iter()
+        .map(|(k, _)| k)
+        .map(|k| (distance(&k.to_lowercase(), &key.to_lowercase()), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, by characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// `value` to put where `old` is, with the doubles of `old` kept: an integer over a double
+/// is that double when the double holds it exactly (an error otherwise), and inside arrays
+/// and objects every integer where a double was likewise (left an integer otherwise).
+fn kept_doubles_of(old: &Value, value: Value, path: &str) -> Result<Value> {
+    let mut value = kept_double(old, value, path)?;
+    keep_doubles_in(old, &mut value);
+    Ok(value)
 }
 
 /// `value` to put where `old` is: an integer over a double becomes that double, when the

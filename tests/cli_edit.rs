@@ -130,9 +130,22 @@ fn set_changes_one_value_with_a_backup() {
     let save = savechain::Save::from_str(&written).unwrap();
     assert_eq!(save.to_vec().unwrap(), written.as_bytes());
 
-    // A new member, a string; a value not in save text; nothing on the way; the same value.
+    // A new member, a string, added when asked for; a value not in save text; nothing on
+    // the way; the same value; a mistyped key, not added, the nearest key named.
     let out = save_upgrade(
         &["set", "slot1.json", "data.player.title", "\"Wren\""],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("set --add"), "{}", stderr(&out));
+    let out = save_upgrade(
+        &[
+            "set",
+            "--add",
+            "slot1.json",
+            "data.player.title",
+            "\"Wren\"",
+        ],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -151,6 +164,10 @@ fn set_changes_one_value_with_a_backup() {
             "nothing at data.station.name",
         ),
         (["set", "slot1.json", "meta.version", "\"ten\""], "version"),
+        (
+            ["set", "slot1.json", "data.player.wallet.credit", "1"],
+            "did you mean data.player.wallet.credits?",
+        ),
     ] {
         let out = save_upgrade(&args, dir.path());
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -185,6 +202,7 @@ fn diff_lists_paths_and_exits_as_diff_does() {
     fs::write(dir.path().join("view.json"), &view).unwrap();
     let out = save_upgrade(&["diff", "slot1.json", "view.json"], dir.path());
     assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(0), ""));
+    assert_eq!(stderr(&out), "no differences\n");
 
     let out = save_upgrade(&["set", "slot1.json", "data.ship.hull", "0.5"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -490,4 +508,67 @@ fn a_real_editor_in_a_real_terminal() {
     )
     .unwrap();
     assert_eq!(fs::read(&path).unwrap(), expected.to_vec().unwrap());
+}
+
+#[test]
+fn set_takes_negative_numbers_keeps_doubles_inside_arrays_and_notes_a_new_kind() {
+    let (dir, path, _) = folder();
+    let out = save_upgrade(&["set", "slot1.json", "data.ship.fuel", "-1.5"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(
+        &["set", "slot1.json", "data.ship.position", "[1, -2, 3]"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(&["set", "slot1.json", "data.ship.dock", "5"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note: data.ship.dock was a string and is now an integer"),
+        "{}",
+        stderr(&out)
+    );
+    let save = savechain::Save::load(&path).unwrap();
+    assert_eq!(save.data["ship"]["fuel"], savechain::Value::Double(-1.5));
+    let position: Vec<_> = save.data["ship"]["position"].as_array().unwrap().to_vec();
+    assert_eq!(
+        position,
+        [1.0, -2.0, 3.0].map(savechain::Value::Double).to_vec()
+    );
+    assert_eq!(save.data["ship"]["dock"], savechain::Value::Int(5));
+}
+
+#[test]
+fn edit_needs_an_editor_and_a_save_that_loads() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    // No editor named and no terminal: vi would not run.
+    let out = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["edit", "slot1.json"])
+        .current_dir(dir.path())
+        .env_remove("VISUAL")
+        .env_remove("EDITOR")
+        .env("TMPDIR", dir.path().join("tmp"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no editor: set $VISUAL or $EDITOR"),
+        "{}",
+        stderr(&out)
+    );
+    // An editor that fails without changing anything leaves nothing behind.
+    let out = edit_with(dir.path(), "false");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr(&out).contains("kept"), "{}", stderr(&out));
+    assert!(names(&dir.path().join("tmp")).is_empty());
+    // A save that does not load is not opened.
+    fs::write(&path, &original[..original.len() / 2]).unwrap();
+    let out = edit_with(dir.path(), "true");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("fix it in a plain text editor"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -193,3 +193,43 @@ fn integers_typed_over_doubles_stay_doubles() {
         Value::Int(9007199254740993)
     );
 }
+
+#[test]
+fn set_existing_adds_nothing_and_names_the_nearest_key_and_the_missing_part() {
+    let mut save = Save::from_str(SAVE).unwrap();
+    let before = save.clone();
+    for (path, says) in [
+        (
+            "data.ship.Hull",
+            "data.ship has no member \"Hull\"; did you mean data.ship.hull?",
+        ),
+        ("data.ship.crw", "did you mean data.ship.crew?"),
+        (
+            "data.ship.engine",
+            "data.ship has no member \"engine\" (a new member",
+        ),
+        (
+            "data.station.name",
+            "nothing at data.station.name: data.station is not there",
+        ),
+        ("data.ship.crew.size", "data.ship.crew is an integer"),
+        ("data.ship.cargo.mass", "data.ship.cargo is an array"),
+    ] {
+        let err = edit::set_existing(&mut save, path, Value::Int(1)).unwrap_err();
+        assert!(err.to_string().contains(says), "{path}: {err}");
+        assert_eq!(save, before);
+    }
+    assert_eq!(
+        edit::set_existing(&mut save, "data.ship.crew", Value::Int(5)).unwrap(),
+        Value::Int(3)
+    );
+    // Doubles inside an array or object given in place of one are kept.
+    edit::set(
+        &mut save,
+        "data.ship.cargo",
+        savechain::text::from_str(r#"[{"mass": 4}, {"mass": 5}]"#).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(save.data["ship"]["cargo"][0]["mass"], Value::Double(4.0));
+    assert_eq!(save.data["ship"]["cargo"][1]["mass"], Value::Int(5));
+}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use savechain::edit;
 
-use super::output;
+use super::output::{self, errln};
 use super::report::changes_text;
 use super::view::load;
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK};
@@ -16,15 +16,16 @@ Examples:
   save-upgrade diff slot1.json.bak slot1.json
   save-upgrade diff old/world.json new/world.json
 
-Each line is a path as errors write them, with its values: `+ path: value` only in the
-second save, `- path: value` only in the first, `~ path: first -> second` changed. Key order
-and spelling do not matter (0.965 and its hexfloat are the same double); doubles are
+Each line, in path order, is a path as errors write them, with its values: `+ path:
+value` only in the second save, `- path: value` only in the first, `~ path: first ->
+second` changed; \"no differences\" goes to standard error. Key order and spelling do not
+matter (0.965 and its hexfloat are the same double); doubles are
 compared bit for bit, so -0.0 differs from 0.0. Long values are cut to 60 characters.
 Exit status, as diff: 0 the same, 1 different, 2 a save did not load.")]
 pub struct Args {
-    /// The first save (`-` reads standard input).
+    /// The first save (`-` reads standard input, for one of the two).
     first: PathBuf,
-    /// The second save.
+    /// The second save (or `-`).
     second: PathBuf,
 }
 
@@ -34,6 +35,7 @@ pub fn run(args: Args) -> i32 {
     };
     let changes = edit::diff(&first, &second);
     if changes.is_empty() {
+        errln!("no differences");
         return EXIT_OK;
     }
     output::out(&changes_text(&changes, ""));

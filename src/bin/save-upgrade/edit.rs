@@ -20,8 +20,8 @@ Examples:
   EDITOR=nano save-upgrade edit slot1.json
   VISUAL='code --wait' save-upgrade edit slot1.json
 
-The save opens in $VISUAL, else $EDITOR, else vi, in the decimal view: doubles as
-decimals ([\"d\", 0.965]). Type numbers as you like; a double you did not touch keeps every
+The save opens in $VISUAL, else $EDITOR, else vi (on a terminal), in the decimal view:
+doubles as decimals ([\"d\", 0.965]). Type numbers as you like; a double you did not touch keeps every
 bit, and one you retype stays a double, even typed as a plain integer (100 over
 [\"d\", 96.5] is the double 100.0). When the editor closes:
   - nothing changed: says so and writes nothing;
@@ -33,6 +33,8 @@ bit, and one you retype stays a double, even typed as a plain integer (100 over
     listed;
   - the save changed on disk meanwhile (the game saved): nothing is written, and your text
     is kept.
+A save that does not load is not opened: fix it \
+                     in a plain text editor first.
 Exit status: 0 written or nothing to write, 2 nothing written (an invalid edit, a save that
 changed, an editor that failed).")]
 pub struct Args {
@@ -46,8 +48,21 @@ pub fn run(args: Args) -> i32 {
         Ok(read) => read,
         Err(e) => {
             print_error(&e, None);
+            if e.location().is_some() {
+                errln!(
+                    "a save that does not load cannot be opened in the decimal view: fix it \
+                     in a plain text editor (the error above says where), then run edit again"
+                );
+            }
             return EXIT_FAILED;
         }
+    };
+    let Some(editor) = editor() else {
+        errln!(
+            "error: no editor: set $VISUAL or $EDITOR (vi is used only on a terminal); \
+             nothing was written"
+        );
+        return EXIT_FAILED;
     };
     let mut view = Vec::new();
     if let Err(e) = save.write(&mut view, Style::Decimal) {
@@ -62,9 +77,16 @@ pub fn run(args: Args) -> i32 {
         }
     };
     loop {
-        if let Err(why) = open_editor(&draft.path) {
+        if let Err(why) = open_editor(&editor, &draft.path) {
             errln!("error: {why}; nothing was written");
-            return draft.keep();
+            // What the editor left is kept, unless it is the view as it was.
+            return match std::fs::read(&draft.path) {
+                Ok(text) if text == view => {
+                    draft.remove();
+                    EXIT_FAILED
+                }
+                _ => draft.keep(),
+            };
         }
         let edited = match std::fs::read(&draft.path) {
             Ok(edited) => edited,
@@ -135,19 +157,26 @@ struct Draft {
 
 impl Draft {
     fn new(save: &Path, view: &[u8]) -> std::io::Result<Draft> {
+        // Private to the user, whatever the save's permissions: it may be kept.
         let dir = tempfile::Builder::new()
             .prefix("save-upgrade-edit-")
+            .permissions(private(0o700))
             .tempdir()?
             .keep();
         let name = save.file_name().unwrap_or("save.json".as_ref());
         let path = dir.join(name);
         std::fs::write(&path, view)?;
+        std::fs::set_permissions(&path, private(0o600))?;
         Ok(Draft { path })
     }
 
     /// Leaves the edited text where it is, says where, and gives the failure's status.
     fn keep(self) -> i32 {
         errln!("your edit is kept in {}", self.path.display());
+        errln!(
+            "(check it with `save-upgrade show {}`; once it loads, copy it over the save)",
+            self.path.display()
+        );
         EXIT_FAILED
     }
 
@@ -160,18 +189,36 @@ impl Draft {
     }
 }
 
-/// Runs the user's editor on `path` and waits for it: `$VISUAL`, else `$EDITOR`, else `vi`,
-/// through the shell as git runs it, so that `code --wait` works.
-fn open_editor(path: &Path) -> Result<(), String> {
-    let editor = ["VISUAL", "EDITOR"]
+#[cfg(unix)]
+fn private(mode: u32) -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(mode)
+}
+
+#[cfg(not(unix))]
+fn private(_mode: u32) -> std::fs::Permissions {
+    std::fs::metadata(".")
+        .map(|m| m.permissions())
+        .expect("the current folder")
+}
+
+/// The user's editor: `$VISUAL`, else `$EDITOR`, else `vi` when standard input is a
+/// terminal; `None` when there is none to run.
+fn editor() -> Option<String> {
+    ["VISUAL", "EDITOR"]
         .iter()
         .filter_map(|name| std::env::var(name).ok())
         .find(|value| !value.trim().is_empty())
-        .unwrap_or_else(|| "vi".to_string());
+        .or_else(|| std::io::stdin().is_terminal().then(|| "vi".to_string()))
+}
+
+/// Runs `editor` on `path` and waits for it, through the shell as git runs it, so that
+/// `code --wait` works.
+fn open_editor(editor: &str, path: &Path) -> Result<(), String> {
     let status = Command::new("sh")
         .arg("-c")
         .arg(format!("{editor} \"$@\""))
-        .arg(&editor)
+        .arg(editor)
         .arg(path)
         .status()
         .map_err(|e| format!("cannot start the editor {editor:?}: {e}"))?;

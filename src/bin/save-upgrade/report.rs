@@ -136,22 +136,30 @@ fn versions_read_again(
     (Some(from), to)
 }
 
-/// The lines of `changes`, each after `indent`: `+ path: value` for what was added, `- path:
-/// value` removed, `~ path: before -> after` changed.
+/// The lines of `changes`, each after `indent`, in path order: `+ path: value` for what
+/// was added, `- path: value` removed, `~ path: before -> after` changed.
 pub fn changes_text(changes: &savechain::upgrade::Changes, indent: &str) -> String {
-    let mut text = String::new();
+    let none = "";
+    let mut lines: Vec<(&str, String)> = Vec::new();
     for change in &changes.added {
-        let after = change.after.as_deref().unwrap_or_default();
-        text.push_str(&format!("{indent}+ {}: {after}\n", change.path));
+        let after = change.after.as_deref().unwrap_or(none);
+        lines.push((&change.path, format!("+ {}: {after}", change.path)));
     }
     for change in &changes.removed {
-        let before = change.before.as_deref().unwrap_or_default();
-        text.push_str(&format!("{indent}- {}: {before}\n", change.path));
+        let before = change.before.as_deref().unwrap_or(none);
+        lines.push((&change.path, format!("- {}: {before}", change.path)));
     }
     for change in &changes.changed {
-        let before = change.before.as_deref().unwrap_or_default();
-        let after = change.after.as_deref().unwrap_or_default();
-        text.push_str(&format!("{indent}~ {}: {before} -> {after}\n", change.path));
+        let before = change.before.as_deref().unwrap_or(none);
+        let after = change.after.as_deref().unwrap_or(none);
+        lines.push((
+            &change.path,
+            format!("~ {}: {before} -> {after}", change.path),
+        ));
     }
-    text
+    lines.sort_by(|a, b| a.0.cmp(b.0));
+    lines
+        .into_iter()
+        .map(|(_, line)| format!("{indent}{line}\n"))
+        .collect()
 }

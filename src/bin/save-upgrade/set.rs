@@ -15,21 +15,29 @@ Examples:
   save-upgrade set slot1.json data.player.wallet.credits 100000
   save-upgrade set slot1.json data.ship.hull 96.5
   save-upgrade set slot1.json data.player.name '\"Wren\"'
-  save-upgrade set slot1.json data.ship.flags '[\"fast\", \"armed\"]'
+  save-upgrade set slot1.json data.ship.position '[1, 2, 3]'
+  save-upgrade set --add slot1.json data.player.title '\"Captain\"'
 
-VALUE is save text: a number (100, 96.5, 1e3), true, false, null, a string in double
-quotes (quote it again for the shell), an array or an object. A double stays a double when
-given an integer (100 over 96.5 is the double 100.0). The path's last key may be a new
-member of an object; everything before it must be there. The save is written canonically
+VALUE is save text: a number (100, 96.5, -1.5, 1e3), true, false, null, a string in
+double quotes (quote it again for the shell), an array or an object. A double stays a
+double when given an integer (100 over 96.5 is the double 100.0), and so do the doubles
+inside an array or object given in place of one. Everything on the path must be there;
+with --add its last key may be a new member. A value of another kind than the one it
+replaces is set, with a note. The save is written canonically
 and atomically, the original kept as <name>.bak (<name>.1.bak and on when that holds
 something else); a save that another program wrote meanwhile is left as it is.
 Exit status: 0 set (or already that value), 2 a failure or a usage error.")]
 pub struct Args {
+    /// The path's last key may be a new member of its object (without it, a key that is not
+    /// there is an error naming the nearest one: a mistyped key is not added).
+    #[arg(long)]
+    add: bool,
     /// The save to change.
     file: PathBuf,
     /// Where, as errors write paths: `data.player.wallet.credits`, `meta.game`.
     path: String,
-    /// The new value, as save text.
+    /// The new value, as save text (`-1.5` needs no `--`).
+    #[arg(allow_hyphen_values = true)]
     value: String,
 }
 
@@ -54,9 +62,28 @@ pub fn run(args: Args) -> i32 {
         }
     };
     let mut changed: Save = save.clone();
-    if let Err(e) = edit::set(&mut changed, &args.path, value) {
-        errln!("error: {}: {}", args.file.display(), e.message());
-        return EXIT_USAGE;
+    let set = if args.add {
+        edit::set(&mut changed, &args.path, value)
+    } else {
+        edit::set_existing(&mut changed, &args.path, value).map(Some)
+    };
+    let old = match set {
+        Ok(old) => old,
+        Err(e) => {
+            errln!("error: {}: {}", args.file.display(), e.message());
+            return EXIT_USAGE;
+        }
+    };
+    let new = edit::get(&changed, &args.path).ok().flatten();
+    if let (Some(old), Some(new)) = (&old, &new) {
+        if old.kind() != new.kind() {
+            errln!(
+                "note: {} was {} and is now {}",
+                args.path,
+                old.kind(),
+                new.kind()
+            );
+        }
     }
     let changes = edit::diff(&save, &changed);
     if changes.is_empty() {
