@@ -60,6 +60,20 @@ fn kept_draft(out: &Output) -> PathBuf {
     PathBuf::from(line)
 }
 
+/// The canonical text of `original` with the ship's hull set to `hull`.
+fn with_hull(original: &[u8], hull: f64) -> Vec<u8> {
+    let mut save = savechain::Save::from_slice(original).unwrap();
+    savechain::edit::set(&mut save, "data.ship.hull", savechain::Value::Double(hull)).unwrap();
+    save.to_vec().unwrap()
+}
+
+/// Checks that the edit of `slot1.json` in `dir` wrote `expected`, keeping `original` as
+/// `slot1.json.bak`.
+fn assert_written(dir: &Path, original: &[u8], expected: &[u8]) {
+    assert_eq!(fs::read(dir.join("slot1.json.bak")).unwrap(), original);
+    assert_eq!(fs::read(dir.join("slot1.json")).unwrap(), expected);
+}
+
 #[test]
 fn show_and_get_print_doubles_in_decimal() {
     let (dir, _, original) = folder();
@@ -433,7 +447,7 @@ fn wait_for_status(dir: &Path) -> i32 {
 
 #[test]
 fn on_a_terminal_a_typo_can_be_edited_again_and_fixed() {
-    let (dir, path, original) = folder();
+    let (dir, _, original) = folder();
     fs::create_dir(dir.path().join("tmp")).unwrap();
     // The first time the editor makes a typo; the second time it fixes it and changes a
     // value.
@@ -450,18 +464,7 @@ fn on_a_terminal_a_typo_can_be_edited_again_and_fixed() {
         .contains("expected a key in double quotes"));
     terminal.keys(&["y", "Enter"]);
     assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
-    assert_eq!(
-        fs::read(dir.path().join("slot1.json.bak")).unwrap(),
-        original
-    );
-    let mut expected = savechain::Save::from_slice(&original).unwrap();
-    savechain::edit::set(
-        &mut expected,
-        "data.ship.hull",
-        savechain::Value::Double(0.875),
-    )
-    .unwrap();
-    assert_eq!(fs::read(&path).unwrap(), expected.to_vec().unwrap());
+    assert_written(dir.path(), &original, &with_hull(&original, 0.875));
     assert!(names(&dir.path().join("tmp")).is_empty());
 }
 
@@ -483,7 +486,7 @@ fn on_a_terminal_declining_to_edit_again_keeps_the_edit() {
 
 #[test]
 fn a_real_editor_in_a_real_terminal() {
-    let (dir, path, original) = folder();
+    let (dir, _, original) = folder();
     fs::create_dir(dir.path().join("tmp")).unwrap();
     assert!(
         Command::new("vi").arg("--version").output().is_ok() || Path::new("/usr/bin/vi").exists(),
@@ -496,18 +499,7 @@ fn a_real_editor_in_a_real_terminal() {
     terminal.keys(&[":wq", "Enter"]);
     assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
     terminal.wait_for("written; the original is kept as slot1.json.bak");
-    assert_eq!(
-        fs::read(dir.path().join("slot1.json.bak")).unwrap(),
-        original
-    );
-    let mut expected = savechain::Save::from_slice(&original).unwrap();
-    savechain::edit::set(
-        &mut expected,
-        "data.ship.hull",
-        savechain::Value::Double(0.5),
-    )
-    .unwrap();
-    assert_eq!(fs::read(&path).unwrap(), expected.to_vec().unwrap());
+    assert_written(dir.path(), &original, &with_hull(&original, 0.5));
 }
 
 #[test]
