@@ -127,6 +127,7 @@ pub mod batch;
 pub mod cache;
 pub mod edit;
 mod error;
+pub mod fixtures;
 mod fsio;
 pub mod hexfloat;
 pub mod lua;

@@ -65,3 +65,86 @@ fn edge_values_are_exact() {
         Some("Zoë — 星間 🚀")
     );
 }
+
+/// The example game's chain, tested as a mod author tests theirs: every fixture upgrades to
+/// its expected form in `expected/` (`save-upgrade test --bless fixtures/` writes them).
+#[test]
+fn every_fixture_upgrades_to_its_expected_form() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["test", "fixtures/"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("fixtures: 19 match, 0 differ"), "{stderr}");
+}
+
+/// `save-upgrade test` on a chain of its own: a difference is shown path by path (exit 1),
+/// a missing expected form is named (exit 1), `--bless` writes them (exit 0), and the
+/// fixtures are never written.
+#[test]
+fn test_shows_differences_and_bless_writes_the_expected_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = dir.path().join("steps");
+    std::fs::create_dir(&steps).unwrap();
+    std::fs::write(
+        steps.join("0001-double-hp.lua"),
+        "return function(d) d.hp = d.hp * 2 end",
+    )
+    .unwrap();
+    let fixtures = dir.path().join("fixtures");
+    std::fs::create_dir_all(fixtures.join("old")).unwrap();
+    let a = r#"{"meta": {"version": 1}, "data": {"hp": ["d", 1.5]}}"#;
+    std::fs::write(fixtures.join("old/a.json"), a).unwrap();
+    std::fs::write(fixtures.join("notes.json"), r#"{"not": "a save"}"#).unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .arg("test")
+            .args(extra)
+            .args(["--upgrades", "steps", "--writer", "1.0.0", "fixtures"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains("no expected form expected/old/a.json"),
+        "{stdout}"
+    );
+
+    let out = run(&["--bless"]);
+    assert_eq!(out.status.code(), Some(0));
+    let expected = dir.path().join("expected/old/a.json");
+    let written = std::fs::read_to_string(&expected).unwrap();
+    assert!(written.contains(r#""hp": ["d", "0x1.8p+1"]"#), "{written}");
+    assert_eq!(run(&[]).status.code(), Some(0));
+
+    // The step changes: the difference, expected -> upgraded, by path.
+    std::fs::write(
+        steps.join("0001-double-hp.lua"),
+        "return function(d) d.hp = d.hp * 3 end",
+    )
+    .unwrap();
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains("fixtures/old/a.json: its upgrade differs from expected/old/a.json:\n  ~ data.hp: [\"d\",3.0] -> [\"d\",4.5]"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fixtures.join("old/a.json")).unwrap(),
+        a
+    );
+    // A fixture that fails to upgrade fails the run.
+    std::fs::write(
+        fixtures.join("bad.json"),
+        r#"{"meta": {"version": 1}, "data": {}}"#,
+    )
+    .unwrap();
+    assert_eq!(run(&[]).status.code(), Some(2));
+}

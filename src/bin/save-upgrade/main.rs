@@ -10,6 +10,7 @@ mod cache;
 mod chain;
 mod diff;
 mod edit;
+mod fixtures;
 mod fmt;
 mod inspect;
 mod output;
@@ -65,6 +66,8 @@ Examples:
                                             write one value, keeping a backup
   save-upgrade diff world.json.bak world.json
                                             what differs, path by path (exit 1 if any)
+  save-upgrade test fixtures/               check each fixture upgrades to its expected
+                                            form in expected/ (exit 1 if one differs)
   save-upgrade --check --report - --quiet saves/ | jq -r '.[] | select(.status == \"outdated\") | .path'
                                             list the saves not at the latest version, with
                                             jq; writes nothing (without --check, it would
@@ -104,6 +107,7 @@ enum Command {
     Set(set::Args),
     Edit(edit::Args),
     Diff(diff::Args),
+    Test(fixtures::Args),
 }
 
 fn main() {
@@ -135,6 +139,7 @@ fn run() -> i32 {
         Some(Command::Set(args)) => set::run(args),
         Some(Command::Edit(args)) => edit::run(args),
         Some(Command::Diff(args)) => diff::run(args),
+        Some(Command::Test(args)) => fixtures::run(args),
         None => match misplaced_subcommand(&cli.upgrade.paths) {
             Some(name) => {
                 errln!(

@@ -1,0 +1,110 @@
+//! `save-upgrade test`: a chain's fixtures upgraded and compared with their expected forms.
+
+use std::path::PathBuf;
+
+use savechain::fixtures::{self, Verdict};
+
+use super::chain::ChainArg;
+use super::output::{self, errln, outln};
+use super::report::{changes_text, print_error};
+use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
+
+/// Test a chain: upgrade each fixture and compare it with its expected upgraded form.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  save-upgrade test fixtures/
+  save-upgrade test --upgrades mymod/upgrades/ --writer 1.4.0 mymod/fixtures/
+  save-upgrade test --bless fixtures/        write the expected forms after a change
+
+Each save under FIXTURES is upgraded to the chain's latest version, in memory, and its
+canonical text compared with its expected form: FIXTURES/a/b.json with EXPECTED/a/b.json
+(EXPECTED is the folder `expected` beside FIXTURES unless --expected names another). What
+differs is printed on standard output, path by path with its values (`~ data.ship.hull:
+[\"d\",0.965] -> [\"d\",1.0]`, expected -> upgraded). The fixtures are never written.
+Exit status: 0 every fixture matches (or, with --bless, its expected form was written),
+1 a fixture differs or has no expected form, 2 a fixture failed to load or upgrade, or a
+usage error.")]
+pub struct Args {
+    /// Write the expected forms that are missing or differ, rather than compare.
+    #[arg(long)]
+    bless: bool,
+    /// The folder of expected forms (default: `expected` beside FIXTURES).
+    #[arg(long, value_name = "DIR")]
+    expected: Option<PathBuf>,
+    /// Print only differences and errors.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    #[command(flatten)]
+    chain: ChainArg,
+    /// The folder of fixtures: saves at older versions.
+    fixtures: PathBuf,
+}
+
+pub fn run(args: Args) -> i32 {
+    let Some(chain) = args.chain.load() else {
+        return EXIT_USAGE;
+    };
+    let expected = args.expected.clone().unwrap_or_else(|| {
+        let parent = args.fixtures.parent().unwrap_or("".as_ref());
+        parent.join("expected")
+    });
+    let outcomes = match fixtures::check(&chain, &args.fixtures, &expected, args.bless) {
+        Ok(outcomes) => outcomes,
+        Err(e) => {
+            print_error(&e, None);
+            return EXIT_USAGE;
+        }
+    };
+    let (mut matching, mut differing, mut missing, mut written, mut failed) = (0, 0, 0, 0, 0);
+    for outcome in &outcomes {
+        let (fixture, expected) = (outcome.fixture.display(), outcome.expected.display());
+        match &outcome.verdict {
+            Verdict::Matches => {
+                matching += 1;
+                if !args.quiet {
+                    errln!("ok: {fixture}");
+                }
+            }
+            Verdict::Differs(changes) => {
+                differing += 1;
+                outln!("{fixture}: its upgrade differs from {expected}:");
+                if changes.is_empty() {
+                    outln!("  only in layout: {expected} is not canonical (run with --bless)");
+                } else {
+                    output::out(&changes_text(changes, "  "));
+                }
+            }
+            Verdict::Missing => {
+                missing += 1;
+                outln!("{fixture}: no expected form {expected} (run with --bless to write it)");
+            }
+            Verdict::Written => {
+                written += 1;
+                errln!("wrote {expected}");
+            }
+            Verdict::Failed(e) => {
+                failed += 1;
+                print_error(e, None);
+            }
+            _ => {}
+        }
+    }
+    if !args.quiet {
+        let mut summary = format!(
+            "fixtures: {matching} match, {differing} differ, {missing} without an expected \
+             form, {failed} failed"
+        );
+        if args.bless {
+            summary = format!("{summary}; wrote {written} expected forms");
+        }
+        errln!("{summary}");
+    }
+    if failed > 0 {
+        EXIT_FAILED
+    } else if differing + missing > 0 {
+        EXIT_FOUND_WORK
+    } else {
+        EXIT_OK
+    }
+}
