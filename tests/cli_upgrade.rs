@@ -481,13 +481,17 @@ fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
         }
         args
     };
-    // How long a whole batch takes here, so that kills land inside one.
-    let timing = tempfile::tempdir().unwrap();
-    fill(timing.path());
-    let start = std::time::Instant::now();
-    let out = save_upgrade(&args(false), timing.path());
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let whole = start.elapsed().as_millis() as u64;
+    // How long a whole batch takes here, so that kills land inside one: the faster of two
+    // runs (the first pays for cold caches), adjusted below when kills come too late.
+    let mut whole = u64::MAX;
+    for _ in 0..2 {
+        let timing = tempfile::tempdir().unwrap();
+        fill(timing.path());
+        let start = std::time::Instant::now();
+        let out = save_upgrade(&args(false), timing.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        whole = whole.min(start.elapsed().as_millis() as u64);
+    }
 
     // Whether each save is upgraded; panics on a save (or output) that is neither whole
     // original nor whole upgrade, or replaced without its backup.
@@ -537,7 +541,12 @@ fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut mid_batch = 0;
     let mut kills = 0;
-    for out_dir in [false, false, false, false, true, true] {
+    // Six folders at least (a third with --out-dir), more while too few kills landed
+    // mid-batch (a machine busier during the timing than after it), at most 24.
+    let mut folders = 0;
+    while folders < 6 || (mid_batch < 3 && folders < 24) {
+        let out_dir = folders % 3 == 2;
+        folders += 1;
         let dir = tempfile::tempdir().unwrap();
         fill(dir.path());
         // Each run resumes where the killed one stopped, until one finishes or six kills.
@@ -551,6 +560,10 @@ fn batches_killed_again_and_again_never_replace_a_save_before_its_backup() {
             let finished = child.try_wait().unwrap().is_some();
             let _ = child.kill(); // SIGKILL: no chance to clean up
             let _ = child.wait();
+            if finished && attempt == 0 {
+                // The whole batch ran before the kill: aim earlier from now on.
+                whole = whole * 2 / 3;
+            }
             let when = format!("out_dir {out_dir}, kill {attempt} after {delay:?}");
             let now = check(dir.path(), out_dir, &when)
                 .iter()
