@@ -68,6 +68,17 @@ pub enum Verdict {
 /// the expected forms that are missing or differ instead (atomically, making folders).
 /// Outcomes come in path order. An error only when `fixtures` holds no saves.
 pub fn check(chain: &Chain, fixtures: &Path, expected: &Path, bless: bool) -> Result<Vec<Outcome>> {
+    if inside(expected, fixtures) {
+        return Err(Error::new(
+            ErrorKind::Io,
+            format!(
+                "the expected forms ({}) may not lie inside the fixtures' folder ({}): they \
+                 would be tested as fixtures",
+                expected.display(),
+                fixtures.display()
+            ),
+        ));
+    }
     let plan = Plan::find(&[fixtures]);
     if let Some(error) = plan.errors.into_iter().next() {
         return Err(error);
@@ -144,4 +155,32 @@ fn compare(text: &[u8], expected: &Path, bless: bool) -> Verdict {
         Ok(()) => Verdict::Written,
         Err(e) => Verdict::Failed(Error::io(e, "cannot write the file").with_file(expected)),
     }
+}
+
+/// Whether `path` (which may not exist yet) is `folder` or lies inside it.
+fn inside(path: &Path, folder: &Path) -> bool {
+    let Ok(folder) = folder.canonicalize() else {
+        return false;
+    };
+    // The nearest existing ancestor of `path`, resolved, with the rest of it after.
+    let mut existing = path;
+    let mut rest = Vec::new();
+    let resolved = loop {
+        match existing.canonicalize() {
+            Ok(resolved) => break resolved,
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_owned());
+                    existing = if parent.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        parent
+                    };
+                }
+                _ => return false,
+            },
+        }
+    };
+    let full = rest.iter().rev().fold(resolved, |p, name| p.join(name));
+    full.starts_with(folder)
 }
