@@ -248,13 +248,16 @@ proptest! {
     fn lua_values_write_the_same_text_straight_as_through_a_tree(
         spec in any_spec(),
         shared in any::<bool>(),
-        compact in any::<bool>(),
+        style in prop::sample::select(vec![
+            text::Style::Pretty,
+            text::Style::Compact,
+            text::Style::Decimal,
+        ]),
     ) {
         let (lua, _, class, array) = lua_with_library();
         let spec = if shared { spec } else { without_sharing(spec) };
         let mut builder = Builder { lua: &lua, tables: Vec::new(), class, array };
         let original = builder.build(&spec);
-        let style = if compact { text::Style::Compact } else { text::Style::Pretty };
         let straight = to_text(&lua, &original, style).unwrap();
         let tree = text_through_tree(&lua, &original, style).unwrap();
         prop_assert_eq!(String::from_utf8_lossy(&straight), String::from_utf8_lossy(&tree));
@@ -336,7 +339,11 @@ fn lua_values_that_are_not_written_straight_write_as_through_a_tree_or_fail_alik
         "(function() local t = 1 for _ = 1, 300 do t = {'d', t} end return t end)()",
     ] {
         let value: mlua::Value = lua.load(format!("return {source}")).eval().unwrap();
-        for style in [text::Style::Pretty, text::Style::Compact] {
+        for style in [
+            text::Style::Pretty,
+            text::Style::Compact,
+            text::Style::Decimal,
+        ] {
             let straight = to_text(&lua, &value, style).map_err(|e| e.to_string());
             let tree = text_through_tree(&lua, &value, style).map_err(|e| e.to_string());
             assert_eq!(straight, tree, "{source}");

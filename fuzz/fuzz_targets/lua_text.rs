@@ -35,6 +35,13 @@ fuzz_target!(|data: &[u8]| {
                 let a = text::to_vec_compact(&from_lua(lua, straight).unwrap()).unwrap();
                 let straight_text = to_text(lua, straight, text::Style::Compact).unwrap();
                 assert!(straight_text == a, "different compact text written straight");
+                // The decimal view, written straight from Lua and through the tree, alike.
+                let mut view = Vec::new();
+                let value = from_lua(lua, straight).unwrap();
+                text::write_value(&mut view, &value, text::Style::Decimal).unwrap();
+                let straight_text = to_text(lua, straight, text::Style::Decimal).unwrap();
+                assert!(straight_text == view, "different decimal view written straight");
+                assert!(text::from_slice(&view).unwrap() == value, "the view reads back otherwise");
             }
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             _ => panic!(
