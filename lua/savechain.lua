@@ -133,45 +133,122 @@ end
 
 -- Module state -------------------------------------------------------------------------
 
-local modules = {}  -- name -> { save = function, load = function }
-local kept = {}     -- states of modules not registered in this run, written back as they were
+local modules = {}       -- name -> { save = function, load = function, version, upgrades }
+local kept = {}          -- states of modules not registered in this run, written back as they were
+local kept_versions = {} -- and their versions
+
+-- The name, in what `collect` returns, of the versions of the modules that declare one. No
+-- module may take it.
+local VERSIONS = "savechain.versions"
 
 -- Registers the module `name`: `handlers.save()` returns its state for the save and
--- `handlers.load(state)` takes it back (nil when the save has none).
+-- `handlers.load(state)` takes it back (nil when the save has none). With
+-- `handlers.version` (an integer from 1), the state is saved with that version, and a
+-- state saved by an older version of the module is upgraded before `load` gets it:
+-- `handlers.upgrades[N](state)` takes it from version N to N + 1 (returning the new state,
+-- or nothing when it changed the state in place). A state saved before the module had a
+-- version is version 1.
 function M.register(name, handlers)
   if type(name) ~= "string" then
     error("savechain.register expects a module name", 2)
   end
+  if name == VERSIONS then
+    error("savechain.register: the name " .. VERSIONS .. " is the library's own", 2)
+  end
   if type(handlers) ~= "table" or type(handlers.save) ~= "function" or type(handlers.load) ~= "function" then
     error("savechain.register expects { save = function, load = function }", 2)
+  end
+  local version, upgrades = handlers.version, handlers.upgrades
+  if version == nil and upgrades ~= nil then
+    error("savechain.register: upgrades need the module's version (version = N)", 2)
+  end
+  if version ~= nil then
+    if math.type(version) ~= "integer" or version < 1 then
+      error("savechain.register: version is an integer from 1, not " .. tostring(version), 2)
+    end
+    if upgrades ~= nil and type(upgrades) ~= "table" then
+      error("savechain.register: upgrades is a table of functions by version", 2)
+    end
+    for from, upgrade in pairs(upgrades or {}) do
+      if math.type(from) ~= "integer" or from < 1 or from >= version or type(upgrade) ~= "function" then
+        error("savechain.register: upgrades[N] is the function from version N to N + 1, for N from 1 to "
+          .. (version - 1) .. "; found upgrades[" .. tostring(from) .. "]", 2)
+      end
+    end
   end
   modules[name] = handlers
   return handlers
 end
 
--- The state of every module, by name, to be saved.
+-- The state of every module, by name, to be saved, with the versions of those that declare
+-- one under "savechain.versions".
 function M.collect()
-  local states = {}
+  local states, versions = {}, {}
   for name, state in pairs(kept) do
-    states[name] = state
+    states[name], versions[name] = state, kept_versions[name]
   end
   for name, handlers in pairs(modules) do
-    states[name] = handlers.save()
+    states[name], versions[name] = handlers.save(), handlers.version
+  end
+  if next(versions) ~= nil then
+    states[VERSIONS] = versions
   end
   return states
 end
 
--- Hands each registered module its state from a save. States of modules that are not
--- registered are kept and saved again, so a save never loses them.
+-- `state` of the module `name`, saved at version `at`, brought to the module's version.
+local function upgraded(name, handlers, state, at)
+  if math.type(at) ~= "integer" or at < 1 then
+    error("savechain.restore: the version of " .. name .. "'s state is " .. tostring(at) .. ", not an integer from 1", 3)
+  end
+  if at > handlers.version then
+    error(("savechain.restore: the state of %s is version %d, newer than the module (version %d): "
+      .. "it was saved by a newer build; nothing was loaded"):format(name, at, handlers.version), 3)
+  end
+  while at < handlers.version do
+    local upgrade = handlers.upgrades and handlers.upgrades[at]
+    if upgrade == nil then
+      error(("savechain.restore: the state of %s is version %d, and the module has no upgrade from %d "
+        .. "to %d; nothing was loaded"):format(name, at, at, at + 1), 3)
+    end
+    local ok, result = pcall(upgrade, state)
+    if not ok then
+      error(("savechain.restore: upgrading the state of %s from version %d to %d failed: %s; nothing "
+        .. "was loaded"):format(name, at, at + 1, tostring(result)), 3)
+    end
+    if result ~= nil then state = result end
+    at = at + 1
+  end
+  return state
+end
+
+-- Hands each registered module its state from a save, upgraded first when the module
+-- declares a newer version than the state's; when one cannot be (a state from a newer
+-- build, a failing upgrade), it is an error and no module is loaded. States of modules
+-- that are not registered are kept, with their versions, and saved again, so a save never
+-- loses them.
 function M.restore(states)
-  kept = {}
-  for name, state in pairs(states or {}) do
-    if modules[name] == nil then
-      kept[name] = state
+  states = states or {}
+  local versions = states[VERSIONS] or {}
+  if type(versions) ~= "table" then
+    error("savechain.restore: " .. VERSIONS .. " is not a table of versions", 2)
+  end
+  local ready = {}
+  for name, handlers in pairs(modules) do
+    local state = states[name]
+    if state ~= nil and handlers.version ~= nil then
+      state = upgraded(name, handlers, state, versions[name] or 1)
+    end
+    ready[name] = state
+  end
+  kept, kept_versions = {}, {}
+  for name, state in pairs(states) do
+    if name ~= VERSIONS and modules[name] == nil then
+      kept[name], kept_versions[name] = state, versions[name]
     end
   end
   for name, handlers in pairs(modules) do
-    handlers.load(states and states[name])
+    handlers.load(ready[name])
   end
 end
 

@@ -45,6 +45,97 @@ function tests.register_checks_its_arguments()
   assert(not ok and err:find("expects { save = function, load = function }", 1, true), err)
 end
 
+function tests.a_state_saved_by_an_older_module_is_upgraded_before_load()
+  -- Version 1 kept credits as a number; version 2 a wallet; version 3 a wallet of coins.
+  local loaded
+  local function wallet(version, upgrades)
+    return {
+      version = version,
+      upgrades = upgrades,
+      save = function() return loaded end,
+      load = function(state) loaded = state end,
+    }
+  end
+  local upgrades = {
+    [1] = function(state) return { wallet = { credits = state.credits } } end,
+    [2] = function(state) state.wallet.coins = { credits = state.wallet.credits } state.wallet.credits = nil end,
+  }
+  -- A save of version 1 of the module: it declared no version then.
+  savechain.register("wallet", wallet(nil, nil))
+  loaded = { credits = 250 }
+  local old = savechain.encode(savechain.collect(), { compact = true })
+  assert(not old:find("savechain.versions", 1, true), old)
+
+  savechain.register("wallet", wallet(3, upgrades))
+  savechain.restore(savechain.decode(old))
+  assert(loaded.wallet.coins.credits == 250 and loaded.wallet.credits == nil)
+  -- Saved again, the state carries its version, and loads as it is.
+  local text = savechain.encode(savechain.collect(), { compact = true })
+  assert(text:find('"savechain.versions":{"wallet":3}', 1, true), text)
+  loaded = nil
+  savechain.restore(savechain.decode(text))
+  assert(loaded.wallet.coins.credits == 250)
+
+  -- A state at version 2 takes only the last upgrade.
+  savechain.restore({ wallet = { wallet = { credits = 7 } }, ["savechain.versions"] = { wallet = 2 } })
+  assert(loaded.wallet.coins.credits == 7)
+end
+
+function tests.a_state_that_cannot_be_upgraded_loads_nothing()
+  local loads = 0
+  savechain.register("ledger", {
+    version = 2,
+    upgrades = { [1] = function() error("the ledger is torn") end },
+    save = function() return {} end,
+    load = function() loads = loads + 1 end,
+  })
+  savechain.register("logbook", {
+    version = 3,
+    upgrades = { [2] = function(s) return s end },
+    save = function() return {} end,
+    load = function() loads = loads + 1 end,
+  })
+  for _, case in ipairs({
+    { { ledger = {}, ["savechain.versions"] = { ledger = 5 } }, "is version 5, newer than the module (version 2)" },
+    { { ledger = {} }, "upgrading the state of ledger from version 1 to 2 failed: " },
+    { { logbook = {} }, "the module has no upgrade from 1 to 2" },
+    { { logbook = {}, ["savechain.versions"] = { logbook = "x" } }, "not an integer from 1" },
+  }) do
+    local ok, err = pcall(savechain.restore, case[1])
+    assert(not ok and err:find(case[2], 1, true), err)
+    assert(err:find("nothing was loaded", 1, true) or err:find("not an integer", 1, true), err)
+    assert(loads == 0, "a module was loaded")
+  end
+  savechain.register("ledger", { save = function() return nil end, load = function() end })
+  savechain.register("logbook", { save = function() return nil end, load = function() end })
+end
+
+function tests.versions_of_modules_not_registered_are_kept()
+  savechain.restore(savechain.decode('{"old_mod": {"x": 1}, "savechain.versions": {"old_mod": 4}}'))
+  local states = savechain.collect()
+  assert(states.old_mod.x == 1 and states["savechain.versions"].old_mod == 4)
+end
+
+function tests.register_checks_versions_and_upgrades()
+  local handlers = function(extra)
+    local h = { save = function() end, load = function() end }
+    for k, v in pairs(extra) do h[k] = v end
+    return h
+  end
+  for _, case in ipairs({
+    { handlers({ version = 0 }), "version is an integer from 1" },
+    { handlers({ version = 1.5 }), "version is an integer from 1" },
+    { handlers({ upgrades = {} }), "upgrades need the module's version" },
+    { handlers({ version = 2, upgrades = { [2] = function() end } }), "found upgrades[2]" },
+    { handlers({ version = 2, upgrades = { [1] = 5 } }), "upgrades[N] is the function" },
+  }) do
+    local ok, err = pcall(savechain.register, "checked", case[1])
+    assert(not ok and err:find(case[2], 1, true), err)
+  end
+  local ok, err = pcall(savechain.register, "savechain.versions", handlers({}))
+  assert(not ok and err:find("is the library's own", 1, true), err)
+end
+
 -- The example of docs/FORMAT.md, section 8, word for word.
 function tests.the_documented_example()
   local Ship = savechain.register_class("Ship", { __index = {} })
