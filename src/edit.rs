@@ -29,18 +29,10 @@ use std::path::{Path as FsPath, PathBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::path::{self, Path, Segment, Step};
-use crate::upgrade::diff::diff as diff_values;
+use crate::upgrade::diff::diff_into;
 use crate::upgrade::Changes;
 use crate::value::{Map, Value};
 use crate::Save;
-
-/// The save as one document, `{"data": ..., "meta": ...}`, as its paths read it.
-fn document(save: &Save) -> Value {
-    let mut document = Map::new();
-    document.insert("data", save.data.clone());
-    document.insert("meta", save.meta.to_value());
-    Value::Object(document)
-}
 
 /// The steps of `text`, owned; an error saying what a path is when it is not one.
 fn steps_of(text: &str) -> Result<Vec<Step<'static>>> {
@@ -320,7 +312,13 @@ fn keep_doubles_in(original: &Value, edited: &mut Value) {
 /// `meta.version`) added, removed and changed, values in the decimal view cut to 60
 /// characters. Key order never matters; doubles are compared by their bits.
 pub fn diff(before: &Save, after: &Save) -> Changes {
-    diff_values(&document(before), &document(after))
+    // Each part where the document has it (data before meta), with no copy of the data.
+    let mut changes = Changes::default();
+    let under = |key: &str| Path::from(vec![Segment::Key(key.to_string())]);
+    diff_into(&before.data, &after.data, under("data"), &mut changes);
+    let (meta_before, meta_after) = (before.meta.to_value(), after.meta.to_value());
+    diff_into(&meta_before, &meta_after, under("meta"), &mut changes);
+    changes
 }
 
 /// Reads the save at `path`: its bytes, to give [`store_edited`] once it is edited, and the
@@ -349,13 +347,9 @@ pub fn store_edited(path: impl AsRef<FsPath>, read: &[u8], save: &Save) -> Resul
 fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {
     let bytes = save.to_vec()?;
     let held = fsio::hold_save(path)?;
-    let now = match &held {
-        Some(held) => held.read(),
-        None => fsio::read_regular(path),
-    }
-    .map_err(|e| Error::io(e, "cannot read the file"))?;
     let read_print = fsio::Fingerprint::of(read);
-    if fsio::Fingerprint::of(&now) != read_print {
+    // Checked before the backup is written, and again right before the rename.
+    if fsio::Fingerprint::of(&fsio::read_save(path, held.as_ref())?) != read_print {
         return Err(Error::new(
             ErrorKind::Changed,
             "the save changed on disk since it was read (the game or another program wrote \
@@ -363,30 +357,9 @@ fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {
         ));
     }
     fsio::refuse_read_only(path)?;
-    let backup = backup_path(path, read);
+    let backup = fsio::backup_path(path, None, read);
     fsio::write_atomic_like(&backup, read, Some(path))
         .map_err(|e| Error::io(e, format!("cannot write the backup {}", backup.display())))?;
-    let write_error = |e| Error::io(e, "cannot write the file");
-    let pending = fsio::write_temporary(path, &bytes, None).map_err(write_error)?;
-    pending.sync().map_err(write_error)?;
-    let dir = pending.dir().to_path_buf();
-    if let Some(held) = &held {
-        held.check_unchanged(&read_print, fsio::Work::Edit)?;
-    }
-    pending.rename().map_err(write_error)?;
-    // Replaced by now: a failed folder flush only weakens durability.
-    let _ = fsio::sync_dir(&dir);
+    fsio::replace_held(path, &bytes, held.as_ref(), &read_print, fsio::Work::Edit)?;
     Ok(backup)
-}
-
-/// `<name>.bak`, or `<name>.<k>.bak` when that exists with other content.
-fn backup_path(path: &FsPath, original: &[u8]) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    (0..)
-        .map(|k: u32| match k {
-            0 => path.with_file_name(format!("{name}.bak")),
-            k => path.with_file_name(format!("{name}.{k}.bak")),
-        })
-        .find(|p| fsio::read_regular(p).map_or(true, |existing| existing == original))
-        .expect("an unbounded search")
 }

@@ -179,6 +179,58 @@ pub(crate) fn hold_save(path: &Path) -> crate::Result<Option<Held>> {
     })
 }
 
+/// The bytes of the save at `path`: through `held`, its locked descriptor, when it is held.
+pub(crate) fn read_save(path: &Path, held: Option<&Held>) -> crate::Result<Vec<u8>> {
+    match held {
+        Some(held) => held.read(),
+        None => read_regular(path),
+    }
+    .map_err(|e| Error::io(e, "cannot read the file"))
+}
+
+/// Replaces the save at `path`, whose bytes were `read` while `held`, with `bytes`: a
+/// temporary file beside it, flushed, renamed over it once the save is checked to be
+/// unchanged, then the folder flushed.
+pub(crate) fn replace_held(
+    path: &Path,
+    bytes: &[u8],
+    held: Option<&Held>,
+    read: &Fingerprint,
+    work: Work,
+) -> crate::Result<()> {
+    let write_error = |e| Error::io(e, "cannot write the file");
+    let pending = write_temporary(path, bytes, None).map_err(write_error)?;
+    pending.sync().map_err(write_error)?;
+    let dir = pending.dir().to_path_buf();
+    if let Some(held) = held {
+        held.check_unchanged(read, work)?;
+    }
+    pending.rename().map_err(write_error)?;
+    // Replaced by now: a failed folder flush only weakens durability.
+    let _ = sync_dir(&dir);
+    Ok(())
+}
+
+/// Where a backup of `original`, the bytes of `path`, goes: `<name>.<tag>.bak` (`<name>.bak`
+/// without a tag), or `<name>.<tag>.<k>.bak` when that exists with other content, so an
+/// older backup is never overwritten by a different one.
+pub(crate) fn backup_path(path: &Path, tag: Option<&str>, original: &[u8]) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let stem = match tag {
+        Some(tag) => format!("{name}.{tag}"),
+        None => name.into_owned(),
+    };
+    (0..)
+        .map(|k: u32| match k {
+            0 => path.with_file_name(format!("{stem}.bak")),
+            k => path.with_file_name(format!("{stem}.{k}.bak")),
+        })
+        // Something that is not a file there (a folder, a FIFO) is never read, and the
+        // backup's write then fails, naming it.
+        .find(|p| read_regular(p).map_or(true, |existing| existing == original))
+        .expect("an unbounded search")
+}
+
 /// The length and hash of a file's bytes as they were read: what they must still be when
 /// the file is replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -227,27 +227,15 @@ pub fn format_file(path: impl AsRef<FsPath>, check: bool) -> Result<bool> {
 
 fn format_at(path: &FsPath, check: bool) -> Result<bool> {
     let held = if check { None } else { fsio::hold_save(path)? };
-    let bytes = match &held {
-        Some(held) => held.read(),
-        None => fsio::read_regular(path),
-    }
-    .map_err(|e| Error::io(e, "cannot read the file"))?;
+    let bytes = fsio::read_save(path, held.as_ref())?;
     let canonical = Save::from_slice(&bytes).and_then(|save| save.to_vec())?;
     if canonical == bytes {
         return Ok(false);
     }
     if !check {
         fsio::refuse_read_only(path)?;
-        let write_error = |e| Error::io(e, "cannot write the file");
-        let pending = fsio::write_temporary(path, &canonical, None).map_err(write_error)?;
-        pending.sync().map_err(write_error)?;
-        let dir = pending.dir().to_path_buf();
-        if let Some(held) = &held {
-            held.check_unchanged(&fsio::Fingerprint::of(&bytes), fsio::Work::Format)?;
-        }
-        pending.rename().map_err(write_error)?;
-        // Replaced by now: a failed folder flush only weakens durability.
-        let _ = fsio::sync_dir(&dir);
+        let read = fsio::Fingerprint::of(&bytes);
+        fsio::replace_held(path, &canonical, held.as_ref(), &read, fsio::Work::Format)?;
     }
     Ok(true)
 }

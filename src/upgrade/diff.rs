@@ -43,9 +43,14 @@ impl Changes {
 /// Compares `before` with `after`: objects key by key, arrays index by index.
 pub fn diff(before: &Value, after: &Value) -> Changes {
     let mut changes = Changes::default();
-    let mut path = Path::new();
-    walk(before, after, &mut path, &mut changes);
+    diff_into(before, after, Path::new(), &mut changes);
     changes
+}
+
+/// [`diff`] of two values found at `path`, their changes added to `changes` with paths
+/// from there.
+pub(crate) fn diff_into(before: &Value, after: &Value, mut path: Path, changes: &mut Changes) {
+    walk(before, after, &mut path, changes);
 }
 
 fn walk(before: &Value, after: &Value, path: &mut Path, changes: &mut Changes) {

@@ -190,11 +190,7 @@ fn upgrade_in_memory(
         Target::InPlace { .. } => fsio::hold_save(path)?,
         _ => None,
     };
-    let original = match &held {
-        Some(held) => held.read(),
-        None => fsio::read_regular(path),
-    }
-    .map_err(|e| Error::io(e, "cannot read the file"))?;
+    let original = fsio::read_save(path, held.as_ref())?;
     let save = Save::from_slice(&original)?;
     let from = save.meta.version;
     let plan = upgrader.chain().plan(&save.meta, options.target)?;
@@ -236,7 +232,7 @@ fn upgrade_in_memory(
             let read = fsio::Fingerprint::of(&original);
             todo.held = held.map(|held| (held, read));
             if backup {
-                let backup = backup_path(path, from, &original);
+                let backup = fsio::backup_path(path, Some(&format!("v{from}")), &original);
                 todo.report.backup = Some(backup);
                 todo.original = Some(original);
             }
@@ -461,26 +457,6 @@ pub(crate) fn upgrade_file_in_group<K>(
         Ok(None)
     });
     joined.map_err(|e| e.with_file(path)).transpose()
-}
-
-/// `<name>.v<N>.bak`, or `<name>.v<N>.<k>.bak` when that exists with other content, so an
-/// older backup is never overwritten by a different one.
-fn backup_path(path: &Path, from: u64, original: &[u8]) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let candidate = |k: u32| {
-        let suffix = if k == 0 {
-            format!("{name}.v{from}.bak")
-        } else {
-            format!("{name}.v{from}.{k}.bak")
-        };
-        path.with_file_name(suffix)
-    };
-    (0..)
-        .map(candidate)
-        // Something that is not a file there (a folder, a FIFO) is never read, and the
-        // backup's write then fails, naming it.
-        .find(|p| fsio::read_regular(p).map_or(true, |existing| existing == original))
-        .expect("an unbounded search")
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use std::process::Command;
 use savechain::text::Style;
 use savechain::{edit, ErrorKind, Save};
 
-use super::output::{self, errln};
-use super::report::{changes_text, print_error};
+use super::output::errln;
+use super::report::{print_error, print_written};
 use super::{EXIT_FAILED, EXIT_OK};
 
 /// Edit a save in your editor, doubles in decimal; it is checked and written back.
@@ -126,12 +126,7 @@ fn write_back(file: &Path, read: &[u8], save: &Save, edited: &Save, draft: Draft
     }
     match edit::store_edited(file, read, edited) {
         Ok(backup) => {
-            output::err(&changes_text(&changes, ""));
-            errln!(
-                "{}: written; the original is kept as {}",
-                file.display(),
-                backup.display()
-            );
+            print_written(file, &changes, &backup);
             draft.remove()
         }
         Err(e) if e.kind() == ErrorKind::Changed => {

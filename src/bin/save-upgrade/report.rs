@@ -163,3 +163,17 @@ pub fn changes_text(changes: &savechain::upgrade::Changes, indent: &str) -> Stri
         .map(|(_, line)| format!("{indent}{line}\n"))
         .collect()
 }
+
+/// Says that `file` was written with `changes`, its original kept as `backup`.
+pub fn print_written(
+    file: &std::path::Path,
+    changes: &savechain::upgrade::Changes,
+    backup: &std::path::Path,
+) {
+    crate::output::err(&changes_text(changes, ""));
+    errln!(
+        "{}: written; the original is kept as {}",
+        file.display(),
+        backup.display()
+    );
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use savechain::{edit, text, Save, Value};
 
 use super::output::errln;
-use super::report::{changes_text, print_error};
+use super::report::{print_error, print_written};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Change one value of a save in place, keeping the original as <name>.bak.
@@ -96,12 +96,7 @@ pub fn run(args: Args) -> i32 {
     }
     match edit::store_edited(&args.file, &read, &changed) {
         Ok(backup) => {
-            super::output::err(&changes_text(&changes, ""));
-            errln!(
-                "{}: written; the original is kept as {}",
-                args.file.display(),
-                backup.display()
-            );
+            print_written(&args.file, &changes, &backup);
             EXIT_OK
         }
         Err(e) => {
