@@ -25,6 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::batch::out_dir::overlap;
 use crate::batch::Plan;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
@@ -68,12 +69,14 @@ pub enum Verdict {
 /// the expected forms that are missing or differ instead (atomically, making folders).
 /// Outcomes come in path order. An error only when `fixtures` holds no saves.
 pub fn check(chain: &Chain, fixtures: &Path, expected: &Path, bless: bool) -> Result<Vec<Outcome>> {
-    if inside(expected, fixtures) {
+    // Expected forms among the fixtures would be tested as fixtures, and fixtures among
+    // the expected forms could be blessed over.
+    if let Some(relation) = overlap(expected, fixtures) {
         return Err(Error::new(
             ErrorKind::Io,
             format!(
-                "the expected forms ({}) may not lie inside the fixtures' folder ({}): they \
-                 would be tested as fixtures",
+                "the expected forms ({}) may not lie inside the fixtures' folder ({}), nor \
+                 be or contain it: the folder of expected forms {relation} it",
                 expected.display(),
                 fixtures.display()
             ),
@@ -155,32 +158,4 @@ fn compare(text: &[u8], expected: &Path, bless: bool) -> Verdict {
         Ok(()) => Verdict::Written,
         Err(e) => Verdict::Failed(Error::io(e, "cannot write the file").with_file(expected)),
     }
-}
-
-/// Whether `path` (which may not exist yet) is `folder` or lies inside it.
-fn inside(path: &Path, folder: &Path) -> bool {
-    let Ok(folder) = folder.canonicalize() else {
-        return false;
-    };
-    // The nearest existing ancestor of `path`, resolved, with the rest of it after.
-    let mut existing = path;
-    let mut rest = Vec::new();
-    let resolved = loop {
-        match existing.canonicalize() {
-            Ok(resolved) => break resolved,
-            Err(_) => match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_owned());
-                    existing = if parent.as_os_str().is_empty() {
-                        Path::new(".")
-                    } else {
-                        parent
-                    };
-                }
-                _ => return false,
-            },
-        }
-    };
-    let full = rest.iter().rev().fold(resolved, |p, name| p.join(name));
-    full.starts_with(folder)
 }

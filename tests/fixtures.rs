@@ -140,18 +140,26 @@ fn test_shows_differences_and_bless_writes_the_expected_forms() {
         std::fs::read_to_string(fixtures.join("old/a.json")).unwrap(),
         a
     );
-    // Expected forms inside the fixtures' folder would be tested as fixtures.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(["test", "--upgrades", "../steps", "--writer", "1.0.0", "."])
-        .current_dir(&fixtures)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("may not lie inside the fixtures' folder"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Expected forms inside the fixtures' folder would be tested as fixtures; a folder of
+    // expected forms holding the fixtures could have them blessed over.
+    for (cwd, expected, relation) in [
+        (&fixtures, None, "lies inside"),
+        (&fixtures, Some(".."), "contains"),
+    ] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"));
+        command.args(["test", "--upgrades", "../steps", "--writer", "1.0.0"]);
+        if let Some(expected) = expected {
+            command.args(["--expected", expected]);
+        }
+        let out = command.arg(".").current_dir(cwd).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("may not lie inside the fixtures' folder")
+                && stderr.contains(&format!("the folder of expected forms {relation} it")),
+            "{stderr}"
+        );
+    }
     // A fixture that fails to upgrade fails the run.
     std::fs::write(
         fixtures.join("bad.json"),

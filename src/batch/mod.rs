@@ -31,7 +31,7 @@
 //! ```
 
 mod find;
-mod out_dir;
+pub(crate) mod out_dir;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;

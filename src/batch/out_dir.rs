@@ -37,24 +37,32 @@ pub(crate) fn resolve(path: &Path) -> PathBuf {
     }
 }
 
+/// How the folder `a` overlaps the folder `b`, once links are resolved: `"is"`,
+/// `"lies inside"` or `"contains"`; `None` when they are apart.
+pub(crate) fn overlap(a: &Path, b: &Path) -> Option<&'static str> {
+    let (a, b) = (resolve(a), resolve(b));
+    if a == b {
+        Some("is")
+    } else if a.starts_with(&b) {
+        Some("lies inside")
+    } else if b.starts_with(&a) {
+        Some("contains")
+    } else {
+        None
+    }
+}
+
 /// Refuses an output folder that is, contains or lies inside a source: the folders given
 /// and the files given. Outputs inside a source are read back as saves by the next run
 /// over it; a source inside the output folder can be overwritten by an output. Refusing
 /// every overlap is simpler to trust than proving, per file, that none of that happens.
 pub(crate) fn check_apart(out_dir: &Path, roots: &[impl AsRef<Path>]) -> Result<()> {
-    let out = resolve(out_dir);
     for root in roots {
         let root = root.as_ref();
-        let source = resolve(root);
-        let relation = if out == source {
-            "is the source"
-        } else if out.starts_with(&source) {
-            "lies inside the source"
-        } else if source.starts_with(&out) {
-            "contains the source"
-        } else {
+        let Some(relation) = overlap(out_dir, root) else {
             continue;
         };
+        let relation = format!("{relation} the source");
         return Err(Error::new(
             ErrorKind::Usage,
             format!(
