@@ -122,6 +122,8 @@ struct Inner {
     message: String,
     source: Option<std::io::Error>,
     lua: Option<LuaFailure>,
+    /// The mod whose chain or data the error is about.
+    in_mod: Option<String>,
 }
 
 impl Error {
@@ -135,6 +137,7 @@ impl Error {
                 message: message.into(),
                 source: None,
                 lua: None,
+                in_mod: None,
             }),
         }
     }
@@ -158,6 +161,22 @@ impl Error {
     pub(crate) fn because(mut self, failure: LuaFailure) -> Error {
         self.inner.lua = Some(failure);
         self
+    }
+
+    /// The error, as about the mod `name`: its message starts `mod NAME: ` once.
+    pub(crate) fn in_mod(mut self, name: &str) -> Error {
+        if self.inner.in_mod.is_none() {
+            self.inner.message = format!("mod {name}: {}", self.inner.message);
+            self.inner.in_mod = Some(name.to_string());
+        }
+        self
+    }
+
+    /// The mod the error is about, when it is about one: its chain is malformed, one of
+    /// its steps failed, or the save's data of it cannot be upgraded
+    /// ([`Mod`](crate::upgrade::Mod)). The message names it too.
+    pub fn failed_mod(&self) -> Option<&str> {
+        self.inner.in_mod.as_deref()
     }
 
     /// Why Lua failed, when it did: a limit, an error, a value a save cannot hold.

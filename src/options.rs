@@ -34,6 +34,14 @@ pub struct Options {
     /// (a tool that preserves times, a clock set back, a file system with coarse times and
     /// an edit within the same tick) goes unseen until the JSON changes again.
     pub trust_mtime: bool,
+    /// When a mod's step fails, or a mod's data cannot be upgraded by its installed
+    /// release, upgrade the rest of the save and leave that mod's data exactly as it was,
+    /// at its old version ([`ModStatus::Held`](crate::upgrade::ModStatus::Held)); a failed
+    /// step is marked in the save (`meta.mods.<name>.failed`) so that a later run, which
+    /// retries it, and a person can see it. Without it, the save fails, naming the mod.
+    /// The game's own steps always fail the save. Costs a copy of the data before each
+    /// mod's steps, to go back to.
+    pub keep_going: bool,
 }
 
 impl Options {

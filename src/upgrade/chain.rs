@@ -1,6 +1,7 @@
 //! A game's chain of steps: checked for gaps and clashes, the game's version it writes,
-//! the game it belongs to (when it names one), the plan for one save, and the identity that
-//! caches made by it are checked against.
+//! the game it belongs to (when it names one), the mods whose chains follow it, the plan of
+//! the game's steps for one save, and the identity that caches made by it are checked
+//! against.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lua::{Limits, Sandbox};
 use crate::path::{Path, Segment};
 use crate::save::{Meta, Save};
-use crate::value::Value;
+use crate::value::{Map, Value};
 
 /// A checked sequence of steps with no gaps and no two from the same version, the version
 /// of the game it belongs to, and the game's name when it gives one ([`Chain::for_game`]).
@@ -22,7 +23,114 @@ pub struct Chain {
     game: Option<String>,
     /// The helper modules of every Lua step, merged.
     modules: Arc<Modules>,
+    /// The mods whose chains run after this one, in the order they run
+    /// ([`Chain::with_mods`]); none for a mod's own chain.
+    pub(super) mods: Vec<Mod>,
+    /// The identity of the steps, writer and game alone, without the mods.
+    own_identity: [u8; 16],
     identity: [u8; 16],
+}
+
+/// A mod: a namespace of a save's data with its own data version and its own chain of
+/// steps, run after the game's chain ([`Chain::with_mods`]).
+///
+/// A mod's data version is recorded in the save as `meta.mods.<name>.version`, and its
+/// release as `meta.mods.<name>.writer`; its steps move that version from N to N + 1, as a
+/// game's steps move `meta.version`. They see the whole save as the game's chain left it
+/// (a mod's data may sit beside the game's, on the game's own records), and by
+/// convention keep what belongs to the mod alone under `data.mods.<name>`.
+///
+/// ```
+/// use savechain::upgrade::{Chain, Mod, Step};
+/// use savechain::{Options, Save};
+///
+/// let tinker = Mod::new("tinker", "1.1.0", vec![Step::lua("0001-charge.lua", r#"
+///     return function(data) data.mods.tinker.charge = data.mods.tinker.charge * 10 end
+/// "#)?])?;
+/// let chain = Chain::new("2.0.0", vec![])?.with_mods(vec![tinker])?;
+///
+/// let save = Save::from_str(r#"{
+///     "meta": {"version": 1, "mods": {"tinker": {"version": 1, "writer": "1.0.0"}}},
+///     "data": {"mods": {"tinker": {"charge": 4}}}
+/// }"#)?;
+/// let upgraded = chain.upgrader().upgrade(save, &Options::default())?;
+/// assert_eq!(upgraded.save.data.pointer("mods.tinker.charge"), Some(&40.into()));
+/// let entry = upgraded.save.meta.extra.get("mods").unwrap().get("tinker").unwrap();
+/// assert_eq!(entry.to_string(), r#"{"version":2,"writer":"1.1.0"}"#);
+/// # Ok::<(), savechain::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Mod {
+    pub(super) name: String,
+    pub(super) after: Vec<String>,
+    pub(super) chain: Chain,
+}
+
+impl Mod {
+    /// The mod `name` at its release `release` (a semantic version, recorded as the writer
+    /// of its data), with its `steps`, checked as [`Chain::new`] checks a game's.
+    ///
+    /// A name is 1 to 64 letters, digits, `_`, `-` and `.`, not starting with `.`: it is
+    /// a key of `meta.mods` and, by convention, of `data.mods`, and names a folder.
+    pub fn new(name: &str, release: &str, steps: Vec<Step>) -> Result<Mod> {
+        check_mod_name(name)?;
+        let chain = Chain::new(release, steps).map_err(|e| e.in_mod(name))?;
+        Ok(Mod {
+            name: name.to_string(),
+            after: Vec::new(),
+            chain,
+        })
+    }
+
+    /// The mod, run after the mods named in `names` when they are installed (its
+    /// steps may read what theirs made). A name not installed is no error: the order is
+    /// about who runs first, not a requirement.
+    pub fn after<S: AsRef<str>>(mut self, names: &[S]) -> Mod {
+        for name in names {
+            let name = name.as_ref().to_string();
+            if !self.after.contains(&name) {
+                self.after.push(name);
+            }
+        }
+        self
+    }
+
+    /// Its name: its key in `meta.mods`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its release, recorded as the writer of its data.
+    pub fn release(&self) -> &semver::Version {
+        self.chain.writer()
+    }
+
+    /// The mods it runs after, as declared.
+    pub fn comes_after(&self) -> &[String] {
+        &self.after
+    }
+
+    /// Its steps, as a chain: its versions, steps and identity.
+    pub fn chain(&self) -> &Chain {
+        &self.chain
+    }
+}
+
+/// A mod's name is a key of `meta.mods` and a folder's name: kept to characters safe in both.
+fn check_mod_name(name: &str) -> Result<()> {
+    let fine = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if fine {
+        Ok(())
+    } else {
+        Err(chain_error(format!(
+            "a mod's name is 1 to 64 letters, digits, '_', '-' and '.', not starting with '.', found {name:?}"
+        )))
+    }
 }
 
 impl Chain {
@@ -73,6 +181,8 @@ impl Chain {
             writer,
             game: None,
             modules: Arc::new(modules),
+            mods: Vec::new(),
+            own_identity: identity,
             identity,
         })
     }
@@ -114,12 +224,13 @@ impl Chain {
         }
         self.game = Some(game.to_string());
         // Nothing to check again: the steps are the same, only the identity changes.
-        self.identity = identity(
+        self.own_identity = identity(
             &self.writer,
             self.game.as_deref(),
             &self.steps,
             &self.modules,
         );
+        self.identity = with_mods_identity(self.own_identity, &self.mods);
         Ok(self)
     }
 
@@ -129,14 +240,28 @@ impl Chain {
         Chain::new(writer, Step::lua_dir(dir)?)
     }
 
-    /// The chain with `steps` added (replacing none: a clash is an error).
+    /// The chain with `steps` added (replacing none: a clash is an error), and the same
+    /// game and mods.
     pub fn with(&self, steps: Vec<Step>) -> Result<Chain> {
         let all = self.steps.iter().cloned().chain(steps).collect();
-        let chain = Chain::new(&self.writer.to_string(), all)?;
-        match &self.game {
-            Some(game) => chain.for_game(game),
-            None => Ok(chain),
+        let mut chain = Chain::new(&self.writer.to_string(), all)?;
+        if let Some(game) = &self.game {
+            chain = chain.for_game(game)?;
         }
+        chain.set_mods(self.mods.clone());
+        Ok(chain)
+    }
+
+    /// Puts `mods`, already checked and ordered, after the game's chain.
+    pub(super) fn set_mods(&mut self, mods: Vec<Mod>) {
+        self.identity = with_mods_identity(self.own_identity, &mods);
+        self.mods = mods;
+    }
+
+    /// The mods whose chains run after the game's, in the order they run
+    /// ([`Chain::with_mods`]).
+    pub fn mods(&self) -> &[Mod] {
+        &self.mods
     }
 
     /// The steps, oldest first.
@@ -166,10 +291,11 @@ impl Chain {
     }
 
     /// A new save of `data` at the latest version, written by this game (and naming it,
-    /// for a chain [`for_game`](Chain::for_game)).
+    /// for a chain [`for_game`](Chain::for_game)), recording each mod's latest version and
+    /// release in `meta.mods`.
     pub fn new_save(&self, data: Value) -> Save {
         let mut save = Save::new(self.latest(), data).with_writer(self.writer.clone());
-        self.name_game(&mut save.meta);
+        self.stamp(&mut save.meta);
         save
     }
 
@@ -177,16 +303,59 @@ impl Chain {
     /// chain [`for_game`](Chain::for_game)), keeping the rest of `meta` (its history and
     /// any other members): for storing again a save that was loaded, with `meta` from
     /// [`Loaded::meta`](crate::cache::Loaded::meta) or [`Save::meta`].
+    ///
+    /// Each mod of the chain is recorded in `meta.mods` at its latest version and release,
+    /// except one whose data the save holds at a version it could not upgrade (marked
+    /// `failed`, or newer than the mod): its entry is kept as it is, since nothing says the
+    /// data changed. Entries of mods not in the chain are kept as they are.
     pub fn resave(&self, mut meta: Meta, data: Value) -> Save {
         meta.version = self.latest();
         meta.writer = Some(self.writer.clone());
-        self.name_game(&mut meta);
+        self.stamp(&mut meta);
         Save { meta, data }
     }
 
-    fn name_game(&self, meta: &mut Meta) {
+    /// Names the game (when the chain does), and records each mod's latest version.
+    fn stamp(&self, meta: &mut Meta) {
         if let Some(game) = &self.game {
             meta.extra.insert("game", Value::from(game.as_str()));
+        }
+        if self.mods.is_empty() {
+            return;
+        }
+        let entries = meta
+            .extra
+            .entry("mods")
+            .or_insert_with(|| Value::Object(Map::new()));
+        // Something else a game kept there is not ours to replace; upgrades refuse it.
+        let Value::Object(entries) = entries else {
+            return;
+        };
+        for m in &self.mods {
+            let latest = m.chain.latest();
+            let entry = entries
+                .entry(m.name())
+                .or_insert_with(|| Value::Object(Map::new()));
+            let held = entry.get("failed").is_some()
+                || entry
+                    .get("version")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|v| v > latest);
+            if held {
+                continue;
+            }
+            let mut stamped = Map::new();
+            stamped.insert("version", Value::from(latest));
+            stamped.insert("writer", Value::String(m.release().to_string()));
+            // Other members a game put there stay.
+            if let Value::Object(old) = entry {
+                for (key, value) in old.iter() {
+                    if key != "version" && key != "writer" {
+                        stamped.insert(key, value.clone());
+                    }
+                }
+            }
+            *entry = Value::Object(stamped);
         }
     }
 
@@ -271,7 +440,9 @@ impl Chain {
     /// save. Caches record it and are refused when it differs. It covers the writer, the
     /// game's name, each step's version, name, description, and its Rust revision or Lua
     /// source, every helper module a Lua step can `require`, the savechain Lua library, and
-    /// savechain's own version (its Rust side converts values to and from Lua).
+    /// savechain's own version (its Rust side converts values to and from Lua); and, for
+    /// each mod in the order they run, its name, what it comes after and the identity of
+    /// its own chain.
     pub fn fingerprint(&self) -> [u8; 16] {
         self.identity
     }
@@ -290,8 +461,10 @@ fn check_history(meta: &Meta) -> Result<()> {
     let Some(Value::Array(history)) = meta.extra.get("history") else {
         return Ok(());
     };
+    // Entries naming a mod are of that mod's version (section 2 of docs/FORMAT.md).
     let reached = history
         .iter()
+        .filter(|entry| entry.get("mod").is_none())
         .filter_map(|entry| entry.get("to").and_then(Value::as_u64))
         .max();
     match reached {
@@ -434,6 +607,28 @@ fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Res
 
 /// Bumped when what the identity covers changes, so old caches are refused.
 const IDENTITY_SCHEME: &[u8] = b"savechain chain identity 4\0";
+
+/// The identity of a game's chain (`own`) followed by `mods`, in their order.
+fn with_mods_identity(own: [u8; 16], mods: &[Mod]) -> [u8; 16] {
+    if mods.is_empty() {
+        return own;
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut part = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    part(&own);
+    for m in mods {
+        part(m.name.as_bytes());
+        part(&(m.after.len() as u64).to_le_bytes());
+        for after in &m.after {
+            part(after.as_bytes());
+        }
+        part(&m.chain.identity);
+    }
+    h.digest128().to_le_bytes()
+}
 
 fn identity(
     writer: &semver::Version,

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::plan::{ModReport, ModStatus};
 use super::run::{StepReport, Upgrader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
@@ -34,13 +35,15 @@ pub enum Target<'a> {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct FileReport {
-    /// The save's version before.
+    /// The save's version (the game's data version) before.
     pub from: u64,
     /// Its version after (or, with [`Target::Nowhere`], the version it would have).
     pub to: u64,
-    /// The steps that ran, or with [`Target::Nowhere`] the steps that would run (their
-    /// `changes` and `dropped` empty, since nothing ran).
+    /// The steps that ran, the game's then each mod's, or with [`Target::Nowhere`] the
+    /// steps that would run (their `changes` and `dropped` empty, since nothing ran).
     pub steps: Vec<StepReport>,
+    /// Where each mod's data stands after (with [`Target::Nowhere`]: would stand).
+    pub mods: Vec<ModReport>,
     /// The file written, if any.
     pub written: Option<PathBuf>,
     /// The backup of the original, when one was written.
@@ -48,9 +51,20 @@ pub struct FileReport {
 }
 
 impl FileReport {
-    /// Whether the save was already at the target version.
+    /// Whether no step ran (or, with [`Target::Nowhere`], would run): the save's data,
+    /// the game's and every installed mod's, was already at its target version, or held
+    /// back ([`FileReport::held`]).
     pub fn was_current(&self) -> bool {
-        self.from == self.to
+        self.steps.is_empty()
+    }
+
+    /// The mods whose data was held back at its old version, with why
+    /// ([`ModStatus::Held`], with [`Options::keep_going`]).
+    pub fn held(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.mods.iter().filter_map(|m| match &m.status {
+            ModStatus::Held(why) => Some((m.name.as_str(), why.as_str())),
+            _ => None,
+        })
     }
 }
 
@@ -193,12 +207,13 @@ fn upgrade_in_memory(
     let original = fsio::read_save(path, held.as_ref())?;
     let save = Save::from_slice(&original)?;
     let from = save.meta.version;
-    let plan = upgrader.chain().plan(&save.meta, options.target)?;
+    let plan = upgrader.chain().plan_upgrade(&save.meta, options)?;
     let mut todo = ToWrite {
         report: FileReport {
             from,
-            to: plan.last().map_or(from, |s| s.to()),
+            to: plan.to,
             steps: Vec::new(),
+            mods: plan.mods.clone(),
             written: None,
             backup: None,
         },
@@ -209,7 +224,7 @@ fn upgrade_in_memory(
     };
     match target {
         Target::Nowhere => {
-            todo.report.steps = plan.iter().map(StepReport::pending).collect();
+            todo.report.steps = plan.steps();
             return Ok(todo);
         }
         Target::InPlace { .. } if plan.is_empty() => return Ok(todo),
@@ -227,6 +242,7 @@ fn upgrade_in_memory(
     let upgraded = upgrader.upgrade(save, options)?;
     todo.bytes = upgraded.save.to_vec()?;
     todo.report.steps = upgraded.steps;
+    todo.report.mods = upgraded.mods;
     match target {
         Target::InPlace { backup } => {
             let read = fsio::Fingerprint::of(&original);

@@ -57,12 +57,15 @@ mod chain;
 pub(crate) mod diff;
 mod file;
 mod lua_dir;
+mod mods;
+mod plan;
 mod run;
 mod step;
 
-pub use chain::Chain;
+pub use chain::{Chain, Mod};
 pub use diff::{Change, Changes};
 pub use file::{upgrade_file, FileReport, Target};
 pub(crate) use file::{upgrade_file_in_group, WriteGroup};
+pub use plan::{ModReport, ModStatus, Plan};
 pub use run::{StepReport, Upgraded, Upgrader};
 pub use step::{RustStep, Step, StepContext};

@@ -3,8 +3,9 @@
 
 use mlua::Function;
 
-use super::chain::Chain;
+use super::chain::{Chain, Mod};
 use super::diff::{covered_by, diff, Changes};
+use super::plan::{meta_path, ModReport, ModStatus};
 use super::step::{load_lua, Failure, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::lua::{lend, take_back, to_lua, Limits, Sandbox};
@@ -35,6 +36,8 @@ pub struct StepReport {
     /// then a line saying the rest was dropped. Savechain writes them nowhere: the caller
     /// shows them, with the save and [`StepReport::name`]. Empty for a Rust step.
     pub printed: Vec<String>,
+    /// The mod the step is of ([`Mod::name`]); `None` for a step of the game's chain.
+    pub in_mod: Option<String>,
 }
 
 impl StepReport {
@@ -49,6 +52,7 @@ impl StepReport {
             dropped: Vec::new(),
             changes: None,
             printed: Vec::new(),
+            in_mod: None,
         }
     }
 }
@@ -59,12 +63,16 @@ impl StepReport {
 pub struct Upgraded {
     /// The save at its new version, with `meta.writer` and `meta.history` updated.
     pub save: Save,
-    /// The version it had.
+    /// The game's data version it had.
     pub from: u64,
-    /// The version it has now (`from` when no step ran).
+    /// The game's data version it has now (`from` when no step of the game ran).
     pub to: u64,
-    /// What each step did, in order.
+    /// What each step did, in order: the game's, then each mod's. The steps of a mod held
+    /// back ([`ModStatus::Held`]) are not among them.
     pub steps: Vec<StepReport>,
+    /// Where each mod's data stands: those of the chain in the order they ran, then those
+    /// the save has and the chain does not.
+    pub mods: Vec<ModReport>,
 }
 
 /// Runs a chain on saves, one after another.
@@ -86,6 +94,10 @@ pub struct Upgrader<'c> {
     printed: Vec<String>,
     /// The steps that ran in the last upgrade, when it failed.
     failed: Vec<StepReport>,
+    /// One upgrader for each of the chain's mods, made when its steps first run: each mod
+    /// has a sandbox of its own, so one mod's globals and helper modules never meet
+    /// another's.
+    mods: Vec<Option<Upgrader<'c>>>,
 }
 
 struct LuaSteps {
@@ -124,6 +136,7 @@ impl<'c> Upgrader<'c> {
             saves: 0,
             printed: Vec::new(),
             failed: Vec::new(),
+            mods: Vec::new(),
         }
     }
 
@@ -169,43 +182,126 @@ impl<'c> Upgrader<'c> {
         options: &Options,
         reports: &mut Vec<StepReport>,
     ) -> Result<Upgraded> {
-        let from = save.meta.version;
-        let plan = self.chain.plan(&save.meta, options.target)?;
-        let Some(last) = plan.last() else {
+        let chain = self.chain;
+        let plan = chain.plan_upgrade(&save.meta, options)?;
+        let (from, to) = (plan.from, plan.to);
+        let mut mods = plan.mods;
+        if plan.runs.is_empty() {
             return Ok(Upgraded {
                 save,
                 from,
-                to: from,
+                to,
                 steps: Vec::new(),
+                mods,
             });
+        }
+        let mut data = std::mem::take(&mut save.data);
+        for run in &plan.runs {
+            let Some((index, m)) = run.in_mod else {
+                data = self.run_steps(run.steps, data, &save.meta, None, options, reports)?;
+                // Mods' steps see the save as the game's chain left it, meta included.
+                record(&mut save.meta, from, to, chain.writer(), None)?;
+                continue;
+            };
+            // Only to go back to when the mod fails.
+            let kept = options.keep_going.then(|| data.clone());
+            let reported = reports.len();
+            let mod_from = run.steps[0].from();
+            let ran = self.mod_upgrader(index).run_steps(
+                run.steps,
+                data,
+                &save.meta,
+                Some(m),
+                options,
+                reports,
+            );
+            let report = mods
+                .iter_mut()
+                .find(|r| r.name == m.name())
+                .expect("every mod of the chain has a report");
+            match (ran, kept) {
+                (Ok(upgraded), _) => {
+                    data = upgraded;
+                    record(
+                        &mut save.meta,
+                        mod_from,
+                        report.to.unwrap_or(mod_from),
+                        m.release(),
+                        Some(m),
+                    )?;
+                }
+                (Err(e), Some(kept)) => {
+                    let e = e.in_mod(m.name());
+                    data = kept;
+                    reports.truncate(reported);
+                    mark_failed(&mut save.meta, m, &e)?;
+                    report.to = report.from;
+                    report.status = ModStatus::Held(e.to_string());
+                }
+                (Err(e), None) => return Err(e.in_mod(m.name())),
+            }
+        }
+        save.data = data;
+        Ok(Upgraded {
+            save,
+            from,
+            to,
+            steps: std::mem::take(reports),
+            mods,
+        })
+    }
+
+    /// The upgrader of the chain's mod at `index`, made on first use.
+    fn mod_upgrader(&mut self, index: usize) -> &mut Upgrader<'c> {
+        let chain = self.chain;
+        if self.mods.len() < chain.mods.len() {
+            self.mods.resize_with(chain.mods.len(), || None);
+        }
+        let upgrader =
+            self.mods[index].get_or_insert_with(|| Upgrader::new(&chain.mods[index].chain));
+        // A save of its own for the sandbox's reset: the same count as the game's.
+        upgrader.saves = self.saves;
+        upgrader
+    }
+
+    /// Runs `steps` in order on `data` (the game's, or those of `in_mod`), putting each
+    /// step's report in `reports`; returns the data as a tree.
+    fn run_steps(
+        &mut self,
+        steps: &[Step],
+        data: Value,
+        meta: &Meta,
+        in_mod: Option<&Mod>,
+        options: &Options,
+        reports: &mut Vec<StepReport>,
+    ) -> Result<Value> {
+        let began = Began {
+            version: steps.first().map_or(0, Step::from),
+            in_mod: in_mod.is_some(),
         };
-        let mut data = Data::Tree(std::mem::take(&mut save.data));
-        for step in plan {
-            match self.step(step, data, &save.meta, options) {
-                Ok((next, report)) => {
+        let name = in_mod.map(|m| m.name().to_string());
+        let mut data = Data::Tree(data);
+        for step in steps {
+            match self.step(step, data, meta, began, options) {
+                Ok((next, mut report)) => {
                     data = next;
+                    report.in_mod = name.clone();
                     reports.push(report);
                 }
                 Err(e) => {
                     reports.push(StepReport {
                         printed: std::mem::take(&mut self.printed),
+                        in_mod: name,
                         ..StepReport::pending(step)
                     });
                     return Err(e);
                 }
             }
         }
-        // Collected after the save (above) if worth it.
-        save.data = self
-            .tree_of(data, false)
-            .map_err(|e| step_error(last, taken_back(e), from))?;
-        record(&mut save.meta, from, last.to(), self.chain.writer())?;
-        Ok(Upgraded {
-            save,
-            from,
-            to: last.to(),
-            steps: std::mem::take(reports),
-        })
+        let last = steps.last().expect("a run has steps");
+        // Collected after the save (in `upgrade`) if worth it.
+        self.tree_of(data, false)
+            .map_err(|e| step_error(last, taken_back(e), began))
     }
 
     /// Runs one step, checking it in strict mode and recording what it did.
@@ -214,12 +310,12 @@ impl<'c> Upgrader<'c> {
         step: &Step,
         data: Data,
         meta: &Meta,
+        began: Began,
         options: &Options,
     ) -> Result<(Data, StepReport)> {
         let per_step = options.strict || options.diff;
         self.printed.clear();
         let mut ctx = StepContext::new(step, meta);
-        let began = meta.version;
         let mut before = None;
         let data = match &step.kind {
             StepKind::Rust { run, .. } => {
@@ -243,7 +339,7 @@ impl<'c> Upgrader<'c> {
                         self.lua_of(tree, step, options)?
                     }
                 };
-                let (value, dropped) = self.run_lua(step, value, &ctx, options)?;
+                let (value, dropped) = self.run_lua(step, value, &ctx, began, options)?;
                 ctx.dropped = dropped;
                 let value = Data::Lua(value);
                 // Diffs and strict checks compare trees after every step.
@@ -297,7 +393,16 @@ impl<'c> Upgrader<'c> {
     /// table at a time as the steps touch it, and what they do not touch never converted.
     fn lua_of(&mut self, tree: Value, step: &Step, options: &Options) -> Result<mlua::Value> {
         let lua = self.lua(options)?;
-        lend(lua.sandbox.lua(), tree).map_err(|e| step_error(step, Failure::said(e.to_string()), 0))
+        lend(lua.sandbox.lua(), tree).map_err(|e| {
+            step_error(
+                step,
+                Failure::said(e.to_string()),
+                Began {
+                    version: 0,
+                    in_mod: false,
+                },
+            )
+        })
     }
 
     /// The sandbox, as new for this save: made on first use (again when the limits
@@ -345,13 +450,14 @@ impl<'c> Upgrader<'c> {
         step: &Step,
         value: mlua::Value,
         ctx: &StepContext,
+        began: Began,
         options: &Options,
     ) -> Result<(mlua::Value, Vec<String>)> {
         let chain = self.chain;
         let lua = self.lua(options)?;
         // Lines printed outside any step (none are, today) are not this step's.
         let _ = lua.sandbox.take_printed();
-        let result = run_lua_in(lua, chain, step, value, ctx);
+        let result = run_lua_in(lua, chain, step, value, ctx, began);
         self.printed = self
             .lua
             .as_ref()
@@ -395,9 +501,9 @@ fn run_lua_in(
     step: &Step,
     value: mlua::Value,
     ctx: &StepContext,
+    began: Began,
 ) -> Result<(mlua::Value, Vec<String>)> {
     let index = (step.from() - chain.oldest()) as usize;
-    let began = ctx.meta.version;
     let fail = |failure| step_error(step, failure, began);
     let function = match &lua.functions[index] {
         Some(f) => f.clone(),
@@ -453,17 +559,29 @@ fn check_strict(changes: Option<&Changes>, dropped: &[String]) -> std::result::R
     }
 }
 
-/// Sets the new version and writer, and appends to `meta.history`.
-fn record(meta: &mut Meta, from: u64, to: u64, writer: &semver::Version) -> Result<()> {
-    meta.version = to;
-    meta.writer = Some(writer.clone());
-    let entry: Map = [
-        ("from", Value::from(from)),
-        ("to", Value::from(to)),
-        ("writer", Value::String(writer.to_string())),
-    ]
-    .into_iter()
-    .collect();
+/// Sets the new version and writer of the game's data, or of the data of `in_mod` (in
+/// `meta.mods`, dropping a mark of an earlier failure), and appends to `meta.history`.
+fn record(
+    meta: &mut Meta,
+    from: u64,
+    to: u64,
+    writer: &semver::Version,
+    in_mod: Option<&Mod>,
+) -> Result<()> {
+    let mut entry = Map::new();
+    if let Some(m) = in_mod {
+        let recorded = mod_entry(meta, m)?;
+        recorded.insert("version", Value::from(to));
+        recorded.insert("writer", Value::String(writer.to_string()));
+        recorded.remove("failed");
+        entry.insert("mod", Value::from(m.name()));
+    } else {
+        meta.version = to;
+        meta.writer = Some(writer.clone());
+    }
+    entry.insert("from", Value::from(from));
+    entry.insert("to", Value::from(to));
+    entry.insert("writer", Value::String(writer.to_string()));
     match meta.extra.get_mut("history") {
         None => {
             meta.extra
@@ -483,12 +601,50 @@ fn record(meta: &mut Meta, from: u64, to: u64, writer: &semver::Version) -> Resu
     Ok(())
 }
 
+/// Marks in `meta.mods.<name>.failed` that a step of `m` failed with `error`, its data left
+/// at the version recorded beside it: for a person to see, and for a later run to retry.
+fn mark_failed(meta: &mut Meta, m: &Mod, error: &Error) -> Result<()> {
+    let mark: Map = [
+        ("writer", Value::String(m.release().to_string())),
+        ("error", Value::String(error.message().to_string())),
+    ]
+    .into_iter()
+    .collect();
+    mod_entry(meta, m)?.insert("failed", Value::Object(mark));
+    Ok(())
+}
+
+/// The entry of `m` in `meta.mods`, an object (checked when the upgrade was planned).
+fn mod_entry<'m>(meta: &'m mut Meta, m: &Mod) -> Result<&'m mut Map> {
+    meta.extra
+        .get_mut("mods")
+        .and_then(Value::as_object_mut)
+        .and_then(|entries| entries.get_mut(m.name()))
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| {
+            Error::new(ErrorKind::Upgrade, "expected an object")
+                .in_path(meta_path(&["mods", m.name()]))
+        })
+}
+
+/// Where an upgrade of a save's data (the game's or a mod's) began: the version, and whose.
+#[derive(Clone, Copy)]
+struct Began {
+    version: u64,
+    in_mod: bool,
+}
+
 /// `step 0007-log.lua, version 7 to 8, failed on line 12: why`, and, when the save's upgrade
 /// began at an earlier version (`began`), which: a save edited by hand may say a version
 /// its data does not have.
-fn step_error(step: &Step, failure: Failure, began: u64) -> Error {
-    let began = if began != 0 && began < step.from() {
-        format!(" (the save's upgrade began at version {began}, its meta.version)")
+fn step_error(step: &Step, failure: Failure, began: Began) -> Error {
+    let Began { version, in_mod } = began;
+    let recorded = match in_mod {
+        false => "its meta.version",
+        true => "as its entry in meta.mods says",
+    };
+    let began = if version != 0 && version < step.from() {
+        format!(" (the save's upgrade began at version {version}, {recorded})")
     } else {
         String::new()
     };

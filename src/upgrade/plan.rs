@@ -1,0 +1,292 @@
+//! What an upgrade of one save will do, namespace by namespace: the game's steps, then each
+//! installed mod's, and where each mod's data stands, read from `meta.mods`.
+
+use super::chain::{Chain, Mod};
+use super::run::StepReport;
+use super::step::Step;
+use crate::error::{Error, ErrorKind, Result};
+use crate::options::Options;
+use crate::path::{Path, Segment};
+use crate::save::Meta;
+use crate::value::{Map, Value};
+
+/// What upgrading one save will do: the game's steps, then each mod's, and where every mod's
+/// data stands ([`Chain::plan_upgrade`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Plan<'c> {
+    /// The game's data version the save has (`meta.version`).
+    pub from: u64,
+    /// The game's data version it will have.
+    pub to: u64,
+    /// Every mod installed or recorded in the save: the installed ones in the order they
+    /// run, then those the save has and this chain does not, by name.
+    pub mods: Vec<ModReport>,
+    pub(super) runs: Vec<Run<'c>>,
+}
+
+/// The steps of one namespace to run on a save.
+#[derive(Debug)]
+pub(super) struct Run<'c> {
+    /// The mod and its position in [`Chain::mods`]; `None` for the game's steps.
+    pub(super) in_mod: Option<(usize, &'c Mod)>,
+    pub(super) steps: &'c [Step],
+}
+
+impl Plan<'_> {
+    /// Whether no step will run: the save is current (or what is left is held back).
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The steps that will run, in order, as reports of steps that have not run yet.
+    pub fn steps(&self) -> Vec<StepReport> {
+        let mut steps = Vec::new();
+        for run in &self.runs {
+            for step in run.steps {
+                let mut report = StepReport::pending(step);
+                report.in_mod = run.in_mod.map(|(_, m)| m.name().to_string());
+                steps.push(report);
+            }
+        }
+        steps
+    }
+}
+
+/// Where one mod's data in a save stands, before or after an upgrade.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModReport {
+    /// The mod's name, its key in `meta.mods`.
+    pub name: String,
+    /// The data version the save had for it, when it had one.
+    pub from: Option<u64>,
+    /// The data version it has after the upgrade (in a plan: will have).
+    pub to: Option<u64>,
+    /// What happened to it.
+    pub status: ModStatus,
+}
+
+/// What an upgrade did (in a [`Plan`]: will do) to one mod's data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModStatus {
+    /// Its steps ran (in a plan: will run), from `from` to `to`.
+    Upgraded,
+    /// At the installed release's latest version already.
+    Current,
+    /// Installed, and the save records no data version of it: it holds nothing of the mod
+    /// yet, and no step runs (the game records the mod when it next stores the save).
+    NotInSave,
+    /// Recorded in the save, not installed: its data and `meta.mods` entry are kept exactly,
+    /// to be upgraded when it is installed again.
+    NotInstalled,
+    /// Left exactly as it was, at its old version, with the reason: one of its steps failed,
+    /// or its data cannot be upgraded by the installed release (newer than it, older than
+    /// its oldest step). Only with [`Options::keep_going`]; otherwise the save fails. A step
+    /// that failed is also marked in the save, as `meta.mods.<name>.failed`.
+    Held(String),
+    /// Not run because the game's upgrade stops before its latest version
+    /// ([`Options::target`]): a mod's steps expect the game's data at its latest.
+    Waiting,
+}
+
+impl ModStatus {
+    /// A word or two for reports: `upgraded`, `current`, `not in the save`, `not installed`,
+    /// `held`, `waiting`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            ModStatus::Upgraded => "upgraded",
+            ModStatus::Current => "current",
+            ModStatus::NotInSave => "not in the save",
+            ModStatus::NotInstalled => "not installed",
+            ModStatus::Held(_) => "held",
+            ModStatus::Waiting => "waiting",
+        }
+    }
+}
+
+impl Chain {
+    /// What upgrading the save whose metadata is `meta` will do: the game's steps
+    /// ([`Chain::plan`]), then each installed mod's, from the version `meta.mods` records
+    /// for it to its latest.
+    ///
+    /// Fails when the game's steps cannot upgrade the save (as [`Chain::plan`]), when
+    /// `meta.mods` is not an object, and, unless [`Options::keep_going`], when a mod's data
+    /// cannot be upgraded by its installed release (its entry is malformed, or its version
+    /// is newer than the mod's latest or older than its oldest); the error then names the
+    /// mod ([`Error::failed_mod`]). With `keep_going` such a mod is
+    /// [`ModStatus::Held`] instead.
+    pub fn plan_upgrade(&self, meta: &Meta, options: &Options) -> Result<Plan<'_>> {
+        let steps = self.plan(meta, options.target)?;
+        let from = meta.version;
+        let to = steps.last().map_or(from, Step::to);
+        let mut runs = Vec::new();
+        if !steps.is_empty() {
+            runs.push(Run {
+                in_mod: None,
+                steps,
+            });
+        }
+        let entries = mod_entries(meta)?;
+        // A mod's steps are written against the game's latest data.
+        let mods_run = options.target.is_none_or(|target| target >= self.latest());
+        let mut mods = Vec::new();
+        for (index, m) in self.mods.iter().enumerate() {
+            let entry = entries.and_then(|entries| entries.get(m.name()));
+            let mut report = ModReport {
+                name: m.name().to_string(),
+                from: entry.and_then(|e| e.get("version")).and_then(Value::as_u64),
+                to: None,
+                status: ModStatus::NotInSave,
+            };
+            report.to = report.from;
+            if entry.is_some() && !mods_run {
+                report.status = ModStatus::Waiting;
+            } else if let Some(entry) = entry {
+                match mod_steps(m, entry, meta) {
+                    Ok([]) => report.status = ModStatus::Current,
+                    Ok(steps) => {
+                        report.status = ModStatus::Upgraded;
+                        report.to = steps.last().map(Step::to);
+                        runs.push(Run {
+                            in_mod: Some((index, m)),
+                            steps,
+                        });
+                    }
+                    Err(e) if options.keep_going => report.status = ModStatus::Held(e.to_string()),
+                    Err(e) => return Err(e),
+                }
+            }
+            mods.push(report);
+        }
+        for (name, entry) in entries.into_iter().flat_map(Map::iter) {
+            if !self.mods.iter().any(|m| m.name() == name) {
+                let version = entry.get("version").and_then(Value::as_u64);
+                mods.push(ModReport {
+                    name: name.to_string(),
+                    from: version,
+                    to: version,
+                    status: ModStatus::NotInstalled,
+                });
+            }
+        }
+        Ok(Plan {
+            from,
+            to,
+            mods,
+            runs,
+        })
+    }
+}
+
+/// The members of `meta.mods`, when it has one.
+fn mod_entries(meta: &Meta) -> Result<Option<&Map>> {
+    match meta.extra.get("mods") {
+        None => Ok(None),
+        Some(Value::Object(entries)) => Ok(Some(entries)),
+        Some(other) => Err(Error::new(
+            ErrorKind::Upgrade,
+            format!(
+                "expected an object with a member for each mod, such as {{\"tinker\": {{\"version\": 2, \"writer\": \"1.1.0\"}}}}, found {}",
+                other.kind()
+            ),
+        )
+        .in_path(meta_path(&["mods"]))),
+    }
+}
+
+/// The steps of `m` that bring its data, recorded in the save as `entry`, to the mod's
+/// latest version; or why they cannot, as an error about the mod.
+fn mod_steps<'c>(m: &'c Mod, entry: &Value, meta: &Meta) -> Result<&'c [Step]> {
+    let name = m.name();
+    let at = |member: &str| meta_path(&["mods", name, member]);
+    let refuse = |message: String, member: &str| {
+        Err(Error::new(ErrorKind::Upgrade, message)
+            .in_path(at(member))
+            .in_mod(name))
+    };
+    let Some(entry) = entry.as_object() else {
+        return refuse(
+            format!(
+                "expected an object such as {{\"version\": 2, \"writer\": \"1.1.0\"}}, found {}",
+                entry.kind()
+            ),
+            "",
+        );
+    };
+    let Some(version) = entry.get("version").and_then(Value::as_u64) else {
+        return refuse(
+            "expected the mod's data version, an integer of 1 or more".to_string(),
+            "version",
+        );
+    };
+    let by =
+        match entry
+            .get("writer")
+            .map(|w| w.as_str().map(semver::Version::parse))
+        {
+            None => String::new(),
+            Some(Some(Ok(writer))) => format!(", written by its release {writer}"),
+            Some(_) => return refuse(
+                r#"expected a string with the mod's release, a semantic version such as "1.2.3""#
+                    .to_string(),
+                "writer",
+            ),
+        };
+    let chain = m.chain();
+    if version > chain.latest() {
+        return refuse(
+            format!(
+                "its data is version {version}{by}, newer than the installed release {} knows \
+                 (latest version {}); it needs a newer release of the mod, and is left as it is",
+                chain.writer(),
+                chain.latest()
+            ),
+            "version",
+        );
+    }
+    if version < chain.oldest() {
+        return refuse(
+            format!(
+                "its data is version {version}{by}, older than the oldest version the installed \
+                 release {} upgrades ({}); it is left as it is",
+                chain.writer(),
+                chain.oldest()
+            ),
+            "version",
+        );
+    }
+    let reached = match meta.extra.get("history") {
+        Some(Value::Array(history)) => history
+            .iter()
+            .filter(|e| e.get("mod").and_then(Value::as_str) == Some(name))
+            .filter_map(|e| e.get("to").and_then(Value::as_u64))
+            .max(),
+        _ => None,
+    };
+    if let Some(reached) = reached.filter(|&reached| reached > version) {
+        return refuse(
+            format!(
+                "the save says the mod's data is version {version} but its history records an \
+                 upgrade of it to version {reached}: was its version edited by hand? Upgrading \
+                 would run its steps from {version} again on data that has them already, so it \
+                 is left as it is; if its data is version {reached}'s, set the version back to \
+                 {reached}"
+            ),
+            "version",
+        );
+    }
+    let start = (version - chain.oldest()) as usize;
+    Ok(&chain.steps()[start..])
+}
+
+/// `meta.<parts>`, skipping empty parts.
+pub(super) fn meta_path(parts: &[&str]) -> Path {
+    let keys = std::iter::once("meta").chain(parts.iter().copied());
+    Path::from(
+        keys.filter(|k| !k.is_empty())
+            .map(|k| Segment::Key(k.to_string()))
+            .collect::<Vec<_>>(),
+    )
+}
