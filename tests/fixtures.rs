@@ -81,6 +81,35 @@ fn every_fixture_upgrades_to_its_expected_form() {
     assert!(stderr.contains("fixtures: 19 match, 0 differ"), "{stderr}");
 }
 
+/// The example game's mod, `mods/cartographer`, with its fixtures at each of its data
+/// versions: each upgrades, after the game's chain, to its expected form.
+#[test]
+fn the_example_mods_fixtures_upgrade_to_their_expected_forms() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["test", "--mods", "mods/", "mods/cartographer/fixtures/"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("fixtures: 3 match, 0 differ"), "{stderr}");
+    // Without the mod, its data is kept as it is: the expected forms differ exactly there.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["test", "mods/cartographer/fixtures/"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let changed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .filter(|l| !l.contains("mods.cartographer") && !l.contains("meta.history"))
+        .collect();
+    assert!(changed.is_empty(), "{stdout}");
+}
+
 /// `save-upgrade test` on a chain of its own: a difference is shown path by path (exit 1),
 /// a missing expected form is named (exit 1), `--bless` writes them (exit 0), and the
 /// fixtures are never written.

@@ -572,3 +572,76 @@ fn the_worked_example_of_the_format() {
         .unwrap();
     assert_eq!(upgraded.save, Save::from_str(blocks[1]).unwrap());
 }
+
+#[test]
+fn a_changed_mod_step_refuses_old_caches_and_a_held_mod_writes_none() {
+    use savechain::cache::{self, Refusal, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slot.json");
+    std::fs::write(&path, SAVE).unwrap();
+    let first = chain();
+    let loaded = cache::load_with(&path, &mut first.upgrader(), &Options::default()).unwrap();
+    assert!(matches!(loaded.source, Source::Json(Refusal::Missing)));
+    let again = cache::load_with(&path, &mut first.upgrader(), &Options::default()).unwrap();
+    assert_eq!(again.source, Source::Cache);
+
+    // The same game, tinker's second step changed by one character.
+    let tinker = first.mods().iter().find(|m| m.name() == "tinker").unwrap();
+    let mut steps = tinker.chain().steps().to_vec();
+    steps[1] = lua(
+        "0002-gadgets.lua",
+        "return function(data) data.mods.tinker.gadgets = {1} end",
+    );
+    let changed = Mod::new("tinker", "1.2.0", steps).unwrap();
+    let radio = first
+        .mods()
+        .iter()
+        .find(|m| m.name() == "radio")
+        .unwrap()
+        .clone();
+    let second = first.with_mods(vec![changed, radio]).unwrap();
+    let loaded = cache::load_with(&path, &mut second.upgrader(), &Options::default()).unwrap();
+    assert!(
+        matches!(loaded.source, Source::Json(Refusal::ChainChanged)),
+        "{:?}",
+        loaded.source
+    );
+    let view = loaded.view();
+    assert_eq!(
+        view.data()
+            .unwrap()
+            .get("mods")
+            .unwrap()
+            .get("tinker")
+            .unwrap()
+            .get("gadgets")
+            .unwrap()
+            .to_value()
+            .unwrap()
+            .to_string(),
+        "[1]"
+    );
+
+    // A mod held back: the document is served, no cache kept.
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, BROKEN_SAVE).unwrap();
+    let mut options = Options::default();
+    options.keep_going = true;
+    let chain = failing_chain();
+    let loaded = cache::load_with(&broken, &mut chain.upgrader(), &options).unwrap();
+    assert!(matches!(
+        loaded
+            .mods()
+            .iter()
+            .find(|m| m.name == "broken")
+            .unwrap()
+            .status,
+        ModStatus::Held(_)
+    ));
+    assert!(loaded.new_cache().is_none());
+    assert!(!cache::cache_path(&broken).exists());
+    let err = cache::load_with(&broken, &mut chain.upgrader(), &Options::default())
+        .err()
+        .unwrap();
+    assert_eq!(err.failed_mod(), Some("broken"));
+}

@@ -53,7 +53,7 @@ use crate::error::{Error, Result};
 use crate::fsio;
 use crate::options::Options;
 use crate::save::{Meta, Save};
-use crate::upgrade::{Chain, StepReport, Upgrader};
+use crate::upgrade::{Chain, ModReport, ModStatus, StepReport, Upgrader};
 use crate::value::{Map, Value};
 use aligned::Aligned;
 use build::Provenance;
@@ -109,6 +109,7 @@ pub struct Loaded {
     /// Where the document came from, and if from the JSON, why.
     pub source: Source,
     steps: Vec<StepReport>,
+    mods: Vec<ModReport>,
     write_error: Option<Error>,
 }
 
@@ -172,11 +173,22 @@ impl Loaded {
     /// When the document came from the JSON: the cache made from it, to keep beside the
     /// save. [`load`] has written it already; a game that loads through bytes
     /// ([`load_bytes`]) stores it itself. `None` when the cache was used.
+    ///
+    /// Also `None` when a mod was held back ([`Options::keep_going`]): the document is not
+    /// the chain's whole work, and a later load (without `keep_going`, or after the mod is
+    /// mended) must not be served it; [`load`] writes no cache then either.
     pub fn new_cache(&self) -> Option<&[u8]> {
         match self.source {
-            Source::Json(_) => Some(self.bytes()),
-            Source::Cache => None,
+            Source::Json(_) if !held(&self.mods) => Some(self.bytes()),
+            _ => None,
         }
+    }
+
+    /// When the document came from the JSON: where each mod's data stands after the
+    /// upgrade ([`Upgraded::mods`](crate::upgrade::Upgraded::mods)). Empty when the cache
+    /// was used.
+    pub fn mods(&self) -> &[ModReport] {
+        &self.mods
     }
 
     /// When the document came from the JSON: why the new cache could not be written, if it
@@ -231,6 +243,7 @@ pub fn load_with(
             path: Some(path.to_path_buf()),
             source: Source::Cache,
             steps: Vec::new(),
+            mods: Vec::new(),
             write_error: None,
         }),
         Err(refusal) => {
@@ -365,15 +378,17 @@ pub fn load_bytes(
             path: None,
             source: Source::Cache,
             steps: Vec::new(),
+            mods: Vec::new(),
             write_error: None,
         }),
         Err(refusal) => {
-            let (built, steps) = upgrade_and_build(json, 0, upgrader, options)?;
+            let (built, steps, mods) = upgrade_and_build(json, 0, upgrader, options)?;
             Ok(Loaded {
                 backing: Backing::InMemory(built),
                 path: None,
                 source: Source::Json(refusal),
                 steps,
+                mods,
                 write_error: None,
             })
         }
@@ -488,32 +503,43 @@ fn from_json(
     options: &Options,
     refusal: Refusal,
 ) -> Result<Loaded> {
-    let (built, steps) =
+    let (built, steps, mods) =
         upgrade_and_build(json, mtime, upgrader, options).map_err(|e| e.with_file(path))?;
     let cache_file = cache_path(path);
-    let write_error = fsio::write_atomic_like(&cache_file, built.bytes(), Some(path))
-        .err()
-        .map(|e| Error::io(e, "cannot write the cache").with_file(&cache_file));
+    // A document with a mod held back is not the chain's whole work (see `new_cache`).
+    let write_error = match held(&mods) {
+        true => None,
+        false => fsio::write_atomic_like(&cache_file, built.bytes(), Some(path))
+            .err()
+            .map(|e| Error::io(e, "cannot write the cache").with_file(&cache_file)),
+    };
     Ok(Loaded {
         backing: Backing::InMemory(built),
         path: Some(path.to_path_buf()),
         source: Source::Json(refusal),
         steps,
+        mods,
         write_error,
     })
 }
 
-/// The cache of a save's JSON, upgraded, and the reports of the steps that ran.
+/// The cache of a save's JSON, upgraded, the reports of the steps that ran and where each
+/// mod's data stands.
 fn upgrade_and_build(
     json: &[u8],
     mtime: u64,
     upgrader: &mut Upgrader<'_>,
     options: &Options,
-) -> Result<(Aligned, Vec<StepReport>)> {
+) -> Result<(Aligned, Vec<StepReport>, Vec<ModReport>)> {
     let save = Save::from_slice(json)?;
     let upgraded = upgrader.upgrade(save, options)?;
     let built = build::build(&upgraded.save, &provenance(json, mtime, upgrader.chain()))?;
-    Ok((built, upgraded.steps))
+    Ok((built, upgraded.steps, upgraded.mods))
+}
+
+/// Whether a mod was held back.
+fn held(mods: &[ModReport]) -> bool {
+    mods.iter().any(|m| matches!(m.status, ModStatus::Held(_)))
 }
 
 fn provenance(json: &[u8], mtime: u64, chain: &Chain) -> Provenance {

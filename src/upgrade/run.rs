@@ -639,12 +639,12 @@ struct Began {
 /// its data does not have.
 fn step_error(step: &Step, failure: Failure, began: Began) -> Error {
     let Began { version, in_mod } = began;
-    let recorded = match in_mod {
-        false => "its meta.version",
-        true => "as its entry in meta.mods says",
+    let whose = match in_mod {
+        false => "the save's upgrade began at version {}, its meta.version",
+        true => "the upgrade of the mod's data began at version {}, its version in meta.mods",
     };
     let began = if version != 0 && version < step.from() {
-        format!(" (the save's upgrade began at version {version}, {recorded})")
+        format!(" ({})", whose.replace("{}", &version.to_string()))
     } else {
         String::new()
     };

@@ -14,10 +14,12 @@ use super::{EXIT_OK, EXIT_USAGE};
 #[command(after_help = "Examples:
   save-upgrade chain
   save-upgrade chain --json
-  save-upgrade chain --upgrades mygame/upgrades/ --writer 2.3.0")]
+  save-upgrade chain --upgrades mygame/upgrades/ --writer 2.3.0
+  save-upgrade chain --mods mods/")]
 pub struct Args {
     /// Print {"game": "name" or null, "latest": N, "oldest": M, "writer": "x.y.z", "steps":
-    /// [...]} as JSON.
+    /// [...], "mods": [{"name", "release", "after", "latest", "oldest", "steps"}, ...]} as
+    /// JSON.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -38,6 +40,13 @@ pub struct ChainArg {
     /// checked against.
     #[arg(long, value_name = "VERSION", requires = "upgrades")]
     pub writer: Option<String>,
+    /// Run the chains of the mods in DIR after the game's: each folder in DIR is a mod,
+    /// holding a manifest, mod.json ({"name": "tinker", "release": "1.2.0", "after":
+    /// ["other"]}), and its own NNNN-short-description.lua steps of its data version
+    /// (meta.mods.NAME.version) and helper modules. Mods run in the order of their "after",
+    /// then by name. A save's data of a mod not in DIR is kept as it is.
+    #[arg(long, value_name = "DIR")]
+    pub mods: Option<PathBuf>,
 }
 
 impl ChainArg {
@@ -57,6 +66,10 @@ impl ChainArg {
                 chain
             }
             _ => crate::starlane::chain(),
+        };
+        let chain = match &self.mods {
+            Some(dir) => chain.and_then(|chain| chain.with_mods_dir(dir)),
+            None => chain,
         };
         chain.map_err(|e| print_error(&e, None)).ok()
     }
@@ -80,18 +93,38 @@ pub fn run(args: Args) -> i32 {
             if chain.steps().len() == 1 { "" } else { "s" },
             chain.writer()
         );
-        for step in chain.steps() {
+        print_steps(chain.steps());
+        for m in chain.mods() {
+            let after = match m.comes_after() {
+                [] => String::new(),
+                names => format!(", after {}", names.join(", ")),
+            };
+            let steps = m.chain().steps().len();
             outln!(
-                "  {} -> {}  {:<4}  {}  ({})",
-                step.from(),
-                step.to(),
-                step.kind_name(),
-                step.description(),
-                step.name()
+                "mod {}: versions {} to {}, {steps} step{}, release {}{after}",
+                m.name(),
+                m.chain().oldest(),
+                m.chain().latest(),
+                if steps == 1 { "" } else { "s" },
+                m.release()
             );
+            print_steps(m.chain().steps());
         }
     }
     EXIT_OK
+}
+
+fn print_steps(steps: &[Step]) {
+    for step in steps {
+        outln!(
+            "  {} -> {}  {:<4}  {}  ({})",
+            step.from(),
+            step.to(),
+            step.kind_name(),
+            step.description(),
+            step.name()
+        );
+    }
 }
 
 /// Steps as JSON: `[{"from", "to", "kind", "name", "description"}, ...]`.
@@ -117,8 +150,27 @@ pub fn describe_steps(steps: &[Step]) -> Value {
 /// The chain as JSON.
 pub fn describe(chain: &Chain) -> Value {
     let steps = describe_steps(chain.steps());
+    let mods = chain
+        .mods()
+        .iter()
+        .map(|m| {
+            let after = m.comes_after().iter().map(|a| Value::from(a.as_str()));
+            let entry: Map = [
+                ("name", Value::from(m.name())),
+                ("release", Value::String(m.release().to_string())),
+                ("after", Value::Array(after.collect())),
+                ("latest", Value::from(m.chain().latest())),
+                ("oldest", Value::from(m.chain().oldest())),
+                ("steps", describe_steps(m.chain().steps())),
+            ]
+            .into_iter()
+            .collect();
+            Value::Object(entry)
+        })
+        .collect();
     let top: Map = [
         ("game", chain.game().map_or(Value::Null, Value::from)),
+        ("mods", Value::Array(mods)),
         ("latest", Value::from(chain.latest())),
         ("oldest", Value::from(chain.oldest())),
         ("steps", steps),

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use savechain::cache::{self, Source};
-use savechain::upgrade::{Chain, Step};
+use savechain::upgrade::{Chain, ModReport, ModStatus, Step, StepReport};
 use savechain::value::Table;
 use savechain::{Map, Options, Save, Value};
 
@@ -53,6 +53,10 @@ struct Facts {
     save: Save,
     /// The steps an upgrade would run, or why it cannot be upgraded.
     plan: Result<Vec<Step>, String>,
+    /// Where each mod's data stands (those that cannot be upgraded held, with why), and
+    /// the mods' steps an upgrade would run.
+    mods: Vec<ModReport>,
+    mod_steps: Vec<StepReport>,
     /// Why a load would not use the cache; `None` when it would.
     not_from_cache: Option<String>,
     stats: Stats,
@@ -98,10 +102,23 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
     };
     let mut stats = Stats::default();
     stats.count(&save.data);
+    // Every mod told, those that would fail the save among them.
+    let mut every_mod = Options::default();
+    every_mod.keep_going = true;
+    let (mods, mod_steps) = match chain.plan_upgrade(&save.meta, &every_mod) {
+        Ok(plan) => {
+            let steps = plan.steps().into_iter().filter(|s| s.in_mod.is_some());
+            let steps = steps.collect();
+            (plan.mods, steps)
+        }
+        Err(_) => (Vec::new(), Vec::new()),
+    };
     Some(Facts {
         bytes: bytes.len() as u64,
         save,
         plan,
+        mods,
+        mod_steps,
         not_from_cache,
         stats,
     })
@@ -140,6 +157,7 @@ impl Facts {
             ("latest", Value::from(chain.latest())),
             ("steps", super::chain::describe_steps(steps)),
             ("refused", string(self.plan.clone().err())),
+            ("mods", self.mods_value(chain)),
             ("stats", self.stats.value()),
             (
                 "source",
@@ -154,6 +172,96 @@ impl Facts {
         .into_iter()
         .collect();
         Value::Object(facts)
+    }
+
+    /// The steps of the mod `name` an upgrade would run.
+    fn steps_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a StepReport> {
+        self.mod_steps
+            .iter()
+            .filter(move |s| s.in_mod.as_deref() == Some(name))
+    }
+
+    /// `[{"name", "version", "latest", "status", "steps", "refused"}]`; `latest` is null for
+    /// a mod not installed.
+    fn mods_value(&self, chain: &Chain) -> Value {
+        let mods = self.mods.iter().map(|m| {
+            let latest = chain.mods().iter().find(|c| c.name() == m.name);
+            let steps = self.steps_of(&m.name).map(|s| {
+                let step: Map = [
+                    ("from", Value::from(s.from)),
+                    ("to", Value::from(s.to)),
+                    ("kind", Value::from(s.kind)),
+                    ("name", Value::from(s.name.as_str())),
+                    ("description", Value::from(s.description.as_str())),
+                ]
+                .into_iter()
+                .collect();
+                Value::Object(step)
+            });
+            let refused = match &m.status {
+                ModStatus::Held(why) => Value::from(why.as_str()),
+                _ => Value::Null,
+            };
+            let entry: Map = [
+                ("name", Value::from(m.name.as_str())),
+                ("version", m.from.map_or(Value::Null, Value::from)),
+                (
+                    "latest",
+                    latest.map_or(Value::Null, |c| Value::from(c.chain().latest())),
+                ),
+                ("status", Value::from(m.status.word())),
+                ("steps", Value::Array(steps.collect())),
+                ("refused", refused),
+            ]
+            .into_iter()
+            .collect();
+            Value::Object(entry)
+        });
+        Value::Array(mods.collect())
+    }
+
+    fn print_mods(&self, chain: &Chain) {
+        for m in &self.mods {
+            let version = m.from.map_or("none".to_string(), |v| v.to_string());
+            let installed = chain.mods().iter().find(|c| c.name() == m.name);
+            match (&m.status, installed) {
+                (ModStatus::Held(why), _) => outln!("  mod {}: cannot upgrade: {why}", m.name),
+                (ModStatus::NotInstalled, _) => outln!(
+                    "  mod {}: version {version}, not installed (kept as it is)",
+                    m.name
+                ),
+                (ModStatus::NotInSave, _) => {
+                    outln!("  mod {}: not in the save (nothing to upgrade)", m.name)
+                }
+                (status, Some(installed)) => {
+                    let status = match status {
+                        ModStatus::Current => "up to date",
+                        ModStatus::Waiting => "waits for the game's latest version",
+                        _ => "",
+                    };
+                    let status = if status.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {status}")
+                    };
+                    outln!(
+                        "  mod {}: version {version} (latest {}){status}",
+                        m.name,
+                        installed.chain().latest()
+                    );
+                }
+                (_, None) => outln!("  mod {}: version {version}", m.name),
+            }
+            for s in self.steps_of(&m.name) {
+                outln!(
+                    "    would run {} -> {} {:<4} {}",
+                    s.from,
+                    s.to,
+                    s.kind,
+                    s.description
+                );
+            }
+        }
     }
 
     fn print(&self, args: &Args, chain: &Chain) {
@@ -190,6 +298,7 @@ impl Facts {
                 }
             }
         }
+        self.print_mods(chain);
         match &self.not_from_cache {
             Some(why) => outln!("  loads from the JSON: {why}"),
             None => outln!("  loads from its cache"),

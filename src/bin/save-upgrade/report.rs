@@ -2,7 +2,7 @@
 //! caret), and each save's entry in the JSON report of `--report`.
 
 use savechain::batch::{Outcome, Status};
-use savechain::upgrade::{Chain, Step};
+use savechain::upgrade::{Chain, ModStatus, Step};
 use savechain::{Error, Map, Save, Value};
 
 use super::output::errln;
@@ -65,12 +65,15 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
         .iter()
         .flat_map(|step| {
             step.printed.iter().map(|line| {
-                let entry: Map = [
+                let mut entry: Map = [
                     ("step", Value::from(step.name.as_str())),
                     ("text", Value::from(line.as_str())),
                 ]
                 .into_iter()
                 .collect();
+                if let Some(name) = &step.in_mod {
+                    entry.insert("mod", Value::from(name.as_str()));
+                }
                 Value::Object(entry)
             })
         })
@@ -91,10 +94,38 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
                 .map_or(Value::Null, |e| Value::String(e.to_string())),
         ),
         ("printed", Value::Array(printed)),
+        ("mods", mods_entry(outcome)),
     ]
     .into_iter()
     .collect();
     Value::Object(entry)
+}
+
+/// Where each mod's data of a save stands: `[{"name", "from", "to", "status", "error"}]`,
+/// `status` one of "upgraded", "current", "not in the save", "not installed", "held",
+/// "waiting" (with --check and --dry-run, what would be).
+fn mods_entry(outcome: &Outcome<'_>) -> Value {
+    let Some(report) = &outcome.report else {
+        return Value::Array(Vec::new());
+    };
+    let version = |v: Option<u64>| v.map_or(Value::Null, Value::from);
+    let mods = report.mods.iter().map(|m| {
+        let error = match &m.status {
+            ModStatus::Held(why) => Value::from(why.as_str()),
+            _ => Value::Null,
+        };
+        let entry: Map = [
+            ("name", Value::from(m.name.as_str())),
+            ("from", version(m.from)),
+            ("to", version(m.to)),
+            ("status", Value::from(m.status.word())),
+            ("error", error),
+        ]
+        .into_iter()
+        .collect();
+        Value::Object(entry)
+    });
+    Value::Array(mods.collect())
 }
 
 /// The entry of a path the search could not read (missing, unreadable, not a regular file,
@@ -110,6 +141,7 @@ pub fn search_error_entry(error: &Error) -> Value {
         ("status", Value::from("failed")),
         ("error", Value::String(error.to_string())),
         ("printed", Value::Array(Vec::new())),
+        ("mods", Value::Array(Vec::new())),
     ]
     .into_iter()
     .collect();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use savechain::batch::{Batch, Mode, Outcome, Plan, Status, Summary};
-use savechain::upgrade::{FileReport, StepReport};
+use savechain::upgrade::{FileReport, ModStatus, StepReport};
 use savechain::{Options, Value};
 
 use super::chain::ChainArg;
@@ -49,6 +49,13 @@ pub struct Args {
     /// Fail a step that removes a path it did not declare dropped.
     #[arg(long)]
     strict: bool,
+    /// When a mod's step fails (or a mod's data is newer than the mod in --mods), upgrade
+    /// the rest of the save and leave that mod's data as it was, at its old version: a
+    /// failed step is marked in the save (meta.mods.NAME.failed) and the next run tries it
+    /// again. Each held mod is told, and the run exits 1. Without it, the save fails and
+    /// is left as it is.
+    #[arg(long)]
+    keep_going: bool,
     /// Upgrade only as far as version N.
     #[arg(long, value_name = "N")]
     to: Option<u64>,
@@ -109,6 +116,7 @@ pub fn run(args: Args) -> i32 {
     options.target = args.to;
     options.strict = args.strict;
     options.diff = args.diff;
+    options.keep_going = args.keep_going;
     let writes = mode != Mode::Check;
     let mut batch = Batch::new(&chain, mode)
         .options(options)
@@ -163,7 +171,7 @@ pub fn run(args: Args) -> i32 {
             return EXIT_FAILED;
         }
     };
-    finish(&args, &plan, &summary, entries)
+    finish(&args, &plan, &summary, entries, printer.held)
 }
 
 /// A report may replace an earlier report, never a save or another file, and its folder
@@ -236,6 +244,8 @@ struct Printer<'a> {
     report_on_stdout: bool,
     /// Notes on paths left out, in path order, printed as the outcomes pass them.
     skipped: std::collections::VecDeque<(PathBuf, String)>,
+    /// Saves with a mod held back ([`FileReport::held`]).
+    held: usize,
 }
 
 impl<'a> Printer<'a> {
@@ -253,6 +263,7 @@ impl<'a> Printer<'a> {
             args,
             report_on_stdout: args.report.as_ref().is_some_and(|r| r.as_os_str() == "-"),
             skipped: skipped.into(),
+            held: 0,
         }
     }
 
@@ -282,6 +293,18 @@ impl<'a> Printer<'a> {
         self.skipped_before(Some(path));
         if !self.args.quiet {
             self.print_step_output(path, outcome.steps());
+        }
+        if let Some(report) = &outcome.report {
+            self.held += usize::from(report.held().next().is_some());
+            for (_, why) in report.held() {
+                let what = if self.args.check || self.args.dry_run {
+                    "would be held back"
+                } else {
+                    "held back at its old version"
+                };
+                // `why` names the mod.
+                errln!("{}: {what}: {why}", path.display());
+            }
         }
         match (outcome.status, &outcome.report, &outcome.error) {
             (Status::Failed, _, Some(error)) => print_error(error, None),
@@ -326,10 +349,22 @@ impl<'a> Printer<'a> {
         let mut text = String::new();
         for step in steps {
             for line in &step.printed {
-                text.push_str(&format!("{}: {}: {line}\n", path.display(), step.name));
+                text.push_str(&format!(
+                    "{}: {}: {line}\n",
+                    path.display(),
+                    step_name(step)
+                ));
             }
         }
         output::err(&text);
+    }
+}
+
+/// A step's name, after its mod's when it is a mod's (`tinker/0002-gadgets.lua`).
+pub fn step_name(step: &StepReport) -> String {
+    match &step.in_mod {
+        Some(name) => format!("{name}/{}", step.name),
+        None => step.name.clone(),
     }
 }
 
@@ -347,7 +382,7 @@ fn progress_bar(args: &Args, len: u64) -> ProgressBar {
 }
 
 /// Prints the summary and the report; returns the exit status.
-fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>) -> i32 {
+fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>, held: usize) -> i32 {
     for error in &summary.unflushed {
         print_error(error, None);
     }
@@ -369,6 +404,9 @@ fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>) -> i
             summary.upgraded + summary.outdated,
             summary.current
         );
+        if held > 0 {
+            line.push_str(&format!(", with a mod held back {held}"));
+        }
         if summary.not_saves > 0 {
             line.push_str(&format!(", not saves {}", summary.not_saves));
         }
@@ -400,7 +438,7 @@ fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>) -> i
     }
     if failed > 0 {
         EXIT_FAILED
-    } else if args.check && summary.outdated > 0 {
+    } else if (args.check && summary.outdated > 0) || held > 0 {
         EXIT_FOUND_WORK
     } else {
         EXIT_OK
@@ -415,11 +453,38 @@ fn plan_text(path: &Path, report: &FileReport) -> String {
         report.from,
         report.to
     );
-    for step in &report.steps {
+    for step in report.steps.iter().filter(|s| s.in_mod.is_none()) {
         text.push_str(&format!(
             "  {} -> {}  {:<4}  {}\n",
             step.from, step.to, step.kind, step.description
         ));
+    }
+    for m in &report.mods {
+        let version = |v: Option<u64>| v.map_or("none".to_string(), |v| v.to_string());
+        match m.status {
+            ModStatus::Upgraded => text.push_str(&format!(
+                "  mod {}: version {} to {}\n",
+                m.name,
+                version(m.from),
+                version(m.to)
+            )),
+            _ => text.push_str(&format!(
+                "  mod {}: version {}, {}\n",
+                m.name,
+                version(m.from),
+                m.status.word()
+            )),
+        }
+        for step in report
+            .steps
+            .iter()
+            .filter(|s| s.in_mod.as_deref() == Some(m.name.as_str()))
+        {
+            text.push_str(&format!(
+                "    {} -> {}  {:<4}  {}\n",
+                step.from, step.to, step.kind, step.description
+            ));
+        }
     }
     text
 }
@@ -430,7 +495,10 @@ fn diff_text(path: &Path, report: &FileReport) -> String {
     for step in &report.steps {
         text.push_str(&format!(
             "  {} -> {} {} ({})\n",
-            step.from, step.to, step.name, step.description
+            step.from,
+            step.to,
+            step_name(step),
+            step.description
         ));
         if let Some(changes) = &step.changes {
             text.push_str(&super::report::changes_text(changes, "    "));
