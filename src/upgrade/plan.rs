@@ -2,7 +2,6 @@
 //! installed mod's, and where each mod's data stands, read from `meta.mods`.
 
 use super::chain::{Chain, Mod};
-use super::run::StepReport;
 use super::step::Step;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::Options;
@@ -37,19 +36,6 @@ impl Plan<'_> {
     /// Whether no step will run: the save is current (or what is left is held back).
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
-    }
-
-    /// The steps that will run, in order, as reports of steps that have not run yet.
-    pub fn steps(&self) -> Vec<StepReport> {
-        let mut steps = Vec::new();
-        for run in &self.runs {
-            for step in run.steps {
-                let mut report = StepReport::pending(step);
-                report.in_mod = run.in_mod.map(|(_, m)| m.name().to_string());
-                steps.push(report);
-            }
-        }
-        steps
     }
 }
 

@@ -5,7 +5,7 @@ use mlua::Function;
 
 use super::chain::{Chain, Mod};
 use super::diff::{covered_by, diff, Changes};
-use super::plan::{meta_path, ModReport, ModStatus};
+use super::plan::{meta_path, ModReport, ModStatus, Plan};
 use super::step::{load_lua, Failure, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::lua::{lend, take_back, to_lua, Limits, Sandbox};
@@ -118,6 +118,21 @@ struct LuaSteps {
 enum Data {
     Tree(Value),
     Lua(mlua::Value),
+}
+
+impl Plan<'_> {
+    /// The steps that will run, in order, as reports of steps that have not run yet.
+    pub fn steps(&self) -> Vec<StepReport> {
+        let mut steps = Vec::new();
+        for run in &self.runs {
+            for step in run.steps {
+                let mut report = StepReport::pending(step);
+                report.in_mod = run.in_mod.map(|(_, m)| m.name().to_string());
+                steps.push(report);
+            }
+        }
+        steps
+    }
 }
 
 impl Chain {
