@@ -176,13 +176,7 @@ impl<'c> Upgrader<'c> {
         let mut reports = Vec::new();
         self.saves += 1;
         let result = self.upgrade_reporting(save, options, &mut reports);
-        if let Some(lua) = &self.lua {
-            // What this save left in Lua is garbage now: a large heap is freed at once
-            // rather than carried into the next save.
-            if lua.used_by == Some(self.saves) && lua.sandbox.lua().used_memory() > BIG_HEAP {
-                let _ = lua.sandbox.lua().gc_collect();
-            }
-        }
+        self.collect_big_heap();
         if result.is_err() {
             self.failed = reports;
         }
@@ -264,6 +258,17 @@ impl<'c> Upgrader<'c> {
             steps: std::mem::take(reports),
             mods,
         })
+    }
+
+    /// What this save left in Lua is garbage once its steps are done: a large heap is freed
+    /// at once rather than carried into the next save (or, for a mod, kept beside the
+    /// heaps of the mods after it).
+    fn collect_big_heap(&self) {
+        if let Some(lua) = &self.lua {
+            if lua.used_by == Some(self.saves) && lua.sandbox.lua().used_memory() > BIG_HEAP {
+                let _ = lua.sandbox.lua().gc_collect();
+            }
+        }
     }
 
     /// The upgrader of the chain's mod at `index`, made on first use.
