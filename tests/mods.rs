@@ -147,8 +147,7 @@ fn an_absent_mods_data_and_entry_are_kept_exactly() {
     )
     .unwrap();
     let with_gone = chain().with_mods(vec![gone]).unwrap();
-    // `with_mods` replaces the mods: only "gone" now.
-    assert_eq!(with_gone.mods().len(), 1);
+    assert_eq!(with_gone.mods().len(), 3);
     let again = with_gone
         .upgrader()
         .upgrade(upgraded, &Options::default())
@@ -276,7 +275,7 @@ fn keep_going_holds_a_failing_mod_at_its_old_version_marked() {
         )],
     )
     .unwrap();
-    let again = chain
+    let again = self::chain()
         .with_mods(vec![fixed])
         .unwrap()
         .upgrader()
@@ -599,7 +598,18 @@ fn a_changed_mod_step_refuses_old_caches_and_a_held_mod_writes_none() {
         .find(|m| m.name() == "radio")
         .unwrap()
         .clone();
-    let second = first.with_mods(vec![changed, radio]).unwrap();
+    let second = first
+        .clone()
+        .without_mods()
+        .with_mods(vec![changed, radio])
+        .unwrap();
+    let clash = first
+        .clone()
+        .with_mods(vec![Mod::new("radio", "9.0.0", vec![]).unwrap()]);
+    assert!(clash
+        .unwrap_err()
+        .to_string()
+        .contains("two mods named radio"));
     let loaded = cache::load_with(&path, &mut second.upgrader(), &Options::default()).unwrap();
     assert!(
         matches!(loaded.source, Source::Json(Refusal::ChainChanged)),

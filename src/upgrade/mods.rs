@@ -15,17 +15,28 @@ use crate::value::Value;
 pub(crate) const MANIFEST: &str = "mod.json";
 
 impl Chain {
-    /// The chain with `mods` after the game's steps, replacing any it had. An upgrade runs
-    /// the game's steps, then each mod's, in this order: a mod after those it declares it
-    /// comes after ([`Mod::after`]), and otherwise by name (bytewise), so the order never
-    /// depends on how the mods were listed or found.
+    /// The chain with `mods` added after the game's steps (to those it has: a game's
+    /// built-in mods, then a folder of players' mods). An upgrade runs the game's steps,
+    /// then each mod's, in this order: a mod after those it declares it comes after
+    /// ([`Mod::after`]), and otherwise by name (bytewise), so the order never depends on
+    /// how the mods were listed or found.
     ///
-    /// Errors: two mods of one name, or mods that come after each other in a circle
-    /// (naming them).
+    /// Errors: two mods of one name (here, or one here and one the chain has), or mods
+    /// that come after each other in a circle (naming them).
     pub fn with_mods(mut self, mods: Vec<Mod>) -> Result<Chain> {
-        let ordered = order(mods)?;
+        let all = std::mem::take(&mut self.mods)
+            .into_iter()
+            .chain(mods)
+            .collect();
+        let ordered = order(all)?;
         self.set_mods(ordered);
         Ok(self)
+    }
+
+    /// The chain without its mods: the game's steps alone.
+    pub fn without_mods(mut self) -> Chain {
+        self.set_mods(Vec::new());
+        self
     }
 
     /// The chain with the mods of the folder `dir` ([`Mod::all_in`]) after the game's steps.
