@@ -414,7 +414,7 @@ fn mods_are_ordered_by_what_they_come_after_then_by_name() {
         .unwrap_err();
     assert!(
         err.to_string()
-            .contains("the mods x, y each come after another"),
+            .contains("the mods x (made by the program), y (made by the program) each come after"),
         "{err}"
     );
     let err = Chain::new("1.0.0", vec![])
@@ -515,7 +515,7 @@ fn mods_are_read_from_their_folders() {
     .unwrap();
     let err = Mod::all_in(dir.path()).unwrap_err();
     assert!(err.file().unwrap().ends_with("radio/mod.json"));
-    assert_eq!((err.line(), err.column()), (Some(3), Some(13)));
+    assert_eq!((err.line(), err.column()), (Some(3), Some(3)));
     assert!(
         err.to_string()
             .contains("only \"name\", \"release\" and \"after\""),

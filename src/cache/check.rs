@@ -51,7 +51,8 @@ impl fmt::Display for Refusal {
             }
             Refusal::ChainChanged => f.write_str(
                 "the cache was made by another upgrade chain (another game version, a changed \
-                 step or helper module, or another savechain)",
+                 step or helper module, other mods or a mod's other release, step or order, or \
+                 another savechain)",
             ),
             Refusal::OtherVersion { cached, wanted } => write!(
                 f,

@@ -64,6 +64,8 @@ pub struct Mod {
     pub(super) name: String,
     pub(super) after: Vec<String>,
     pub(super) chain: Chain,
+    /// The manifest it was read from ([`Mod::from_dir`]), for errors about it.
+    pub(super) manifest: Option<std::path::PathBuf>,
 }
 
 impl Mod {
@@ -74,11 +76,13 @@ impl Mod {
     /// a key of `meta.mods` and, by convention, of `data.mods`, and names a folder.
     pub fn new(name: &str, release: &str, steps: Vec<Step>) -> Result<Mod> {
         check_mod_name(name)?;
+        check_release(release).map_err(|e| e.in_mod(name))?;
         let chain = Chain::new(release, steps).map_err(|e| e.in_mod(name))?;
         Ok(Mod {
             name: name.to_string(),
             after: Vec::new(),
             chain,
+            manifest: None,
         })
     }
 
@@ -114,6 +118,15 @@ impl Mod {
     pub fn chain(&self) -> &Chain {
         &self.chain
     }
+}
+
+/// A mod's release is recorded as the writer of its data: a semantic version.
+pub(super) fn check_release(release: &str) -> Result<()> {
+    semver::Version::parse(release).map(drop).map_err(|e| {
+        chain_error(format!(
+            "a mod's release must be a semantic version such as \"1.2.0\", found {release:?}: {e}"
+        ))
+    })
 }
 
 /// A mod's name is a key of `meta.mods` and a folder's name: kept to characters safe in both.

@@ -240,9 +240,18 @@ fn upgrade_in_memory(
         _ => {}
     }
     let upgraded = upgrader.upgrade(save, options)?;
-    todo.bytes = upgraded.save.to_vec()?;
     todo.report.steps = upgraded.steps;
     todo.report.mods = upgraded.mods;
+    if todo.report.steps.is_empty() {
+        // Every mod with steps to run was held back: the save is left as it is (its
+        // marks are written with the next upgrade that does something).
+        if let Target::To(out) = target {
+            todo.report.written = Some(out.to_path_buf());
+            todo.bytes = original;
+        }
+        return Ok(todo);
+    }
+    todo.bytes = upgraded.save.to_vec()?;
     match target {
         Target::InPlace { backup } => {
             let read = fsio::Fingerprint::of(&original);

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::chain::{Chain, Mod};
+use super::chain::{check_release, Chain, Mod};
 use super::step::Step;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::text::reader::{utf8, Reader};
@@ -71,8 +71,9 @@ impl Mod {
         })?;
         let manifest = read_manifest(&bytes).map_err(|e| e.with_file(&file))?;
         let steps = Step::lua_dir(dir)?;
-        let m =
+        let mut m =
             Mod::new(&manifest.name, &manifest.release, steps).map_err(|e| e.with_file(&file))?;
+        m.manifest = Some(file);
         Ok(m.after(&manifest.after))
     }
 
@@ -80,6 +81,19 @@ impl Mod {
     /// are left out); a folder without a manifest is an error naming it.
     pub fn all_in(dir: impl AsRef<Path>) -> Result<Vec<Mod>> {
         let dir = dir.as_ref();
+        if dir.join(MANIFEST).is_file() {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!(
+                    "{} is a mod (it has a {MANIFEST}), not a folder of mods: give the folder \
+                     that holds it, such as {}",
+                    dir.display(),
+                    dir.parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .map_or(".".to_string(), |p| format!("{}/", p.display()))
+                ),
+            ));
+        }
         let entries = std::fs::read_dir(dir)
             .map_err(|e| Error::io(e, format!("cannot read the mods folder {}", dir.display())))?;
         let mut folders = Vec::new();
@@ -123,6 +137,9 @@ fn read_manifest(bytes: &[u8]) -> Result<Manifest> {
             .iter()
             .find(|(key, _)| key == member)
             .map_or(root, |&(_, at)| at);
+        // An unknown member is wrong by its key, not its value.
+        let known = matches!(member, "" | "name" | "release" | "after");
+        let at = if known { at } else { key_before(bytes, at) };
         let error = Error::new(ErrorKind::Upgrade, format!("expected {expected}"))
             .at(Location::of_offset(bytes, at));
         match member {
@@ -152,10 +169,11 @@ fn read_manifest(bytes: &[u8]) -> Result<Manifest> {
         _ => Err(wrong(member, expected)),
     };
     let name = text_of("name", "the mod's name, a string such as \"tinker\"")?;
-    let release = text_of(
-        "release",
-        "the mod's release, a string with a semantic version such as \"1.2.0\"",
-    )?;
+    let release_expected = "the mod's release, a string with a semantic version such as \"1.2.0\"";
+    let release = text_of("release", release_expected)?;
+    if check_release(&release).is_err() {
+        return Err(wrong("release", release_expected));
+    }
     let after = match members.get("after") {
         None => Vec::new(),
         Some(Value::Array(names)) if names.iter().all(|n| n.as_str().is_some()) => names
@@ -176,17 +194,51 @@ fn read_manifest(bytes: &[u8]) -> Result<Manifest> {
     })
 }
 
+/// Where the key of the member whose value starts at `value` starts: back over `"key" :`.
+fn key_before(bytes: &[u8], value: usize) -> usize {
+    let mut at = value;
+    let skip_space = |at: &mut usize| {
+        while *at > 0 && bytes[*at - 1].is_ascii_whitespace() {
+            *at -= 1;
+        }
+    };
+    skip_space(&mut at);
+    if at == 0 || bytes[at - 1] != b':' {
+        return value;
+    }
+    at -= 1;
+    skip_space(&mut at);
+    if at == 0 || bytes[at - 1] != b'"' {
+        return value;
+    }
+    at -= 1;
+    // The key's opening quote: the first quote before that is not escaped.
+    while at > 0 {
+        at -= 1;
+        if bytes[at] == b'"' && (at == 0 || bytes[at - 1] != b'\\') {
+            return at;
+        }
+    }
+    value
+}
+
 /// `mods` in the order they run: each after those it comes after (when installed), the
 /// first by name among those free to go.
 fn order(mods: Vec<Mod>) -> Result<Vec<Mod>> {
     let mut names = BTreeSet::new();
     for m in &mods {
         if !names.insert(m.name().to_string()) {
+            let from: Vec<String> = mods
+                .iter()
+                .filter(|other| other.name() == m.name())
+                .map(where_from)
+                .collect();
             return Err(Error::new(
                 ErrorKind::Upgrade,
                 format!(
-                    "two mods named {}: a name is a mod's key in meta.mods",
-                    m.name()
+                    "two mods named {} ({}): a name is a mod's key in meta.mods",
+                    m.name(),
+                    from.join(" and ")
                 ),
             ));
         }
@@ -203,7 +255,10 @@ fn order(mods: Vec<Mod>) -> Result<Vec<Mod>> {
         match left.iter().position(|m| !waits(m)) {
             Some(free) => ordered.push(left.remove(free)),
             None => {
-                let circle: Vec<&str> = left.iter().map(Mod::name).collect();
+                let circle: Vec<String> = left
+                    .iter()
+                    .map(|m| format!("{} ({})", m.name(), where_from(m)))
+                    .collect();
                 return Err(Error::new(
                     ErrorKind::Upgrade,
                     format!(
@@ -216,4 +271,12 @@ fn order(mods: Vec<Mod>) -> Result<Vec<Mod>> {
         }
     }
     Ok(ordered)
+}
+
+/// Where a mod came from, for errors: its manifest, or that a program made it.
+fn where_from(m: &Mod) -> String {
+    match &m.manifest {
+        Some(file) => file.display().to_string(),
+        None => "made by the program".to_string(),
+    }
 }

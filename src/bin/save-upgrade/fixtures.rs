@@ -96,7 +96,8 @@ pub fn run(args: Args) -> i32 {
              form, {failed} failed"
         );
         if args.bless {
-            summary = format!("{summary}; wrote {written} expected forms");
+            let forms = if written == 1 { "form" } else { "forms" };
+            summary = format!("{summary}; wrote {written} expected {forms}");
         }
         errln!("{summary}");
     }

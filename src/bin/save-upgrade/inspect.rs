@@ -174,6 +174,13 @@ impl Facts {
         Value::Object(facts)
     }
 
+    /// The mark an upgrade that held the mod `name` back left in the save
+    /// (`meta.mods.<name>.failed`).
+    fn failed_mark(&self, name: &str) -> Option<&Value> {
+        let entries = self.save.meta.extra.get("mods")?;
+        entries.get(name)?.get("failed")
+    }
+
     /// The steps of the mod `name` an upgrade would run.
     fn steps_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a StepReport> {
         self.mod_steps
@@ -202,6 +209,10 @@ impl Facts {
                 ModStatus::Held(why) => Value::from(why.as_str()),
                 _ => Value::Null,
             };
+            let status = match &m.status {
+                ModStatus::Upgraded => "outdated",
+                status => status.word(),
+            };
             let entry: Map = [
                 ("name", Value::from(m.name.as_str())),
                 ("version", m.from.map_or(Value::Null, Value::from)),
@@ -209,9 +220,13 @@ impl Facts {
                     "latest",
                     latest.map_or(Value::Null, |c| Value::from(c.chain().latest())),
                 ),
-                ("status", Value::from(m.status.word())),
+                ("status", Value::from(status)),
                 ("steps", Value::Array(steps.collect())),
                 ("refused", refused),
+                (
+                    "failed",
+                    self.failed_mark(&m.name).cloned().unwrap_or(Value::Null),
+                ),
             ]
             .into_iter()
             .collect();
@@ -225,7 +240,11 @@ impl Facts {
             let version = m.from.map_or("none".to_string(), |v| v.to_string());
             let installed = chain.mods().iter().find(|c| c.name() == m.name);
             match (&m.status, installed) {
-                (ModStatus::Held(why), _) => outln!("  mod {}: cannot upgrade: {why}", m.name),
+                (ModStatus::Held(why), _) => {
+                    // `why` names the mod.
+                    let why = why.replacen(&format!("mod {}: ", m.name), "", 1);
+                    outln!("  mod {}: cannot upgrade: {why}", m.name)
+                }
                 (ModStatus::NotInstalled, _) => outln!(
                     "  mod {}: version {version}, not installed (kept as it is)",
                     m.name
@@ -251,6 +270,10 @@ impl Facts {
                     );
                 }
                 (_, None) => outln!("  mod {}: version {version}", m.name),
+            }
+            if let Some(failed) = self.failed_mark(&m.name) {
+                let error = failed.get("error").and_then(Value::as_str).unwrap_or("?");
+                outln!("    an earlier upgrade held it back: {error}");
             }
             for s in self.steps_of(&m.name) {
                 outln!(

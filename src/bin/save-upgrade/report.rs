@@ -102,28 +102,39 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
 }
 
 /// Where each mod's data of a save stands: `[{"name", "from", "to", "status", "error"}]`,
-/// `status` one of "upgraded", "current", "not in the save", "not installed", "held",
-/// "waiting" (with --check and --dry-run, what would be).
+/// `status` one of "upgraded" ("outdated" with --check and --dry-run: it would be),
+/// "current", "not in the save", "not installed", "held", "waiting", and for a save that
+/// failed because of a mod, that mod as "failed".
 fn mods_entry(outcome: &Outcome<'_>) -> Value {
-    let Some(report) = &outcome.report else {
-        return Value::Array(Vec::new());
-    };
     let version = |v: Option<u64>| v.map_or(Value::Null, Value::from);
-    let mods = report.mods.iter().map(|m| {
-        let error = match &m.status {
-            ModStatus::Held(why) => Value::from(why.as_str()),
-            _ => Value::Null,
-        };
+    let entry = |name: &str, from, to, status: &str, error: Value| {
         let entry: Map = [
-            ("name", Value::from(m.name.as_str())),
-            ("from", version(m.from)),
-            ("to", version(m.to)),
-            ("status", Value::from(m.status.word())),
+            ("name", Value::from(name)),
+            ("from", version(from)),
+            ("to", version(to)),
+            ("status", Value::from(status)),
             ("error", error),
         ]
         .into_iter()
         .collect();
         Value::Object(entry)
+    };
+    let Some(report) = &outcome.report else {
+        let failed = outcome
+            .error
+            .as_ref()
+            .and_then(|e| Some((e.failed_mod()?, e)));
+        let mods =
+            failed.map(|(name, e)| entry(name, None, None, "failed", Value::String(e.to_string())));
+        return Value::Array(mods.into_iter().collect());
+    };
+    let mods = report.mods.iter().map(|m| {
+        let (status, error) = match &m.status {
+            ModStatus::Held(why) => ("held", Value::from(why.as_str())),
+            ModStatus::Upgraded if outcome.status == Status::Outdated => ("outdated", Value::Null),
+            status => (status.word(), Value::Null),
+        };
+        entry(&m.name, m.from, m.to, status, error)
     });
     Value::Array(mods.collect())
 }

@@ -447,12 +447,16 @@ fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>, held
 
 /// The steps a dry run would run on one save.
 fn plan_text(path: &Path, report: &FileReport) -> String {
-    let mut text = format!(
-        "{}: version {} to {}\n",
-        path.display(),
-        report.from,
-        report.to
-    );
+    let mut text = if report.from == report.to {
+        format!("{}: version {}, current\n", path.display(), report.from)
+    } else {
+        format!(
+            "{}: version {} to {}\n",
+            path.display(),
+            report.from,
+            report.to
+        )
+    };
     for step in report.steps.iter().filter(|s| s.in_mod.is_none()) {
         text.push_str(&format!(
             "  {} -> {}  {:<4}  {}\n",
