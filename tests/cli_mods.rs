@@ -441,7 +441,7 @@ fn an_absent_mod_is_kept_byte_for_byte_and_upgraded_once_installed() {
     let report = read(root.join("report.json"));
     assert_eq!(
         text_at(&report, "[0].mods"),
-        r#"[{"error":null,"from":1,"name":"tinker","status":"upgraded","to":3},{"error":null,"from":1,"name":"radio","status":"not installed","to":1}]"#
+        r#"[{"error":null,"from":1,"name":"tinker","status":"upgraded","to":3},{"error":null,"from":1,"name":"radio","status":"not-installed","to":1}]"#
     );
 
     // The mod installed again: upgraded from the version the save kept for it, the other
@@ -544,7 +544,7 @@ fn fix_cartographer(mods: &Path) {
     fs::write(manifest, text).unwrap();
 }
 
-const BROKEN_ERROR: &str = "mod cartographer: step 0002-route-as-waypoints.lua, version 2 to 3, failed on line 11: waypoint 2 of the route is \"tau-ceti\", a star system this save does not have";
+const BROKEN_ERROR: &str = "mod cartographer: step 0002-route-as-waypoints.lua, version 2 to 3, failed on line 12: waypoint 2 of the route is \"tau-ceti\", a star system this save does not have";
 
 /// Runs `--keep-going` on `saves/broken.json` (the example save whose mod step fails) and
 /// checks what it did: the game upgraded, the mod's data as it was, its entry marked.
@@ -1098,7 +1098,7 @@ fn check_dry_run_diff_report_chain_and_inspect_show_each_mod() {
     let out = run_ok(root, &["--check", "--report", "-", "saves/removed.json"], 0);
     assert_eq!(
         text_at(&parse(out.stdout.as_bytes()), "[0].mods"),
-        r#"[{"error":null,"from":1,"name":"cartographer","status":"not installed","to":1}]"#
+        r#"[{"error":null,"from":1,"name":"cartographer","status":"not-installed","to":1}]"#
     );
     assert_unchanged(&saves, &before, "--report");
 
@@ -1158,7 +1158,7 @@ fn check_dry_run_diff_report_chain_and_inspect_show_each_mod() {
     let out = run_ok(root, &["inspect", "--json", "saves/removed.json"], 0);
     assert_eq!(
         text_at(&parse(out.stdout.as_bytes()), "mods"),
-        r#"[{"failed":null,"latest":null,"name":"cartographer","refused":null,"status":"not installed","steps":[],"version":1}]"#
+        r#"[{"failed":null,"latest":null,"name":"cartographer","refused":null,"status":"not-installed","steps":[],"version":1}]"#
     );
     let out = run_ok(
         root,

@@ -655,3 +655,78 @@ fn a_changed_mod_step_refuses_old_caches_and_a_held_mod_writes_none() {
         .unwrap();
     assert_eq!(err.failed_mod(), Some("broken"));
 }
+
+/// Tables shared by the game's step stay shared for the mods after it (whose sandboxes get
+/// the data through a tree, lent a table at a time where nothing is shared).
+#[test]
+fn shared_tables_stay_shared_across_namespaces() {
+    let game = Chain::new(
+        "1.0.0",
+        vec![lua(
+            "0001-share.lua",
+            "return function(data) data.right.alias = data.left.original end",
+        )],
+    )
+    .unwrap();
+    let m = Mod::new(
+        "m",
+        "1.0.0",
+        vec![lua(
+            "0001-touch.lua",
+            "return function(data)\n  data.left.original.touched = true\n  data.mods.m.same = rawequal(data.right.alias, data.left.original)\nend",
+        )],
+    )
+    .unwrap();
+    let chain = game.with_mods(vec![m]).unwrap();
+    // Objects of more than 16 members are lent a table at a time.
+    let many: Vec<String> = (0..20).map(|i| format!("\"k{i:02}\": {i}")).collect();
+    let many = many.join(", ");
+    let save = format!(
+        r#"{{"meta": {{"version": 1, "mods": {{"m": {{"version": 1}}}}}},
+            "data": {{"mods": {{"m": {{}}}}, "left": {{{many}, "original": {{"a": [1, 2]}}}}, "right": {{{many}}}}}}}"#
+    );
+    let upgraded = chain
+        .upgrader()
+        .upgrade(Save::from_str(&save).unwrap(), &Options::default())
+        .unwrap();
+    assert_eq!(
+        upgraded.save.data.pointer("mods.m.same"),
+        Some(&Value::Bool(true))
+    );
+    let text = upgraded.save.to_string().unwrap();
+    // Written once, referred to from the other place.
+    assert_eq!(text.matches("touched").count(), 1, "{text}");
+}
+
+#[test]
+fn a_mods_data_without_its_version_is_refused_or_held() {
+    let save = r#"{"meta": {"version": 2, "mods": {"radio": {"version": 2}}},
+                   "data": {"ship": {}, "mods": {"tinker": {"charge": 2}, "radio": {}}}}"#;
+    let err = upgrade(save, &Options::default()).unwrap_err();
+    assert_eq!(err.failed_mod(), Some("tinker"));
+    assert_eq!(err.path().to_string(), "meta.mods");
+    assert!(
+        err.message()
+            .contains("data.mods.tinker but no version for it"),
+        "{err}"
+    );
+    let mut options = Options::default();
+    options.keep_going = true;
+    let upgraded = upgrade(save, &options).unwrap();
+    assert_eq!(upgraded.save, Save::from_str(save).unwrap());
+    assert!(matches!(upgraded.mods[0].status, ModStatus::Held(_)));
+}
+
+#[test]
+fn a_mod_that_comes_after_itself_is_refused() {
+    let m = Mod::new("loop", "1.0.0", vec![]).unwrap().after(&["loop"]);
+    let err = Chain::new("1.0.0", vec![])
+        .unwrap()
+        .with_mods(vec![m])
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the mod loop (made by the program) says it comes after itself"),
+        "{err}"
+    );
+}

@@ -64,8 +64,8 @@ fuzz_target!(|data: &[u8]| {
     going.limits = savechain::lua::Limits::new(1_000_000, 64 << 20);
     let mut stopping = going.clone();
     stopping.keep_going = false;
-    let _ = chain().plan_upgrade(&save.meta, &stopping);
-    let _ = chain().plan_upgrade(&save.meta, &going);
+    let _ = chain().plan_upgrade(&save, &stopping);
+    let _ = chain().plan_upgrade(&save, &going);
     UPGRADER.with(|upgrader| {
         let mut upgrader = upgrader.borrow_mut();
         let kept = upgrader.upgrade(save.clone(), &going);

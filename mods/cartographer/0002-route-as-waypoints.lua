@@ -1,5 +1,6 @@
 -- The planned route, a list of system ids, becomes waypoints that carry each system's name.
 local savechain = require("savechain")
+local up = require("savechain.upgrade")
 
 return function(data)
   local mine = data.mods.cartographer
@@ -12,6 +13,6 @@ return function(data)
     end
     waypoints[i] = { system = id, name = system.name }
   end
-  mine.route = nil
+  up.drop(data, "mods.cartographer.route")
   mine.waypoints = waypoints
 end

@@ -23,18 +23,21 @@ use crate::value::{Key, Map, Table, Value};
 /// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`,
 /// with the state's `tables` telling arrays, boxes and classes apart.
 pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &mlua::Value) -> Result<Value> {
-    convert_lent(lua, tables, value, false)
+    convert_lent(lua, tables, value, false).map(|(value, _)| value)
 }
 
 /// [`convert`], for a value that may hold tables lent by `lazy.rs` and never touched: their
 /// document values are put back as they are, taken out of the loan when `end_loan` (the
 /// loan ends with this conversion) or copied.
+/// Also says whether the value has shared tables: whatever comes back from a loan
+/// untouched had none (documents with shared tables are never lent), so the tables met
+/// in Lua decide.
 pub(crate) fn convert_lent(
     lua: &Lua,
     tables: &Metatables,
     value: &mlua::Value,
     end_loan: bool,
-) -> Result<Value> {
+) -> Result<(Value, bool)> {
     let mut walker = Walker {
         loan: tables.loan.clone(),
         copy_limit: tables.copy_limit,
@@ -50,7 +53,7 @@ pub(crate) fn convert_lent(
     if end_loan {
         tables.loan.borrow_mut().end();
     }
-    Ok(value)
+    Ok((value, !walker.shared.is_empty()))
 }
 
 /// A key as met while walking a table: integers and strings are kept raw until the table's

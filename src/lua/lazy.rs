@@ -24,14 +24,20 @@ use crate::value::{Table, Value};
 
 /// Gives `value` to Lua: a lent table for a non-empty array or object (whose members are
 /// converted when first touched), the converted value for anything else, or for a
-/// document with shared tables.
-pub(crate) fn lend(lua: &Lua, tables: &Metatables, value: Value) -> Result<mlua::Value> {
+/// document with shared tables. `shared` says whether it has any, when the caller knows
+/// (finding out walks the whole document).
+pub(crate) fn lend(
+    lua: &Lua,
+    tables: &Metatables,
+    value: Value,
+    shared: Option<bool>,
+) -> Result<mlua::Value> {
     let lendable = match &value {
         Value::Array(items) => !items.is_empty(),
         Value::Object(map) => !map.is_empty(),
         _ => false,
     };
-    if !lendable || has_shared_tables(&value) {
+    if !lendable || shared.unwrap_or_else(|| has_shared_tables(&value)) {
         return to_lua::convert(lua, tables, &value);
     }
     let table = lua.create_table()?;
@@ -153,7 +159,7 @@ mod tests {
         let document = crate::text::from_str(DOCUMENT).unwrap();
         let lua = sandbox.lua();
         let data = if lent {
-            lend(lua, document).unwrap()
+            lend(lua, document, None).unwrap()
         } else {
             to_lua(lua, &document).unwrap()
         };
@@ -164,7 +170,7 @@ mod tests {
         let printed = sandbox.take_printed();
         let result = from_lua(lua, &result).unwrap();
         let after = if lent {
-            take_back(lua, &data).unwrap()
+            take_back(lua, &data).unwrap().0
         } else {
             from_lua(lua, &data).unwrap()
         };
@@ -250,7 +256,7 @@ mod tests {
         let sandbox = sandbox();
         let lua = sandbox.lua();
         let document = crate::text::from_str(DOCUMENT).unwrap();
-        let data = lend(lua, document.clone()).unwrap();
+        let data = lend(lua, document.clone(), None).unwrap();
         let touch: mlua::Function = sandbox
             .run("return function(data) return data.player.name end", "step")
             .unwrap();
@@ -267,7 +273,7 @@ mod tests {
         // Still lent: list, nested, systems and player.tags (empty tables, Lua tables and
         // scalars are converted with their parent).
         assert_eq!(lent.len(), 4, "{lent:?}");
-        assert_eq!(take_back(lua, &data).unwrap(), document);
+        assert_eq!(take_back(lua, &data).unwrap().0, document);
     }
 
     #[test]
@@ -277,13 +283,14 @@ mod tests {
         let keep: mlua::Function = sandbox
             .run("return function(data) stash = data.nested end", "step")
             .unwrap();
-        let data = lend(lua, crate::text::from_str(DOCUMENT).unwrap()).unwrap();
+        let data = lend(lua, crate::text::from_str(DOCUMENT).unwrap(), None).unwrap();
         keep.call::<()>(data.clone()).unwrap();
         take_back(lua, &data).unwrap();
         // The next save: a step touches what an earlier one kept.
         let other = lend(
             lua,
             crate::text::from_str(r#"{"nested": {"x": 1}}"#).unwrap(),
+            None,
         )
         .unwrap();
         let touch: mlua::Function = sandbox
@@ -295,7 +302,7 @@ mod tests {
             "{err}"
         );
         assert_eq!(
-            take_back(lua, &other).unwrap(),
+            take_back(lua, &other).unwrap().0,
             crate::text::from_str(r#"{"nested": {"x": 1}}"#).unwrap()
         );
     }
@@ -317,7 +324,7 @@ mod tests {
                     "step",
                 )
                 .unwrap();
-            let data = lend(lua, crate::text::from_str(DOCUMENT).unwrap()).unwrap();
+            let data = lend(lua, crate::text::from_str(DOCUMENT).unwrap(), None).unwrap();
             step.call::<()>(data.clone()).unwrap();
             take_back(lua, &data).unwrap();
             drop((step, data));

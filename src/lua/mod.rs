@@ -127,14 +127,16 @@ pub fn to_text(lua: &Lua, value: &mlua::Value, style: crate::text::Style) -> Res
 
 /// Lends a document to the Lua state of a sandbox set up with [`install_lending`]: its
 /// tables are converted a table at a time, as scripts touch them (see `lazy.rs`).
-pub(crate) fn lend(lua: &Lua, value: Value) -> Result<mlua::Value> {
+/// `shared` says whether the document has shared tables, when the caller knows: finding
+/// out walks it whole.
+pub(crate) fn lend(lua: &Lua, value: Value, shared: Option<bool>) -> Result<mlua::Value> {
     let tables = library::installed(lua)?;
-    lazy::lend(lua, &tables, value)
+    lazy::lend(lua, &tables, value, shared)
 }
 
 /// Takes a lent document back from Lua, what no script touched as it was lent, and ends
-/// the loan.
-pub(crate) fn take_back(lua: &Lua, value: &mlua::Value) -> Result<Value> {
+/// the loan; says whether the document has shared tables.
+pub(crate) fn take_back(lua: &Lua, value: &mlua::Value) -> Result<(Value, bool)> {
     let tables = library::installed(lua)?;
     from_lua::convert_lent(lua, &tables, value, true)
 }

@@ -207,7 +207,7 @@ fn upgrade_in_memory(
     let original = fsio::read_save(path, held.as_ref())?;
     let save = Save::from_slice(&original)?;
     let from = save.meta.version;
-    let plan = upgrader.chain().plan_upgrade(&save.meta, options)?;
+    let plan = upgrader.chain().plan_upgrade(&save, options)?;
     let mut todo = ToWrite {
         report: FileReport {
             from,

@@ -71,8 +71,12 @@ impl Mod {
         })?;
         let manifest = read_manifest(&bytes).map_err(|e| e.with_file(&file))?;
         let steps = Step::lua_dir(dir)?;
+        // Errors about a step name its file; the others are about the manifest.
         let mut m =
-            Mod::new(&manifest.name, &manifest.release, steps).map_err(|e| e.with_file(&file))?;
+            Mod::new(&manifest.name, &manifest.release, steps).map_err(|e| match e.file() {
+                Some(_) => e,
+                None => e.with_file(&file),
+            })?;
         m.manifest = Some(file);
         Ok(m.after(&manifest.after))
     }
@@ -243,6 +247,19 @@ fn order(mods: Vec<Mod>) -> Result<Vec<Mod>> {
             ));
         }
     }
+    if let Some(m) = mods
+        .iter()
+        .find(|m| m.comes_after().iter().any(|a| a == m.name()))
+    {
+        return Err(Error::new(
+            ErrorKind::Upgrade,
+            format!(
+                "the mod {} ({}) says it comes after itself: take its own name out of \"after\"",
+                m.name(),
+                where_from(m)
+            ),
+        ));
+    }
     let mut left = mods;
     left.sort_by(|a, b| a.name().cmp(b.name()));
     let mut ordered: Vec<Mod> = Vec::with_capacity(left.len());
@@ -250,7 +267,7 @@ fn order(mods: Vec<Mod>) -> Result<Vec<Mod>> {
         let waits = |m: &Mod| {
             m.comes_after()
                 .iter()
-                .any(|a| a != m.name() && left.iter().any(|l| l.name() == a))
+                .any(|a| left.iter().any(|l| l.name() == a))
         };
         match left.iter().position(|m| !waits(m)) {
             Some(free) => ordered.push(left.remove(free)),

@@ -6,7 +6,7 @@ use super::step::Step;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::Options;
 use crate::path::{Path, Segment};
-use crate::save::Meta;
+use crate::save::{Meta, Save};
 use crate::value::{Map, Value};
 
 /// What upgrading one save will do: the game's steps, then each mod's, and where every mod's
@@ -93,17 +93,18 @@ impl ModStatus {
 }
 
 impl Chain {
-    /// What upgrading the save whose metadata is `meta` will do: the game's steps
-    /// ([`Chain::plan`]), then each installed mod's, from the version `meta.mods` records
-    /// for it to its latest.
+    /// What upgrading `save` will do: the game's steps ([`Chain::plan`]), then each
+    /// installed mod's, from the version `meta.mods` records for it to its latest.
     ///
     /// Fails when the game's steps cannot upgrade the save (as [`Chain::plan`]), when
     /// `meta.mods` is not an object, and, unless [`Options::keep_going`], when a mod's data
-    /// cannot be upgraded by its installed release (its entry is malformed, or its version
-    /// is newer than the mod's latest or older than its oldest); the error then names the
-    /// mod ([`Error::failed_mod`]). With `keep_going` such a mod is
-    /// [`ModStatus::Held`] instead.
-    pub fn plan_upgrade(&self, meta: &Meta, options: &Options) -> Result<Plan<'_>> {
+    /// cannot be upgraded by its installed release (its entry is malformed, its version is
+    /// newer than the mod's latest or older than its oldest, or the save has data under
+    /// `data.mods.<name>` and no entry saying its version); the error then names the mod
+    /// ([`Error::failed_mod`]). With `keep_going` such a mod is [`ModStatus::Held`]
+    /// instead.
+    pub fn plan_upgrade(&self, save: &Save, options: &Options) -> Result<Plan<'_>> {
+        let meta = &save.meta;
         let steps = self.plan(meta, options.target)?;
         let from = meta.version;
         let to = steps.last().map_or(from, Step::to);
@@ -127,7 +128,31 @@ impl Chain {
                 status: ModStatus::NotInSave,
             };
             report.to = report.from;
-            if entry.is_some() && !mods_run {
+            let unversioned = entry.is_none()
+                && save
+                    .data
+                    .get("mods")
+                    .and_then(|d| d.get(m.name()))
+                    .is_some();
+            if unversioned {
+                // Its data without its version: upgrading from a guess could mangle it, and
+                // leaving it unrecorded would let the game's next store claim the latest.
+                let e = Error::new(
+                    ErrorKind::Upgrade,
+                    format!(
+                        "the save has data of the mod at data.mods.{0} but no version for it \
+                         in meta.mods (was its entry removed by hand?); it is left as it is. \
+                         Add \"{0}\": {{\"version\": N}} to meta.mods, N the version of its data",
+                        m.name()
+                    ),
+                )
+                .in_path(meta_path(&["mods"]))
+                .in_mod(m.name());
+                match options.keep_going {
+                    true => report.status = ModStatus::Held(e.to_string()),
+                    false => return Err(e),
+                }
+            } else if entry.is_some() && !mods_run {
                 report.status = ModStatus::Waiting;
             } else if let Some(entry) = entry {
                 match mod_steps(m, entry, meta) {
@@ -201,9 +226,15 @@ fn mod_steps<'c>(m: &'c Mod, entry: &Value, meta: &Meta) -> Result<&'c [Step]> {
             "",
         );
     };
-    let Some(version) = entry.get("version").and_then(Value::as_u64) else {
+    let version = entry.get("version");
+    let Some(version) = version.and_then(Value::as_u64).filter(|&v| v >= 1) else {
+        let found = match version {
+            None => "nothing".to_string(),
+            Some(Value::Int(v)) => v.to_string(),
+            Some(other) => other.kind().to_string(),
+        };
         return refuse(
-            "expected the mod's data version, an integer of 1 or more".to_string(),
+            format!("expected the mod's data version, an integer of 1 or more, found {found}"),
             "version",
         );
     };

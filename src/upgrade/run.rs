@@ -94,6 +94,10 @@ pub struct Upgrader<'c> {
     printed: Vec<String>,
     /// The steps that ran in the last upgrade, when it failed.
     failed: Vec<StepReport>,
+    /// Whether the data in flight has shared tables, when known: lending it to Lua needs
+    /// to know, and finding out walks the whole save, so it is worked out once a save and
+    /// kept up to date (a run of Lua steps says; a Rust step may change it).
+    shared: Option<bool>,
     /// One upgrader for each of the chain's mods, made when its steps first run: each mod
     /// has a sandbox of its own, so one mod's globals and helper modules never meet
     /// another's.
@@ -151,6 +155,7 @@ impl<'c> Upgrader<'c> {
             saves: 0,
             printed: Vec::new(),
             failed: Vec::new(),
+            shared: None,
             mods: Vec::new(),
         }
     }
@@ -192,7 +197,7 @@ impl<'c> Upgrader<'c> {
         reports: &mut Vec<StepReport>,
     ) -> Result<Upgraded> {
         let chain = self.chain;
-        let plan = chain.plan_upgrade(&save.meta, options)?;
+        let plan = chain.plan_upgrade(&save, options)?;
         let (from, to) = (plan.from, plan.to);
         let mut mods = plan.mods;
         if plan.runs.is_empty() {
@@ -205,32 +210,42 @@ impl<'c> Upgrader<'c> {
             });
         }
         let mut data = std::mem::take(&mut save.data);
+        let mut shared = None;
         for run in &plan.runs {
             let Some((index, m)) = run.in_mod else {
-                data = self.run_steps(run.steps, data, &save.meta, None, options, reports)?;
+                (data, shared) = self.run_steps(
+                    run.steps,
+                    (data, shared),
+                    &save.meta,
+                    None,
+                    options,
+                    reports,
+                )?;
                 // Mods' steps see the save as the game's chain left it, meta included.
                 record(&mut save.meta, from, to, chain.writer(), None)?;
                 continue;
             };
             // Only to go back to when the mod fails.
-            let kept = options.keep_going.then(|| data.clone());
+            let kept = options.keep_going.then(|| (data.clone(), shared));
             let reported = reports.len();
             let mod_from = run.steps[0].from();
-            let ran = self.mod_upgrader(index).run_steps(
+            let upgrader = self.mod_upgrader(index);
+            let ran = upgrader.run_steps(
                 run.steps,
-                data,
+                (data, shared),
                 &save.meta,
                 Some(m),
                 options,
                 reports,
             );
+            upgrader.collect_big_heap();
             let report = mods
                 .iter_mut()
                 .find(|r| r.name == m.name())
                 .expect("every mod of the chain has a report");
             match (ran, kept) {
                 (Ok(upgraded), _) => {
-                    data = upgraded;
+                    (data, shared) = upgraded;
                     record(
                         &mut save.meta,
                         mod_from,
@@ -241,7 +256,7 @@ impl<'c> Upgrader<'c> {
                 }
                 (Err(e), Some(kept)) => {
                     let e = e.in_mod(m.name());
-                    data = kept;
+                    (data, shared) = kept;
                     reports.truncate(reported);
                     mark_failed(&mut save.meta, m, &e)?;
                     report.to = report.from;
@@ -284,17 +299,19 @@ impl<'c> Upgrader<'c> {
         upgrader
     }
 
-    /// Runs `steps` in order on `data` (the game's, or those of `in_mod`), putting each
-    /// step's report in `reports`; returns the data as a tree.
+    /// Runs `steps` in order on `data` (the game's, or those of `in_mod`), with whether it
+    /// has shared tables when known, putting each step's report in `reports`; returns the
+    /// data as a tree, and whether it has shared tables when known.
     fn run_steps(
         &mut self,
         steps: &[Step],
-        data: Value,
+        (data, shared): (Value, Option<bool>),
         meta: &Meta,
         in_mod: Option<&Mod>,
         options: &Options,
         reports: &mut Vec<StepReport>,
-    ) -> Result<Value> {
+    ) -> Result<(Value, Option<bool>)> {
+        self.shared = shared;
         let began = Began {
             version: steps.first().map_or(0, Step::from),
             in_mod: in_mod.is_some(),
@@ -320,8 +337,10 @@ impl<'c> Upgrader<'c> {
         }
         let last = steps.last().expect("a run has steps");
         // Collected after the save (in `upgrade`) if worth it.
-        self.tree_of(data, false)
-            .map_err(|e| step_error(last, taken_back(e), began))
+        let tree = self
+            .tree_of(data, false)
+            .map_err(|e| step_error(last, taken_back(e), began))?;
+        Ok((tree, self.shared))
     }
 
     /// Runs one step, checking it in strict mode and recording what it did.
@@ -346,6 +365,8 @@ impl<'c> Upgrader<'c> {
                     run(&mut tree, &mut ctx)
                 }))
                 .unwrap_or_else(|panic| Err(format!("it panicked: {}", panic_message(&*panic))));
+                // Whatever it did, it may have made tables shared, or unshared them.
+                self.shared = None;
                 ran.map_err(|message| step_error(step, Failure::said(message), began))?;
                 Data::Tree(tree)
             }
@@ -401,19 +422,22 @@ impl<'c> Upgrader<'c> {
             .lua
             .as_ref()
             .expect("a Lua value exists only with the sandbox");
-        let tree = take_back(lua.sandbox.lua(), &value);
+        let taken = take_back(lua.sandbox.lua(), &value);
         drop(value);
         if collect && lua.sandbox.lua().used_memory() > BIG_HEAP {
             let _ = lua.sandbox.lua().gc_collect();
         }
-        tree
+        let (tree, shared) = taken?;
+        self.shared = Some(shared);
+        Ok(tree)
     }
 
     /// The data lent to the sandbox, for a run of Lua steps starting at `step`: converted a
     /// table at a time as the steps touch it, and what they do not touch never converted.
     fn lua_of(&mut self, tree: Value, step: &Step, options: &Options) -> Result<mlua::Value> {
+        let shared = self.shared;
         let lua = self.lua(options)?;
-        lend(lua.sandbox.lua(), tree).map_err(|e| {
+        lend(lua.sandbox.lua(), tree, shared).map_err(|e| {
             step_error(
                 step,
                 Failure::said(e.to_string()),

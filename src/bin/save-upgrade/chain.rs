@@ -71,7 +71,20 @@ impl ChainArg {
             Some(dir) => chain.and_then(|chain| chain.with_mods_dir(dir)),
             None => chain,
         };
-        chain.map_err(|e| print_error(&e, None)).ok()
+        let chain = chain.map_err(|e| print_error(&e, None)).ok()?;
+        // Not an error (a mod may come after one a player does not have), but a misspelt
+        // name would silently change the order.
+        for m in chain.mods() {
+            for after in m.comes_after() {
+                if !chain.mods().iter().any(|other| other.name() == after) {
+                    errln!(
+                        "note: mod {} comes after {after}, which is not among the mods given",
+                        m.name()
+                    );
+                }
+            }
+        }
+        Some(chain)
     }
 }
 

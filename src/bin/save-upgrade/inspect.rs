@@ -105,13 +105,14 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
     // Every mod told, those that would fail the save among them.
     let mut every_mod = Options::default();
     every_mod.keep_going = true;
-    let (mods, mod_steps) = match chain.plan_upgrade(&save.meta, &every_mod) {
-        Ok(plan) => {
-            let steps = plan.steps().into_iter().filter(|s| s.in_mod.is_some());
+    let (mods, mod_steps, plan) = match chain.plan_upgrade(&save, &every_mod) {
+        Ok(whole) => {
+            let steps = whole.steps().into_iter().filter(|s| s.in_mod.is_some());
             let steps = steps.collect();
-            (plan.mods, steps)
+            (whole.mods, steps, plan)
         }
-        Err(_) => (Vec::new(), Vec::new()),
+        // What no mod's steps can get past (`meta.mods` that is no object).
+        Err(e) => (Vec::new(), Vec::new(), plan.and(Err(e.to_string()))),
     };
     Some(Facts {
         bytes: bytes.len() as u64,
@@ -210,8 +211,8 @@ impl Facts {
                 _ => Value::Null,
             };
             let status = match &m.status {
-                ModStatus::Upgraded => "outdated",
-                status => status.word(),
+                ModStatus::Upgraded => "outdated".to_string(),
+                status => status.word().replace(' ', "-"),
             };
             let entry: Map = [
                 ("name", Value::from(m.name.as_str())),
@@ -220,7 +221,7 @@ impl Facts {
                     "latest",
                     latest.map_or(Value::Null, |c| Value::from(c.chain().latest())),
                 ),
-                ("status", Value::from(status)),
+                ("status", Value::String(status)),
                 ("steps", Value::Array(steps.collect())),
                 ("refused", refused),
                 (

@@ -85,7 +85,7 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
         ),
         ("from", version(from)),
         ("to", version(to)),
-        ("status", Value::from(outcome.status.name())),
+        ("status", Value::from(save_status(outcome))),
         (
             "error",
             outcome
@@ -103,7 +103,7 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
 
 /// Where each mod's data of a save stands: `[{"name", "from", "to", "status", "error"}]`,
 /// `status` one of "upgraded" ("outdated" with --check and --dry-run: it would be),
-/// "current", "not in the save", "not installed", "held", "waiting", and for a save that
+/// "current", "not-in-the-save", "not-installed", "held", "waiting", and for a save that
 /// failed because of a mod, that mod as "failed".
 fn mods_entry(outcome: &Outcome<'_>) -> Value {
     let version = |v: Option<u64>| v.map_or(Value::Null, Value::from);
@@ -134,9 +134,19 @@ fn mods_entry(outcome: &Outcome<'_>) -> Value {
             ModStatus::Upgraded if outcome.status == Status::Outdated => ("outdated", Value::Null),
             status => (status.word(), Value::Null),
         };
-        entry(&m.name, m.from, m.to, status, error)
+        // As the saves' statuses are spelt: `not-installed`.
+        entry(&m.name, m.from, m.to, &status.replace(' ', "-"), error)
     });
     Value::Array(mods.collect())
+}
+
+/// The save's status in the report: the batch's, or "held" when a mod was held back
+/// (whether or not the rest of the save had work).
+fn save_status(outcome: &Outcome<'_>) -> &'static str {
+    match &outcome.report {
+        Some(report) if report.held().next().is_some() => "held",
+        _ => outcome.status.name(),
+    }
 }
 
 /// The entry of a path the search could not read (missing, unreadable, not a regular file,
