@@ -3,9 +3,10 @@
 //! ```text
 //! cargo bench --bench upgrade                                   # all tables + criterion
 //! SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench upgrade      # only the tables
-//! SAVECHAIN_BENCH_ONLY=chain,memory cargo bench --bench upgrade # some parts:
-//!                                                               #   chain, memory, batch
-//! SAVECHAIN_BENCH_CHAIN_ONLY=1 cargo bench --bench upgrade      # = SAVECHAIN_BENCH_ONLY=chain,memory
+//! SAVECHAIN_BENCH_ONLY=chain,memory cargo bench --bench upgrade # some parts: chain,
+//!                                                               #   mods, memory, batch
+//! SAVECHAIN_BENCH_CHAIN_ONLY=1 cargo bench --bench upgrade      # = SAVECHAIN_BENCH_ONLY=
+//!                                                               #   chain,mods,memory
 //! SAVECHAIN_BENCH_GAME_MB=2 SAVECHAIN_BENCH_BATCH_SAVES=40 SAVECHAIN_BENCH_RUNS=1 \
 //!     SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench upgrade  # a quick check
 //! ```
@@ -32,12 +33,24 @@
 //!      members). Goal: at most 2x.
 //!
 //!    Before timing, each chain runs once and the fields its steps change are checked.
-//! 2. `memory`: peak heap of a load, the example chain and the save, from the counting
+//! 2. `mods`: the same save with 20 mods' data added (`meta.mods.modNN` at data version 1,
+//!    a small object at `data.mods.modNN`), in the same way (best of alternating runs,
+//!    `SAVECHAIN_BENCH_RUNS`): a plain load and save of it, against the same load, a chain
+//!    with no game steps (the save is current) and 20 mods (`Chain::with_mods`), each with
+//!    one Lua step, version 1 to 2, that touches only its own `data.mods.modNN` (a counter
+//!    moved on by one, a field added), and the save. Goal: at most 1.3x. Beside it, for
+//!    information: the same with `keep_going` (the data cloned before each mod), and with
+//!    one upgrader kept across saves, as a batch does (the mods' sandboxes made once and
+//!    reset for each save, where the other rows make them for each save); and the cost of
+//!    each mod, (run - plain) / 20. Before timing, the upgrades are checked: every mod's
+//!    counter moved on and its field added, `meta.mods` at version 2 for each, the rest of
+//!    the data unchanged.
+//! 3. `memory`: peak heap of a load, the example chain and the save, from the counting
 //!    allocator of `support/alloc.rs` (Rust's heap and the Lua heap of the steps' sandbox,
 //!    which mlua allocates through Rust's global allocator), as a multiple of the save's
 //!    text, without and with the input text (which is allocated before); the other chains
 //!    and the plain load and save beside it. Goal: at most 4x the save.
-//! 3. `batch`: 400 saves (`SAVECHAIN_BENCH_BATCH_SAVES`) of about 100 KB, each from its own
+//! 4. `batch`: 400 saves (`SAVECHAIN_BENCH_BATCH_SAVES`) of about 100 KB, each from its own
 //!    seed, in a folder on disk. `save-upgrade --jobs 1` against `--jobs 2`, in place (with
 //!    backups, the default) and with `--out-dir`; each run on a fresh copy of the folder,
 //!    made and flushed to disk (`sync`) before the timing starts. Best of alternating runs
@@ -60,7 +73,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use savechain::upgrade::{Chain, Step};
+use savechain::upgrade::{Chain, Mod, ModStatus, Step};
 use savechain::Options;
 use savechain::{Save, Value};
 
@@ -72,7 +85,7 @@ const BATCH_RUNS: usize = 3;
 const BATCH_SAVES: usize = 400;
 const BATCH_KB: usize = 100;
 const MIB: f64 = 1024.0 * 1024.0;
-const PARTS: &[&str] = &["chain", "memory", "batch"];
+const PARTS: &[&str] = &["chain", "mods", "memory", "batch"];
 
 fn part(name: &str) -> bool {
     if env::flag("SAVECHAIN_BENCH_CHAIN_ONLY") {
@@ -366,6 +379,229 @@ fn chain_table(chains: &Chains, text: &[u8], runs: usize) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Part `mods`: 20 mods, each with one Lua step touching its own small part of the save.
+
+/// The mods of the part `mods`.
+const MODS: usize = 20;
+/// Their release, recorded as the writer of their data after the upgrade.
+const MOD_RELEASE: &str = "1.1.0";
+
+/// The name of the `i`-th mod (from 0): `mod01`, `mod02`, ...
+fn mod_name(i: usize) -> String {
+    format!("mod{:02}", i + 1)
+}
+
+/// The game's chain with no steps (a version 1 save is current, the closest to a plain
+/// load and save), and after it [`MODS`] mods, each with one Lua step, version 1 to 2,
+/// that moves its own counter on by one and adds a field to its own data.
+fn mods_chain() -> Chain {
+    let mods = (0..MODS)
+        .map(|i| {
+            let name = mod_name(i);
+            let source = format!(
+                "-- The mod's counter moves on by one; its data records the upgrade.
+return function(data)
+  local own = data.mods.{name}
+  own.counter = own.counter + 1
+  own.upgraded = true
+end
+"
+            );
+            let step = Step::lua("0001-counter.lua", source).unwrap();
+            Mod::new(&name, MOD_RELEASE, vec![step]).unwrap()
+        })
+        .collect();
+    Chain::new("1.0.0", Vec::new())
+        .unwrap()
+        .with_mods(mods)
+        .unwrap()
+}
+
+/// `save` with the [`MODS`] mods at data version 1 in `meta.mods`, and each mod's small
+/// object at `data.mods.<name>` (a counter, a label, three numbers).
+fn add_mods_data(save: &mut Save) {
+    let entries: savechain::Map = (0..MODS)
+        .map(|i| {
+            let entry: savechain::Map =
+                [("version", Value::Int(1)), ("writer", Value::from("1.0.0"))]
+                    .into_iter()
+                    .collect();
+            (mod_name(i), Value::Object(entry))
+        })
+        .collect();
+    save.meta.extra.insert("mods", Value::Object(entries));
+    let data: savechain::Map = (0..MODS)
+        .map(|i| {
+            let own: savechain::Map = [
+                ("counter", Value::Int(100 * i as i64)),
+                ("label", Value::String(format!("{} data", mod_name(i)))),
+                (
+                    "weights",
+                    Value::Array(vec![
+                        Value::Double(0.5),
+                        Value::Int(i as i64),
+                        Value::Double(-1.25),
+                    ]),
+                ),
+            ]
+            .into_iter()
+            .collect();
+            (mod_name(i), Value::Object(own))
+        })
+        .collect();
+    let root = save.data.as_object_mut().unwrap();
+    assert!(root.get("mods").is_none(), "the generated save has no mods");
+    root.insert("mods", Value::Object(data));
+}
+
+fn load_mods_save(chain: &Chain, text: &[u8], options: &Options) -> Vec<u8> {
+    let save = Save::from_slice(black_box(text)).unwrap();
+    let upgraded = chain.upgrader().upgrade(save, options).unwrap();
+    upgraded.save.to_vec().unwrap()
+}
+
+fn keep_going() -> Options {
+    let mut options = Options::default();
+    options.keep_going = true;
+    options
+}
+
+/// Checks an upgrade of `before` by the mods' chain, written as `text`: each mod's
+/// counter moved on and its field added, its `meta.mods` entry at version 2 by its
+/// release, one history entry each, and nothing else changed.
+fn check_mods_upgrade(before: &Save, text: &[u8]) {
+    let after = Save::from_slice(text).unwrap();
+    assert_eq!(after.meta.version, before.meta.version);
+    assert_eq!(after.meta.writer, before.meta.writer);
+    let (b, a) = (&before.data, &after.data);
+    let (meta_b, meta_a) = (before.meta.to_value(), after.meta.to_value());
+    for i in 0..MODS {
+        let own = format!("mods.{}", mod_name(i));
+        let int = |v: &Value, path: &str| get(v, path).as_i64().unwrap();
+        assert_eq!(
+            int(a, &format!("{own}.counter")),
+            int(b, &format!("{own}.counter")) + 1
+        );
+        assert_eq!(get(a, &format!("{own}.upgraded")), &Value::Bool(true));
+        assert_eq!(
+            get(a, &format!("{own}.label")),
+            get(b, &format!("{own}.label"))
+        );
+        assert_eq!(int(&meta_a, &format!("{own}.version")), 2);
+        assert_eq!(
+            get(&meta_a, &format!("{own}.writer")).as_str(),
+            Some(MOD_RELEASE)
+        );
+    }
+    let history = |meta: &Value| {
+        meta.get("history")
+            .map_or(0, |h| h.as_array().unwrap().len())
+    };
+    assert_eq!(history(&meta_a), history(&meta_b) + MODS);
+    let without_mods = |data: &Value| {
+        let mut data = data.as_object().unwrap().clone();
+        data.remove("mods");
+        data
+    };
+    assert!(
+        without_mods(a) == without_mods(b),
+        "the mods' steps changed only data.mods"
+    );
+}
+
+/// Runs the mods' chain once as each timed run does (and once more in a kept upgrader)
+/// and checks what the steps change.
+fn check_mods(chain: &Chain, text: &[u8]) {
+    let before = Save::from_slice(text).unwrap();
+    for options in [Options::default(), keep_going()] {
+        let upgraded = chain
+            .upgrader()
+            .upgrade(Save::from_slice(text).unwrap(), &options)
+            .unwrap();
+        assert_eq!(upgraded.steps.len(), MODS, "one step of each mod ran");
+        assert_eq!(upgraded.mods.len(), MODS);
+        assert!(upgraded
+            .mods
+            .iter()
+            .all(|m| m.status == ModStatus::Upgraded && m.to == Some(2)));
+        check_mods_upgrade(&before, &upgraded.save.to_vec().unwrap());
+    }
+    let mut upgrader = chain.upgrader();
+    for _ in 0..2 {
+        let save = Save::from_slice(text).unwrap();
+        let upgraded = upgrader.upgrade(save, &Options::default()).unwrap();
+        check_mods_upgrade(&before, &upgraded.save.to_vec().unwrap());
+    }
+    println!(
+        "Checked: each of the {MODS} mods moved its counter on and added its field, \
+         meta.mods records version 2 for each, and the rest of the data is unchanged \
+         (without and with keep_going, and in an upgrader kept across saves)"
+    );
+}
+
+fn mods_table(chain: &Chain, text: &[u8], runs: usize) {
+    // The upgrader a batch keeps across saves (the mods' sandboxes made once, reset for
+    // each save): made and used once before the timing.
+    let mut kept = chain.upgrader();
+    let kept_run = |kept: &mut savechain::upgrade::Upgrader<'_>| {
+        let save = Save::from_slice(black_box(text)).unwrap();
+        let upgraded = kept.upgrade(save, &Options::default()).unwrap();
+        upgraded.save.to_vec().unwrap()
+    };
+    drop(kept_run(&mut kept));
+    let options = Options::default();
+    let keep = keep_going();
+    let mut best = [Duration::MAX; 4];
+    for _ in 0..runs {
+        for (i, best) in best.iter_mut().enumerate() {
+            let t = Instant::now();
+            drop(black_box(match i {
+                0 => load_save(text),
+                1 => load_mods_save(chain, text, &options),
+                2 => load_mods_save(chain, text, &keep),
+                _ => kept_run(&mut kept),
+            }));
+            *best = (*best).min(t.elapsed());
+        }
+    }
+    let rate = |t: Duration| text.len() as f64 / MIB / t.as_secs_f64();
+    println!();
+    println!(
+        "The same save with {MODS} mods at data version 1 (meta.mods, data.mods), \
+         {:.1} MiB of text (best of {runs}); a chain with no game steps and {MODS} mods of \
+         one Lua step each, touching its own data.mods.<name>:",
+        text.len() as f64 / MIB
+    );
+    println!(
+        "{:<44} {:>9} {:>8} {:>16} {:>10}",
+        "run", "ms", "MiB/s", "/ (load + save)", "ms / mod"
+    );
+    let mods = format!("load + {MODS} mods, 1 Lua step each + save");
+    let rows = [
+        ("load + save", ""),
+        (mods.as_str(), "goal: at most 1.30"),
+        ("  the same, keep_going", "(information)"),
+        (
+            "  the same, upgrader kept across saves",
+            "(information: a batch's)",
+        ),
+    ];
+    for (i, ((name, goal), t)) in rows.iter().zip(best).enumerate() {
+        let per_mod = if i == 0 {
+            String::new()
+        } else {
+            format!("{:.2}", (ms(t) - ms(best[0])) / MODS as f64)
+        };
+        println!(
+            "{name:<44} {:>9.1} {:>8.1} {:>16.2} {per_mod:>10}  {goal}",
+            ms(t),
+            rate(t),
+            t.as_secs_f64() / best[0].as_secs_f64()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Part `memory`: peak heap of an upgrade.
 
 fn memory_table(chains: &Chains, text: &[u8]) {
@@ -611,11 +847,22 @@ fn batch_table(chain: &Chain, runs: usize) {
 
 fn main() {
     let chains = chains();
-    let text = (part("chain") || part("memory") || !env::table_only()).then(|| {
-        starlane_v1(env::game_mib(game::MIB) << 20, game::SEED)
-            .to_vec()
-            .unwrap()
-    });
+    let criterion = !env::table_only();
+    let mut save = (part("chain") || part("memory") || part("mods") || criterion)
+        .then(|| starlane_v1(env::game_mib(game::MIB) << 20, game::SEED));
+    let text = save
+        .as_ref()
+        .filter(|_| part("chain") || part("memory") || criterion)
+        .map(|save| save.to_vec().unwrap());
+    // The same save with the mods' data, for the part `mods`.
+    let mods_chain = mods_chain();
+    let mods_text = save
+        .take()
+        .filter(|_| part("mods") || criterion)
+        .map(|mut save| {
+            add_mods_data(&mut save);
+            save.to_vec().unwrap()
+        });
     if let Some(text) = &text {
         if part("chain") || part("memory") {
             check_chains(&chains, text);
@@ -623,6 +870,14 @@ fn main() {
         if part("chain") {
             chain_table(&chains, text, env::runs(CHAIN_RUNS));
         }
+    }
+    if let Some(mods_text) = &mods_text {
+        if part("mods") {
+            check_mods(&mods_chain, mods_text);
+            mods_table(&mods_chain, mods_text, env::runs(CHAIN_RUNS));
+        }
+    }
+    if let Some(text) = &text {
         if part("memory") {
             memory_table(&chains, text);
         }
@@ -650,6 +905,13 @@ fn main() {
     });
     group.bench_function("load_half_lua_steps_save", |b| {
         b.iter(|| load_upgrade_save(&chains.half, &text))
+    });
+    let mods_text = mods_text.unwrap();
+    group.bench_function("load_save_with_mods_data", |b| {
+        b.iter(|| load_save(&mods_text))
+    });
+    group.bench_function("load_20_mods_save", |b| {
+        b.iter(|| load_mods_save(&mods_chain, &mods_text, &Options::default()))
     });
     group.finish();
     c.final_summary();
