@@ -231,3 +231,25 @@ fn print_costs_instructions_and_memory_like_any_code() {
     assert_eq!(printed[0].len(), (64 << 10) - 1);
     assert!(printed[1].contains("more print output"), "{}", printed[1]);
 }
+
+/// A recursion with no end fails on Lua's stack overflow, as in Lua: the instruction hook
+/// must not turn a deep stack into a crawl (re-arming the hook walks every frame, and once
+/// its own cost counted as dear instructions, making it run ever more often until the time
+/// limit, 30 s later, stopped the step).
+#[test]
+fn a_recursion_with_no_end_fails_on_the_stack_overflow() {
+    use savechain::upgrade::{Chain, Step};
+    use savechain::{Options, Save};
+    let step = Step::lua(
+        "0001-deep.lua",
+        "return function(data) local function f() return 1 + f() end data.x = f() end",
+    )
+    .unwrap();
+    let chain = Chain::new("1.0.0", vec![step]).unwrap();
+    let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+    let err = chain
+        .upgrader()
+        .upgrade(save, &Options::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("stack overflow"), "{err}");
+}

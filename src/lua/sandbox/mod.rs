@@ -720,7 +720,7 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, _: *mut ffi::lua_
     // Instructions that take long (each a copy of a large string, say) shrink the interval,
     // so that the time limit is noticed soon; cheap ones grow it back.
     let now = Instant::now();
-    let since = meter.last_hook.replace(Some(now)).map(|t| now - t);
+    let since = meter.last_hook.get().map(|t| now - t);
     let next = match since {
         Some(since) if since > Duration::from_millis(2) => {
             (count / 10).max(HOOK_EVERY_AT_LEAST as c_int)
@@ -731,6 +731,10 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, _: *mut ffi::lua_
     if next != count {
         ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, next);
     }
+    // Timed from here: `lua_sethook` walks every frame of the stack, so in a deep recursion
+    // its own time would pass for dear instructions, shrink the interval, and make the hook
+    // (and so itself) run ever more often.
+    meter.last_hook.set(Some(Instant::now()));
 }
 
 /// The sandbox's own globals, over those Lua made, which keep nothing of a save: the
