@@ -68,6 +68,12 @@ Examples:
                                             what differs, path by path (exit 1 if any)
   save-upgrade test fixtures/               check each fixture upgrades to its expected
                                             form in expected/ (exit 1 if one differs)
+  save-upgrade --mods mods/ --keep-going saves/
+                                            upgrade the game's data, then each mod's in
+                                            mods/ (each folder a mod with its mod.json);
+                                            a failing mod is held back, the rest written
+  save-upgrade test --mods mods/ mods/cartographer/fixtures/
+                                            a mod author's fixtures, after the game's chain
   save-upgrade --check --report - --quiet saves/ | jq -r '.[] | select(.status == \"outdated\") | .path'
                                             list the saves not at the latest version, with
                                             jq; writes nothing (without --check, it would
@@ -86,8 +92,8 @@ under way are finished, and the summary is printed (exit 130 or 143); a second C
 stops at once, and the next run removes what that left.
 
 Exit status, as diff and grep: 0 all good; 1 --check, fmt --check or cache verify found
-work and nothing failed; 2 a save failed, or a usage error; 130 or 143 stopped by SIGINT
-or SIGTERM."
+work, or --keep-going held a mod back, and nothing failed; 2 a save failed, or a usage
+error; 130 or 143 stopped by SIGINT or SIGTERM."
 )]
 struct Cli {
     #[command(subcommand)]
