@@ -73,7 +73,8 @@ Examples:
                                             mods/ (each folder a mod with its mod.json);
                                             a failing mod is held back, the rest written
   save-upgrade test --mods mods/ mods/cartographer/fixtures/
-                                            a mod author's fixtures, after the game's chain
+                                            check a mod's fixtures upgrade (the game's
+                                            chain, then the mod's) to their expected forms
   save-upgrade --check --report - --quiet saves/ | jq -r '.[] | select(.status == \"outdated\") | .path'
                                             list the saves not at the latest version, with
                                             jq; writes nothing (without --check, it would
