@@ -36,11 +36,32 @@ pub struct Options {
     pub trust_mtime: bool,
     /// When a mod's step fails, or a mod's data cannot be upgraded by its installed
     /// release, upgrade the rest of the save and leave that mod's data exactly as it was,
-    /// at its old version ([`ModStatus::Held`](crate::upgrade::ModStatus::Held)); a failed
-    /// step is marked in the save (`meta.mods.<name>.failed`) so that a later run, which
-    /// retries it, and a person can see it. Without it, the save fails, naming the mod.
-    /// The game's own steps always fail the save. Costs a copy of the data before each
-    /// mod's steps, to go back to.
+    /// at its old version, with the data of the mods that come after it
+    /// ([`ModStatus::Held`](crate::upgrade::ModStatus::Held)); each is marked in the save
+    /// (`meta.mods.<name>.held`) for a person, a later store and a later run (which retries
+    /// it) to see. Without it, the save fails, naming the mod. The game's own steps always
+    /// fail the save. Costs a copy of the data before each mod's steps, to go back to.
+    ///
+    /// ```
+    /// use savechain::upgrade::{Chain, Mod, ModStatus, Step};
+    /// use savechain::{Options, Save};
+    ///
+    /// let broken = Mod::new("broken", "1.0.0", vec![
+    ///     Step::lua("0001-oops.lua", "return function(data) error('no fuel') end")?,
+    /// ])?;
+    /// let chain = Chain::new("1.0.0", vec![])?.with_mods(vec![broken])?;
+    /// let save = Save::from_str(
+    ///     r#"{"meta": {"version": 1, "mods": {"broken": {"version": 1}}}, "data": {"mods": {"broken": {}}}}"#,
+    /// )?;
+    /// assert!(chain.upgrader().upgrade(save.clone(), &Options::default()).is_err());
+    ///
+    /// let mut options = Options::default();
+    /// options.keep_going = true;
+    /// let upgraded = chain.upgrader().upgrade(save, &options)?;
+    /// assert!(matches!(upgraded.mods[0].status, ModStatus::Held(_)));
+    /// assert!(upgraded.save.meta.extra["mods"]["broken"].get("held").is_some());
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
     pub keep_going: bool,
 }
 

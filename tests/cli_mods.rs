@@ -578,12 +578,12 @@ fn hold_broken(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let entry = at(&save, "meta.mods.cartographer");
     assert_eq!(
         entry.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["failed", "version", "writer"]
+        ["held", "version", "writer"]
     );
     assert_eq!(text_at(entry, "version"), "1");
     assert_eq!(text_at(entry, "writer"), r#""1.0.0""#);
-    assert_eq!(text_at(entry, "failed.writer"), r#""2.0.0""#);
-    let error = at(entry, "failed.error").as_str().unwrap();
+    assert_eq!(text_at(entry, "held.writer"), r#""2.0.0""#);
+    let error = at(entry, "held.error").as_str().unwrap();
     assert!(error.starts_with(BROKEN_ERROR), "{error}");
     assert!(mod_history(&save).is_empty(), "{save}");
     held
@@ -752,10 +752,14 @@ fn a_mods_data_newer_than_its_steps_is_refused_or_held() {
     let written = fs::read(root.join("both/old.json")).unwrap();
     let save = parse(&written);
     assert_eq!(text_at(&save, "meta.version"), "9");
+    // Marked held, its version and writer as they were.
+    assert_eq!(text_at(&save, "meta.mods.cartographer.version"), "5");
     assert_eq!(
-        text_at(&save, "meta.mods.cartographer"),
-        r#"{"version":5,"writer":"3.0.0"}"#
+        text_at(&save, "meta.mods.cartographer.writer"),
+        r#""3.0.0""#
     );
+    assert!(text_at(&save, "meta.mods.cartographer.held")
+        .contains("newer than the installed release 2.0.0"));
     assert_subtree_kept(&original, &written, "data.mods.cartographer");
     assert!(mod_history(&save).is_empty());
 }
@@ -1158,7 +1162,7 @@ fn check_dry_run_diff_report_chain_and_inspect_show_each_mod() {
     let out = run_ok(root, &["inspect", "--json", "saves/removed.json"], 0);
     assert_eq!(
         text_at(&parse(out.stdout.as_bytes()), "mods"),
-        r#"[{"failed":null,"latest":null,"name":"cartographer","refused":null,"status":"not-installed","steps":[],"version":1}]"#
+        r#"[{"held":null,"latest":null,"name":"cartographer","refused":null,"status":"not-installed","steps":[],"version":1}]"#
     );
     let out = run_ok(
         root,

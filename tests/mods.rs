@@ -249,7 +249,7 @@ fn keep_going_holds_a_failing_mod_at_its_old_version_marked() {
             .get("broken")
             .unwrap()
             .to_string(),
-        r#"{"failed":{"error":"mod broken: step 0001-oops.lua, version 1 to 2, failed on line 3: no fuel","writer":"0.9.0"},"version":1,"writer":"0.8.0"}"#
+        r#"{"held":{"error":"mod broken: step 0001-oops.lua, version 1 to 2, failed on line 3: no fuel","writer":"0.9.0"},"version":1,"writer":"0.8.0"}"#
     );
     let broken = upgraded.mods.iter().find(|m| m.name == "broken").unwrap();
     assert!(matches!(&broken.status, ModStatus::Held(why) if why.contains("no fuel")));
@@ -317,8 +317,23 @@ fn a_mods_data_newer_than_the_mod_is_refused_or_held() {
     options.keep_going = true;
     let upgraded = upgrade(save, &options).unwrap();
     assert!(upgraded.steps.is_empty());
-    assert_eq!(upgraded.save, Save::from_str(save).unwrap());
+    let before = Save::from_str(save).unwrap();
+    assert_eq!(upgraded.save.data, before.data);
+    // Marked held (for a store not to claim the mod's latest version), nothing else.
+    let entry = upgraded
+        .save
+        .meta
+        .extra
+        .get("mods")
+        .unwrap()
+        .get("tinker")
+        .unwrap();
+    assert_eq!(entry.get("version"), Some(&Value::from(9)));
+    assert!(entry.pointer("held.error").is_some());
     assert!(matches!(upgraded.mods[0].status, ModStatus::Held(_)));
+    let stored = chain().resave(upgraded.save.meta.clone(), upgraded.save.data.clone());
+    let tinker = |save: &Save| save.meta.extra.get("mods").unwrap().get("tinker").cloned();
+    assert_eq!(tinker(&stored), tinker(&upgraded.save));
 }
 
 #[test]
@@ -494,7 +509,7 @@ fn mods_are_read_from_their_folders() {
     let names: Vec<_> = chain.mods().iter().map(Mod::name).collect();
     assert_eq!(names, ["radio", "tinker"]);
     assert_eq!(
-        chain.mods()[1].chain().steps()[0].description(),
+        chain.mods()[1].steps()[0].description(),
         "Charge in tenths."
     );
     let save = r#"{"meta": {"version": 1, "mods": {"tinker": {"version": 1}}}, "data": {"mods": {"tinker": {"charge": 3}}}}"#;
@@ -586,7 +601,7 @@ fn a_changed_mod_step_refuses_old_caches_and_a_held_mod_writes_none() {
 
     // The same game, tinker's second step changed by one character.
     let tinker = first.mods().iter().find(|m| m.name() == "tinker").unwrap();
-    let mut steps = tinker.chain().steps().to_vec();
+    let mut steps = tinker.steps().to_vec();
     steps[1] = lua(
         "0002-gadgets.lua",
         "return function(data) data.mods.tinker.gadgets = {1} end",
@@ -713,8 +728,23 @@ fn a_mods_data_without_its_version_is_refused_or_held() {
     let mut options = Options::default();
     options.keep_going = true;
     let upgraded = upgrade(save, &options).unwrap();
-    assert_eq!(upgraded.save, Save::from_str(save).unwrap());
+    assert_eq!(upgraded.save.data, Save::from_str(save).unwrap().data);
     assert!(matches!(upgraded.mods[0].status, ModStatus::Held(_)));
+    // An entry made for the mark, without a version: a store does not claim one either.
+    let entry = upgraded
+        .save
+        .meta
+        .extra
+        .get("mods")
+        .unwrap()
+        .get("tinker")
+        .unwrap();
+    assert_eq!(entry.get("version"), None);
+    let stored = chain().resave(upgraded.save.meta.clone(), upgraded.save.data.clone());
+    assert_eq!(
+        stored.meta.extra.get("mods").unwrap().get("tinker"),
+        Some(entry)
+    );
 }
 
 #[test]
@@ -729,4 +759,110 @@ fn a_mod_that_comes_after_itself_is_refused() {
             .contains("the mod loop (made by the program) says it comes after itself"),
         "{err}"
     );
+}
+
+/// Review findings: what a held mod's neighbours, stores and caches do.
+#[test]
+fn a_mod_after_a_held_one_is_held_with_it_and_what_the_failing_step_printed_is_kept() {
+    let first = Mod::new(
+        "first",
+        "1.0.0",
+        vec![lua(
+            "0001-rename.lua",
+            "return function(data)\n  print('looking at', #data.mods.first.list)\n  data.mods.first.items = data.mods.first.list\n  error('not today')\nend",
+        )],
+    )
+    .unwrap();
+    let second = Mod::new(
+        "second",
+        "1.0.0",
+        vec![lua(
+            "0001-count.lua",
+            "return function(data) data.mods.second.count = #(data.mods.first.items or {}) end",
+        )],
+    )
+    .unwrap()
+    .after(&["first"]);
+    let third = Mod::new(
+        "third",
+        "1.0.0",
+        vec![lua(
+            "0001-mark.lua",
+            "return function(data) data.mods.third.ok = true end",
+        )],
+    )
+    .unwrap();
+    let chain = Chain::new("1.0.0", vec![])
+        .unwrap()
+        .with_mods(vec![first, second, third])
+        .unwrap();
+    let save = r#"{"meta": {"version": 1, "mods": {"first": {"version": 1}, "second": {"version": 1}, "third": {"version": 1}}},
+                   "data": {"mods": {"first": {"list": [1, 2]}, "second": {}, "third": {}}}}"#;
+    let mut options = Options::default();
+    options.keep_going = true;
+    let upgraded = chain
+        .upgrader()
+        .upgrade(Save::from_str(save).unwrap(), &options)
+        .unwrap();
+    let status = |name: &str| {
+        let report = upgraded.mods.iter().find(|m| m.name == name).unwrap();
+        report.status.clone()
+    };
+    assert!(matches!(status("first"), ModStatus::Held(_)));
+    assert!(
+        matches!(status("second"), ModStatus::Held(why) if why.contains("comes after the mod first")),
+        "{:?}",
+        status("second")
+    );
+    assert_eq!(status("third"), ModStatus::Upgraded);
+    assert_eq!(
+        upgraded.save.data.to_string(),
+        r#"{"mods":{"first":{"list":[1,2]},"second":{},"third":{"ok":true}}}"#
+    );
+    let first = upgraded.mods.iter().find(|m| m.name == "first").unwrap();
+    assert_eq!(
+        first.printed,
+        [("0001-rename.lua".to_string(), "looking at\t2".to_string())]
+    );
+    // Both marked: a store keeps their versions.
+    let stored = chain.resave(upgraded.save.meta.clone(), upgraded.save.data.clone());
+    for name in ["first", "second"] {
+        let entry = stored.meta.extra.get("mods").unwrap().get(name).unwrap();
+        assert_eq!(entry.get("version"), Some(&Value::from(1)), "{name}");
+        assert!(entry.get("held").is_some(), "{name}");
+    }
+
+    // Stored with its marks, the save gets no cache: a load without keeping going must
+    // fail on it rather than be served the held document.
+    use savechain::cache::{self, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slot.json");
+    std::fs::write(cache::cache_path(&path), b"an old cache").unwrap();
+    cache::store(&stored, &path, &chain).unwrap();
+    assert!(!cache::cache_path(&path).exists());
+    assert!(cache::store_bytes(&stored, &chain)
+        .unwrap()
+        .cache
+        .is_empty());
+    assert!(cache::load_with(&path, &mut chain.upgrader(), &Options::default()).is_err());
+    let loaded = cache::load_with(&path, &mut chain.upgrader(), &options).unwrap();
+    assert!(matches!(loaded.source, Source::Json(_)));
+}
+
+#[test]
+fn a_chain_without_mods_keeps_any_meta_mods_and_mods_run_when_the_game_is_at_its_latest() {
+    let plain = Chain::new("1.0.0", vec![]).unwrap();
+    let save =
+        Save::from_str(r#"{"meta": {"version": 1, "mods": ["a", "b"]}, "data": {}}"#).unwrap();
+    let upgraded = plain
+        .upgrader()
+        .upgrade(save.clone(), &Options::default())
+        .unwrap();
+    assert_eq!(upgraded.save, save);
+    // `--to 1` on a save at the game's latest version already: the mods still run.
+    let mut options = Options::default();
+    options.target = Some(1);
+    let at_latest = r#"{"meta": {"version": 2, "mods": {"tinker": {"version": 3}}}, "data": {"ship": {}, "mods": {"tinker": {}}}}"#;
+    let upgraded = upgrade(at_latest, &options).unwrap();
+    assert_eq!(upgraded.mods[0].status, ModStatus::Current);
 }

@@ -112,7 +112,7 @@ fn manifest(data: &[u8]) {
         std::fs::write(dir.path().join("mod.json"), data).unwrap();
         if let Ok(m) = Mod::from_dir(dir.path()) {
             assert!(!m.name().is_empty());
-            assert!(m.chain().steps().is_empty());
+            assert!(m.steps().is_empty());
         }
     });
 }

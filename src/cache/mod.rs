@@ -287,6 +287,11 @@ pub fn verify(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Resul
 ///
 /// It takes the save's lock, as [`Save::store`] does: a running upgrade of the save (by
 /// `save-upgrade` or a batch) finishes first, and this save then replaces the upgraded one.
+///
+/// A save whose `meta.mods` marks a mod as held back (`held`, [`Options::keep_going`]) gets
+/// no cache, and any cache of the path before is removed: its document is not the chain's
+/// whole work, and a later load must upgrade the JSON (failing, or holding the mod back
+/// again) rather than be served it.
 pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
     let path = path.as_ref();
     let json = save.to_vec()?;
@@ -296,11 +301,26 @@ pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
     let written = fsio::write_atomic_like(path, &json, None).map_err(write_error)?;
     drop(held);
     let mtime = written.metadata().map(|m| mtime_ns(&m)).unwrap_or(0);
-    let built = build::build(save, &provenance(&json, mtime, chain))?;
     let cache_file = cache_path(path);
+    if holds_a_mod_back(save) {
+        // No cache, and none from before: a load must upgrade the JSON again (see
+        // `Loaded::new_cache`).
+        return clear(path).map(drop);
+    }
+    let built = build::build(save, &provenance(&json, mtime, chain))?;
     fsio::write_atomic_like(&cache_file, built.bytes(), Some(path))
         .map(drop)
         .map_err(|e| Error::io(e, "cannot write the cache").with_file(&cache_file))
+}
+
+/// Whether the save's `meta.mods` marks a mod as held back by an upgrade
+/// ([`Options::keep_going`]): its document is not the chain's whole work, so no cache of
+/// it may be used in place of upgrading its JSON.
+fn holds_a_mod_back(save: &Save) -> bool {
+    let Some(Value::Object(entries)) = save.meta.extra.get("mods") else {
+        return false;
+    };
+    entries.values().any(|entry| entry.get("held").is_some())
 }
 
 /// Loads a save kept as bytes (in memory, a virtual file system, a console's storage)
@@ -402,7 +422,9 @@ pub fn load_bytes(
 pub struct Stored {
     /// The save's canonical text: what [`Save::store`] would write.
     pub json: Vec<u8>,
-    /// Its cache, which [`load_bytes`] uses with exactly these JSON bytes.
+    /// Its cache, which [`load_bytes`] uses with exactly these JSON bytes; empty for a save
+    /// that holds a mod back, as [`store`] writes none for it (`load_bytes` refuses empty
+    /// bytes and upgrades the JSON).
     pub cache: Vec<u8>,
 }
 
@@ -411,6 +433,13 @@ pub struct Stored {
 /// `chain`'s latest version.
 pub fn store_bytes(save: &Save, chain: &Chain) -> Result<Stored> {
     let json = save.to_vec()?;
+    if holds_a_mod_back(save) {
+        // As `store` writes none: empty bytes, which `load_bytes` refuses as a cache.
+        return Ok(Stored {
+            cache: Vec::new(),
+            json,
+        });
+    }
     let built = build::build(save, &provenance(&json, 0, chain))?;
     Ok(Stored {
         cache: built.bytes().to_vec(),

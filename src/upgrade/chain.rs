@@ -114,9 +114,25 @@ impl Mod {
         &self.after
     }
 
-    /// Its steps, as a chain: its versions, steps and identity.
-    pub fn chain(&self) -> &Chain {
-        &self.chain
+    /// Its steps, oldest first: they move its data version, not the game's.
+    pub fn steps(&self) -> &[Step] {
+        self.chain.steps()
+    }
+
+    /// The oldest data version of the mod its steps upgrade.
+    pub fn oldest(&self) -> u64 {
+        self.chain.oldest()
+    }
+
+    /// The data version its steps bring the mod's data to.
+    pub fn latest(&self) -> u64 {
+        self.chain.latest()
+    }
+
+    /// The identity of its steps and release, which a chain with the mod folds into its own
+    /// ([`Chain::fingerprint`]).
+    pub fn fingerprint(&self) -> [u8; 16] {
+        self.chain.fingerprint()
     }
 }
 
@@ -130,7 +146,7 @@ pub(super) fn check_release(release: &str) -> Result<()> {
 }
 
 /// A mod's name is a key of `meta.mods` and a folder's name: kept to characters safe in both.
-fn check_mod_name(name: &str) -> Result<()> {
+pub(super) fn check_mod_name(name: &str) -> Result<()> {
     let fine = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')
@@ -317,10 +333,11 @@ impl Chain {
     /// any other members): for storing again a save that was loaded, with `meta` from
     /// [`Loaded::meta`](crate::cache::Loaded::meta) or [`Save::meta`].
     ///
-    /// Each mod of the chain is recorded in `meta.mods` at its latest version and release,
-    /// except one whose data the save holds at a version it could not upgrade (marked
-    /// `failed`, or newer than the mod): its entry is kept as it is, since nothing says the
-    /// data changed. Entries of mods not in the chain are kept as they are.
+    /// Each mod of the chain new to the save is recorded in `meta.mods` at its latest
+    /// version and release (the game made its data), and one at its latest version gets
+    /// its release as writer; an entry at another version, or marked `held` (an upgrade
+    /// held it back), is kept as it is, since nothing says its data changed. Entries of mods
+    /// not in the chain are kept as they are.
     pub fn resave(&self, mut meta: Meta, data: Value) -> Save {
         meta.version = self.latest();
         meta.writer = Some(self.writer.clone());
@@ -346,29 +363,28 @@ impl Chain {
         };
         for m in &self.mods {
             let latest = m.chain.latest();
-            let entry = entries
-                .entry(m.name())
-                .or_insert_with(|| Value::Object(Map::new()));
-            let held = entry.get("failed").is_some()
-                || entry
-                    .get("version")
-                    .and_then(Value::as_u64)
-                    .is_some_and(|v| v > latest);
-            if held {
+            let recorded = entries.get(m.name());
+            // Only a mod new to the save, or one at its latest version already, is
+            // recorded: never a version its data may not have (a mod held back, or left
+            // waiting by an upgrade to an earlier target, keeps its entry as it is).
+            let new_or_latest = match recorded {
+                None => true,
+                Some(entry) => {
+                    entry.get("held").is_none()
+                        && entry.get("version").and_then(Value::as_u64) == Some(latest)
+                }
+            };
+            if !new_or_latest {
                 continue;
             }
             let mut stamped = Map::new();
+            // Other members a game put there stay.
+            if let Some(Value::Object(old)) = recorded {
+                stamped = old.clone();
+            }
             stamped.insert("version", Value::from(latest));
             stamped.insert("writer", Value::String(m.release().to_string()));
-            // Other members a game put there stay.
-            if let Value::Object(old) = entry {
-                for (key, value) in old.iter() {
-                    if key != "version" && key != "writer" {
-                        stamped.insert(key, value.clone());
-                    }
-                }
-            }
-            *entry = Value::Object(stamped);
+            entries.insert(m.name(), Value::Object(stamped));
         }
     }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::chain::{check_release, Chain, Mod};
+use super::chain::{check_mod_name, check_release, Chain, Mod};
 use super::step::Step;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::text::reader::{utf8, Reader};
@@ -173,10 +173,22 @@ fn read_manifest(bytes: &[u8]) -> Result<Manifest> {
         _ => Err(wrong(member, expected)),
     };
     let name = text_of("name", "the mod's name, a string such as \"tinker\"")?;
+    if check_mod_name(&name).is_err() {
+        return Err(wrong(
+            "name",
+            &format!(
+                "the mod's name, 1 to 64 letters, digits, '_', '-' and '.', not starting with \
+                 '.', found {name:?}"
+            ),
+        ));
+    }
     let release_expected = "the mod's release, a string with a semantic version such as \"1.2.0\"";
     let release = text_of("release", release_expected)?;
     if check_release(&release).is_err() {
-        return Err(wrong("release", release_expected));
+        return Err(wrong(
+            "release",
+            &format!("{release_expected}, found {release:?}"),
+        ));
     }
     let after = match members.get("after") {
         None => Vec::new(),

@@ -51,6 +51,10 @@ pub struct ModReport {
     pub to: Option<u64>,
     /// What happened to it.
     pub status: ModStatus,
+    /// For a mod held back because one of its steps failed: what its steps printed, each
+    /// line with the step's name ([`StepReport::printed`](super::StepReport::printed)),
+    /// since those steps are not among the upgrade's.
+    pub printed: Vec<(String, String)>,
 }
 
 /// What an upgrade did (in a [`Plan`]: will do) to one mod's data.
@@ -68,9 +72,10 @@ pub enum ModStatus {
     /// to be upgraded when it is installed again.
     NotInstalled,
     /// Left exactly as it was, at its old version, with the reason: one of its steps failed,
-    /// or its data cannot be upgraded by the installed release (newer than it, older than
-    /// its oldest step). Only with [`Options::keep_going`]; otherwise the save fails. A step
-    /// that failed is also marked in the save, as `meta.mods.<name>.failed`.
+    /// its data cannot be upgraded by the installed release (newer than it, older than its
+    /// oldest step, no version recorded), or it comes after a mod held back. Only with
+    /// [`Options::keep_going`]; otherwise the save fails. Marked in the save as
+    /// `meta.mods.<name>.held`.
     Held(String),
     /// Not run because the game's upgrade stops before its latest version
     /// ([`Options::target`]): a mod's steps expect the game's data at its latest.
@@ -115,10 +120,14 @@ impl Chain {
                 steps,
             });
         }
-        let entries = mod_entries(meta)?;
+        // A chain without mods keeps whatever a game put in `meta.mods`, as any member.
+        let entries = match self.mods.is_empty() {
+            true => mod_entries(meta).unwrap_or(None),
+            false => mod_entries(meta)?,
+        };
         // A mod's steps are written against the game's latest data.
-        let mods_run = options.target.is_none_or(|target| target >= self.latest());
-        let mut mods = Vec::new();
+        let mods_run = to == self.latest();
+        let mut mods: Vec<ModReport> = Vec::new();
         for (index, m) in self.mods.iter().enumerate() {
             let entry = entries.and_then(|entries| entries.get(m.name()));
             let mut report = ModReport {
@@ -126,8 +135,14 @@ impl Chain {
                 from: entry.and_then(|e| e.get("version")).and_then(Value::as_u64),
                 to: None,
                 status: ModStatus::NotInSave,
+                printed: Vec::new(),
             };
             report.to = report.from;
+            // A mod after one held back would build on data its steps have not made.
+            let after_held = m.comes_after().iter().find(|a| {
+                mods.iter()
+                    .any(|r| &r.name == *a && matches!(r.status, ModStatus::Held(_)))
+            });
             let unversioned = entry.is_none()
                 && save
                     .data
@@ -157,6 +172,15 @@ impl Chain {
             } else if let Some(entry) = entry {
                 match mod_steps(m, entry, meta) {
                     Ok([]) => report.status = ModStatus::Current,
+                    // Without `keep_going` the save has failed on the mod held back already.
+                    Ok(_) if after_held.is_some() => {
+                        report.status = ModStatus::Held(format!(
+                            "mod {}: it comes after the mod {}, which is held back, and is \
+                             held back with it",
+                            m.name(),
+                            after_held.expect("matched")
+                        ))
+                    }
                     Ok(steps) => {
                         report.status = ModStatus::Upgraded;
                         report.to = steps.last().map(Step::to);
@@ -179,6 +203,7 @@ impl Chain {
                     from: version,
                     to: version,
                     status: ModStatus::NotInstalled,
+                    printed: Vec::new(),
                 });
             }
         }
@@ -251,7 +276,7 @@ fn mod_steps<'c>(m: &'c Mod, entry: &Value, meta: &Meta) -> Result<&'c [Step]> {
                 "writer",
             ),
         };
-    let chain = m.chain();
+    let chain = &m.chain;
     if version > chain.latest() {
         return refuse(
             format!(

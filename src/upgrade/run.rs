@@ -181,7 +181,8 @@ impl<'c> Upgrader<'c> {
         let mut reports = Vec::new();
         self.saves += 1;
         let result = self.upgrade_reporting(save, options, &mut reports);
-        self.collect_big_heap();
+        // After a failure too (the sandbox of a mod that failed was ended already).
+        self.end_save();
         if result.is_err() {
             self.failed = reports;
         }
@@ -200,6 +201,15 @@ impl<'c> Upgrader<'c> {
         let plan = chain.plan_upgrade(&save, options)?;
         let (from, to) = (plan.from, plan.to);
         let mut mods = plan.mods;
+        // Marked in memory, for a game that stores the save again (`Chain::resave` keeps a
+        // marked entry as it is) and in the file when it is written.
+        for report in &mods {
+            if let ModStatus::Held(why) = &report.status {
+                let m = chain.mods.iter().find(|m| m.name() == report.name);
+                let m = m.expect("only the chain's mods are held");
+                mark_held(&mut save.meta, m, why);
+            }
+        }
         if plan.runs.is_empty() {
             return Ok(Upgraded {
                 save,
@@ -221,10 +231,32 @@ impl<'c> Upgrader<'c> {
                     options,
                     reports,
                 )?;
+                self.end_save();
                 // Mods' steps see the save as the game's chain left it, meta included.
                 record(&mut save.meta, from, to, chain.writer(), None)?;
                 continue;
             };
+            let held_before = m.comes_after().iter().find(|a| {
+                mods.iter()
+                    .any(|r| &r.name == *a && matches!(r.status, ModStatus::Held(_)))
+            });
+            let report = mods
+                .iter_mut()
+                .find(|r| r.name == m.name())
+                .expect("every mod of the chain has a report");
+            if let Some(held) = held_before {
+                // Held at this run, not at the plan: its steps would build on data the
+                // held mod's steps have not made.
+                let why = format!(
+                    "mod {}: it comes after the mod {held}, which is held back, and is held \
+                     back with it",
+                    m.name()
+                );
+                mark_held(&mut save.meta, m, &why);
+                report.to = report.from;
+                report.status = ModStatus::Held(why);
+                continue;
+            }
             // Only to go back to when the mod fails.
             let kept = options.keep_going.then(|| (data.clone(), shared));
             let reported = reports.len();
@@ -238,11 +270,7 @@ impl<'c> Upgrader<'c> {
                 options,
                 reports,
             );
-            upgrader.collect_big_heap();
-            let report = mods
-                .iter_mut()
-                .find(|r| r.name == m.name())
-                .expect("every mod of the chain has a report");
+            upgrader.end_save();
             match (ran, kept) {
                 (Ok(upgraded), _) => {
                     (data, shared) = upgraded;
@@ -257,8 +285,15 @@ impl<'c> Upgrader<'c> {
                 (Err(e), Some(kept)) => {
                     let e = e.in_mod(m.name());
                     (data, shared) = kept;
-                    reports.truncate(reported);
-                    mark_failed(&mut save.meta, m, &e)?;
+                    // Its steps took no effect, but what they printed tells why.
+                    for step in reports.drain(reported..) {
+                        let lines = step
+                            .printed
+                            .into_iter()
+                            .map(|line| (step.name.clone(), line));
+                        report.printed.extend(lines);
+                    }
+                    mark_held(&mut save.meta, m, &e.to_string());
                     report.to = report.from;
                     report.status = ModStatus::Held(e.to_string());
                 }
@@ -275,14 +310,21 @@ impl<'c> Upgrader<'c> {
         })
     }
 
-    /// What this save left in Lua is garbage once its steps are done: a large heap is freed
-    /// at once rather than carried into the next save (or, for a mod, kept beside the
-    /// heaps of the mods after it).
-    fn collect_big_heap(&self) {
-        if let Some(lua) = &self.lua {
-            if lua.used_by == Some(self.saves) && lua.sandbox.lua().used_memory() > BIG_HEAP {
-                let _ = lua.sandbox.lua().gc_collect();
-            }
+    /// Ends this save's use of the sandbox, once its steps are done: the sandbox is reset
+    /// at once (rather than before the next save's steps), so that what the steps kept in
+    /// globals is not held while the next namespace's steps run, each sandbox with a whole
+    /// job's memory limit; a large heap of garbage is freed at once too.
+    fn end_save(&mut self) {
+        let Some(lua) = &mut self.lua else { return };
+        if lua.used_by != Some(self.saves) {
+            return;
+        }
+        if lua.begin_save().is_err() {
+            self.lua = None;
+            return;
+        }
+        if lua.sandbox.lua().used_memory() > BIG_HEAP {
+            let _ = lua.sandbox.lua().gc_collect();
         }
     }
 
@@ -617,7 +659,7 @@ fn record(
         let recorded = mod_entry(meta, m)?;
         recorded.insert("version", Value::from(to));
         recorded.insert("writer", Value::String(writer.to_string()));
-        recorded.remove("failed");
+        recorded.remove("held");
         entry.insert("mod", Value::from(m.name()));
     } else {
         meta.version = to;
@@ -645,17 +687,30 @@ fn record(
     Ok(())
 }
 
-/// Marks in `meta.mods.<name>.failed` that a step of `m` failed with `error`, its data left
-/// at the version recorded beside it: for a person to see, and for a later run to retry.
-fn mark_failed(meta: &mut Meta, m: &Mod, error: &Error) -> Result<()> {
+/// Marks in `meta.mods.<name>.held` that `m` was held back, with why, its data left at the
+/// version recorded beside it (an entry is made if the save had none): for a person to see,
+/// for a game storing the save again not to record the mod's latest version, and for a
+/// later run, which retries it.
+fn mark_held(meta: &mut Meta, m: &Mod, why: &str) {
     let mark: Map = [
         ("writer", Value::String(m.release().to_string())),
-        ("error", Value::String(error.message().to_string())),
+        ("error", Value::from(why)),
     ]
     .into_iter()
     .collect();
-    mod_entry(meta, m)?.insert("failed", Value::Object(mark));
-    Ok(())
+    let entries = meta
+        .extra
+        .entry("mods")
+        .or_insert_with(|| Value::Object(Map::new()));
+    // Anything but an object was refused when the upgrade was planned.
+    if let Value::Object(entries) = entries {
+        let entry = entries
+            .entry(m.name())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(entry) = entry {
+            entry.insert("held", Value::Object(mark));
+        }
+    }
 }
 
 /// The entry of `m` in `meta.mods`, an object (checked when the upgrade was planned).

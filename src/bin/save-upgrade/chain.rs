@@ -112,16 +112,16 @@ pub fn run(args: Args) -> i32 {
                 [] => String::new(),
                 names => format!(", after {}", names.join(", ")),
             };
-            let steps = m.chain().steps().len();
+            let steps = m.steps().len();
             outln!(
                 "mod {}: versions {} to {}, {steps} step{}, release {}{after}",
                 m.name(),
-                m.chain().oldest(),
-                m.chain().latest(),
+                m.oldest(),
+                m.latest(),
                 if steps == 1 { "" } else { "s" },
                 m.release()
             );
-            print_steps(m.chain().steps());
+            print_steps(m.steps());
         }
     }
     EXIT_OK
@@ -172,9 +172,9 @@ pub fn describe(chain: &Chain) -> Value {
                 ("name", Value::from(m.name())),
                 ("release", Value::String(m.release().to_string())),
                 ("after", Value::Array(after.collect())),
-                ("latest", Value::from(m.chain().latest())),
-                ("oldest", Value::from(m.chain().oldest())),
-                ("steps", describe_steps(m.chain().steps())),
+                ("latest", Value::from(m.latest())),
+                ("oldest", Value::from(m.oldest())),
+                ("steps", describe_steps(m.steps())),
             ]
             .into_iter()
             .collect();

@@ -176,10 +176,10 @@ impl Facts {
     }
 
     /// The mark an upgrade that held the mod `name` back left in the save
-    /// (`meta.mods.<name>.failed`).
-    fn failed_mark(&self, name: &str) -> Option<&Value> {
+    /// (`meta.mods.<name>.held`).
+    fn held_mark(&self, name: &str) -> Option<&Value> {
         let entries = self.save.meta.extra.get("mods")?;
-        entries.get(name)?.get("failed")
+        entries.get(name)?.get("held")
     }
 
     /// The steps of the mod `name` an upgrade would run.
@@ -219,14 +219,14 @@ impl Facts {
                 ("version", m.from.map_or(Value::Null, Value::from)),
                 (
                     "latest",
-                    latest.map_or(Value::Null, |c| Value::from(c.chain().latest())),
+                    latest.map_or(Value::Null, |c| Value::from(c.latest())),
                 ),
                 ("status", Value::String(status)),
                 ("steps", Value::Array(steps.collect())),
                 ("refused", refused),
                 (
-                    "failed",
-                    self.failed_mark(&m.name).cloned().unwrap_or(Value::Null),
+                    "held",
+                    self.held_mark(&m.name).cloned().unwrap_or(Value::Null),
                 ),
             ]
             .into_iter()
@@ -267,12 +267,12 @@ impl Facts {
                     outln!(
                         "  mod {}: version {version} (latest {}){status}",
                         m.name,
-                        installed.chain().latest()
+                        installed.latest()
                     );
                 }
                 (_, None) => outln!("  mod {}: version {version}", m.name),
             }
-            if let Some(failed) = self.failed_mark(&m.name) {
+            if let Some(failed) = self.held_mark(&m.name) {
                 let error = failed.get("error").and_then(Value::as_str).unwrap_or("?");
                 outln!("    an earlier upgrade held it back: {error}");
             }

@@ -78,6 +78,19 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
             })
         })
         .collect();
+    let mut printed = printed;
+    for m in outcome.report.iter().flat_map(|r| &r.mods) {
+        for (step, line) in &m.printed {
+            let entry: Map = [
+                ("step", Value::from(step.as_str())),
+                ("text", Value::from(line.as_str())),
+                ("mod", Value::from(m.name.as_str())),
+            ]
+            .into_iter()
+            .collect();
+            printed.push(Value::Object(entry));
+        }
+    }
     let entry: Map = [
         (
             "path",
@@ -85,7 +98,8 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
         ),
         ("from", version(from)),
         ("to", version(to)),
-        ("status", Value::from(save_status(outcome))),
+        ("status", Value::from(outcome.status.name())),
+        ("held", held_entry(outcome)),
         (
             "error",
             outcome
@@ -140,13 +154,10 @@ fn mods_entry(outcome: &Outcome<'_>) -> Value {
     Value::Array(mods.collect())
 }
 
-/// The save's status in the report: the batch's, or "held" when a mod was held back
-/// (whether or not the rest of the save had work).
-fn save_status(outcome: &Outcome<'_>) -> &'static str {
-    match &outcome.report {
-        Some(report) if report.held().next().is_some() => "held",
-        _ => outcome.status.name(),
-    }
+/// The names of the mods held back in the save (`--keep-going`), whatever its status.
+fn held_entry(outcome: &Outcome<'_>) -> Value {
+    let held = outcome.report.iter().flat_map(|r| r.held());
+    Value::Array(held.map(|(name, _)| Value::from(name)).collect())
 }
 
 /// The entry of a path the search could not read (missing, unreadable, not a regular file,
@@ -162,6 +173,7 @@ pub fn search_error_entry(error: &Error) -> Value {
         ("status", Value::from("failed")),
         ("error", Value::String(error.to_string())),
         ("printed", Value::Array(Vec::new())),
+        ("held", Value::Array(Vec::new())),
         ("mods", Value::Array(Vec::new())),
     ]
     .into_iter()

@@ -50,10 +50,10 @@ pub struct Args {
     #[arg(long)]
     strict: bool,
     /// When a mod's step fails (or a mod's data is newer than the mod in --mods), upgrade
-    /// the rest of the save and leave that mod's data as it was, at its old version: a
-    /// failed step is marked in the save (meta.mods.NAME.failed) and the next run tries it
-    /// again. Each held mod is told, and the run exits 1. Without it, the save fails and
-    /// is left as it is.
+    /// the rest of the save and leave that mod's data as it was, at its old version, with
+    /// the data of the mods that come after it: each is marked in the save
+    /// (meta.mods.NAME.held) and the next run tries it again. Each held mod is told, and
+    /// the run exits 1. Without it, the save fails and is left as it is.
     #[arg(long)]
     keep_going: bool,
     /// Upgrade only as far as version N.
@@ -296,6 +296,16 @@ impl<'a> Printer<'a> {
         }
         if let Some(report) = &outcome.report {
             self.held += usize::from(report.held().next().is_some());
+            if !self.args.quiet {
+                // What a held mod's steps printed: most wanted when one failed.
+                let mut text = String::new();
+                for m in &report.mods {
+                    for (step, line) in &m.printed {
+                        text.push_str(&format!("{}: {}/{step}: {line}\n", path.display(), m.name));
+                    }
+                }
+                output::err(&text);
+            }
             for (_, why) in report.held() {
                 let what = if self.args.check || self.args.dry_run {
                     "would be held back"

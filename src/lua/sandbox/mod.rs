@@ -728,12 +728,14 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, _: *mut ffi::lua_
         Some(since) if since < Duration::from_micros(500) => (count * 2).min(HOOK_EVERY as c_int),
         _ => count,
     };
-    if next != count {
-        ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, next);
+    if next == count {
+        meter.last_hook.set(Some(now));
+        return;
     }
-    // Timed from here: `lua_sethook` walks every frame of the stack, so in a deep recursion
-    // its own time would pass for dear instructions, shrink the interval, and make the hook
-    // (and so itself) run ever more often.
+    ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, next);
+    // Timed from after it: `lua_sethook` walks every frame of the stack, so in a deep
+    // recursion its own time would pass for dear instructions, shrink the interval, and make
+    // the hook (and so itself) run ever more often.
     meter.last_hook.set(Some(Instant::now()));
 }
 
