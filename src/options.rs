@@ -40,7 +40,8 @@ pub struct Options {
     /// ([`ModStatus::Held`](crate::upgrade::ModStatus::Held)); each is marked in the save
     /// (`meta.mods.<name>.held`) for a person, a later store and a later run (which retries
     /// it) to see. Without it, the save fails, naming the mod. The game's own steps always
-    /// fail the save. Costs a copy of the data before each mod's steps, to go back to.
+    /// fail the save. Costs a copy of the save, from which, when a mod fails, the save is
+    /// upgraded again without it (an upgrade depends only on the save and the chain).
     ///
     /// ```
     /// use savechain::upgrade::{Chain, Mod, ModStatus, Step};

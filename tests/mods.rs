@@ -866,3 +866,59 @@ fn a_chain_without_mods_keeps_any_meta_mods_and_mods_run_when_the_game_is_at_its
     let upgraded = upgrade(at_latest, &options).unwrap();
     assert_eq!(upgraded.mods[0].status, ModStatus::Current);
 }
+
+/// Keeping going upgrades the save again without the mod that failed: what the mods before
+/// it did is in the result once, and so is the game's history.
+#[test]
+fn keeping_going_past_a_late_failure_applies_every_other_step_once() {
+    let count = |name: &str| {
+        Mod::new(
+            name,
+            "1.0.0",
+            vec![lua(
+                "0001-count.lua",
+                &format!("return function(data) data.count = (data.count or 0) + 1; data.mods['{name}'].ran = true end"),
+            )],
+        )
+        .unwrap()
+    };
+    let late = Mod::new(
+        "zzz",
+        "1.0.0",
+        vec![lua(
+            "0001-late.lua",
+            "return function(data) data.count = data.count + 100; error('late') end",
+        )],
+    )
+    .unwrap();
+    let game = Chain::new(
+        "2.0.0",
+        vec![lua(
+            "0001-game.lua",
+            "return function(data) data.count = 10 end",
+        )],
+    )
+    .unwrap();
+    let chain = game
+        .with_mods(vec![count("aaa"), count("mmm"), late])
+        .unwrap();
+    let save = r#"{"meta": {"version": 1, "mods": {"aaa": {"version": 1}, "mmm": {"version": 1}, "zzz": {"version": 1}}},
+                   "data": {"mods": {"aaa": {}, "mmm": {}, "zzz": {}}}}"#;
+    let mut options = Options::default();
+    options.keep_going = true;
+    let mut upgrader = chain.upgrader();
+    for _ in 0..2 {
+        let upgraded = upgrader
+            .upgrade(Save::from_str(save).unwrap(), &options)
+            .unwrap();
+        assert_eq!(upgraded.save.data.get("count"), Some(&Value::from(12)));
+        let history = upgraded.save.meta.extra.get("history").unwrap().to_string();
+        assert_eq!(
+            history,
+            r#"[{"from":1,"to":2,"writer":"2.0.0"},{"from":1,"mod":"aaa","to":2,"writer":"1.0.0"},{"from":1,"mod":"mmm","to":2,"writer":"1.0.0"}]"#
+        );
+        let names: Vec<_> = upgraded.steps.iter().map(|s| s.in_mod.clone()).collect();
+        assert_eq!(names, [None, Some("aaa".into()), Some("mmm".into())]);
+        assert!(matches!(upgraded.mods[2].status, ModStatus::Held(_)));
+    }
+}

@@ -178,29 +178,52 @@ impl<'c> Upgrader<'c> {
     /// what the steps that ran printed.
     pub fn upgrade(&mut self, save: Save, options: &Options) -> Result<Upgraded> {
         self.failed.clear();
-        let mut reports = Vec::new();
-        self.saves += 1;
-        let result = self.upgrade_reporting(save, options, &mut reports);
-        // After a failure too (the sandbox of a mod that failed was ended already).
-        self.end_save();
-        if result.is_err() {
-            self.failed = reports;
+        // With `keep_going`, a mod that fails is held back by upgrading the save again from
+        // the start without it (and without the mods after it): an upgrade depends only on
+        // the save and the chain, so the mods before it come out the same, and only a
+        // failure costs more than one copy of the save.
+        let original = options.keep_going.then(|| save.clone());
+        let mut held = Vec::new();
+        let mut save = Some(save);
+        loop {
+            let mut reports = Vec::new();
+            self.saves += 1;
+            let attempt = save.take().or_else(|| original.clone());
+            let attempt = attempt.expect("a save to upgrade: the original, or its copy");
+            let result = self.upgrade_reporting(attempt, options, &mut reports, &held);
+            // After a failure too (the sandbox of a mod that failed was ended already).
+            self.end_save();
+            match result {
+                Ok(Ok(upgraded)) => return Ok(upgraded),
+                Ok(Err(failed)) => held.push(failed),
+                Err(e) => {
+                    self.failed = reports;
+                    return Err(e);
+                }
+            }
         }
-        result
     }
 
-    /// [`Upgrader::upgrade`], with the report of each step put in `reports` as it ends (or
-    /// fails).
+    /// One attempt at [`Upgrader::upgrade`], with the report of each step put in `reports`
+    /// as it ends (or fails), and the mods of `held` held back as they failed in an earlier
+    /// attempt; `Ok(Err(..))` when, keeping going, a mod's step failed (to be held back in
+    /// the next attempt).
     fn upgrade_reporting(
         &mut self,
         mut save: Save,
         options: &Options,
         reports: &mut Vec<StepReport>,
-    ) -> Result<Upgraded> {
+        held: &[ModReport],
+    ) -> Result<std::result::Result<Upgraded, ModReport>> {
         let chain = self.chain;
         let plan = chain.plan_upgrade(&save, options)?;
         let (from, to) = (plan.from, plan.to);
         let mut mods = plan.mods;
+        for failed in held {
+            if let Some(report) = mods.iter_mut().find(|r| r.name == failed.name) {
+                *report = failed.clone();
+            }
+        }
         // Marked in memory, for a game that stores the save again (`Chain::resave` keeps a
         // marked entry as it is) and in the file when it is written.
         for report in &mods {
@@ -211,13 +234,13 @@ impl<'c> Upgrader<'c> {
             }
         }
         if plan.runs.is_empty() {
-            return Ok(Upgraded {
+            return Ok(Ok(Upgraded {
                 save,
                 from,
                 to,
                 steps: Vec::new(),
                 mods,
-            });
+            }));
         }
         let mut data = std::mem::take(&mut save.data);
         let mut shared = None;
@@ -244,6 +267,10 @@ impl<'c> Upgrader<'c> {
                 .iter_mut()
                 .find(|r| r.name == m.name())
                 .expect("every mod of the chain has a report");
+            if matches!(report.status, ModStatus::Held(_)) {
+                // It failed in an earlier attempt, and is marked already.
+                continue;
+            }
             if let Some(held) = held_before {
                 // Held at this run, not at the plan: its steps would build on data the
                 // held mod's steps have not made.
@@ -257,8 +284,6 @@ impl<'c> Upgrader<'c> {
                 report.status = ModStatus::Held(why);
                 continue;
             }
-            // Only to go back to when the mod fails.
-            let kept = options.keep_going.then(|| (data.clone(), shared));
             let reported = reports.len();
             let mod_from = run.steps[0].from();
             let upgrader = self.mod_upgrader(index);
@@ -271,8 +296,8 @@ impl<'c> Upgrader<'c> {
                 reports,
             );
             upgrader.end_save();
-            match (ran, kept) {
-                (Ok(upgraded), _) => {
+            match ran {
+                Ok(upgraded) => {
                     (data, shared) = upgraded;
                     record(
                         &mut save.meta,
@@ -282,32 +307,32 @@ impl<'c> Upgrader<'c> {
                         Some(m),
                     )?;
                 }
-                (Err(e), Some(kept)) => {
+                Err(e) if options.keep_going => {
                     let e = e.in_mod(m.name());
-                    (data, shared) = kept;
-                    // Its steps took no effect, but what they printed tells why.
+                    // Its steps will take no effect, but what they printed tells why.
+                    let mut failed = report.clone();
                     for step in reports.drain(reported..) {
                         let lines = step
                             .printed
                             .into_iter()
                             .map(|line| (step.name.clone(), line));
-                        report.printed.extend(lines);
+                        failed.printed.extend(lines);
                     }
-                    mark_held(&mut save.meta, m, &e.to_string());
-                    report.to = report.from;
-                    report.status = ModStatus::Held(e.to_string());
+                    failed.to = failed.from;
+                    failed.status = ModStatus::Held(e.to_string());
+                    return Ok(Err(failed));
                 }
-                (Err(e), None) => return Err(e.in_mod(m.name())),
+                Err(e) => return Err(e.in_mod(m.name())),
             }
         }
         save.data = data;
-        Ok(Upgraded {
+        Ok(Ok(Upgraded {
             save,
             from,
             to,
             steps: std::mem::take(reports),
             mods,
-        })
+        }))
     }
 
     /// Ends this save's use of the sandbox, once its steps are done: the sandbox is reset
