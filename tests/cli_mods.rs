@@ -560,7 +560,7 @@ fn hold_broken(root: &Path) -> BTreeMap<String, Vec<u8>> {
     );
     assert!(
         out.stderr
-            .contains("upgraded 1, already current 0, failed 0, with a mod held back 1"),
+            .contains("upgraded 1 (1 with a mod held back), already current 0, failed 0"),
         "{out}"
     );
     let held = files(&saves);
@@ -721,7 +721,8 @@ fn a_mods_data_newer_than_its_steps_is_refused_or_held() {
     );
     assert_unchanged(root, &before, "a refused mod");
 
-    // Held back: nothing else to do, so nothing written, and no mark (nothing ran).
+    // Held back: nothing else to do, so only the mark is written (once: a second run
+    // leaves the file as it is).
     let out = run_ok(root, &["--keep-going", "--mods", "mods", "only"], 1);
     let held = out
         .stderr
@@ -734,17 +735,26 @@ fn a_mods_data_newer_than_its_steps_is_refused_or_held() {
     );
     assert!(
         out.stderr
-            .contains("upgraded 0, already current 1, failed 0, with a mod held back 1"),
+            .contains("upgraded 0, already current 0, held back 1, failed 0"),
         "{out}"
     );
-    assert_unchanged(root, &before, "a held mod with nothing else to do");
+    let marked = parse(&fs::read(root.join("only/current.json")).unwrap());
+    assert!(text_at(&marked, "meta.mods.cartographer.held.error").contains(NEWER));
+    assert_eq!(text_at(&marked, "meta.mods.cartographer.version"), "5");
+    let before = files(root);
+    run_ok(root, &["--keep-going", "--mods", "mods", "only"], 1);
+    assert_unchanged(
+        root,
+        &before,
+        "a held mod marked already, with nothing else to do",
+    );
 
     // The game's work done, the mod's data and entry as they were, unmarked.
     let original = before["both/old.json"].clone();
     let out = run_ok(root, &["--keep-going", "--mods", "mods", "both"], 1);
     assert!(
         out.stderr
-            .contains("upgraded 1, already current 0, failed 0, with a mod held back 1"),
+            .contains("upgraded 1 (1 with a mod held back), already current 0, failed 0"),
         "{out}"
     );
     assert_eq!(names(&root.join("both")), ["old.json", "old.json.v1.bak"]);
@@ -1171,7 +1181,7 @@ fn check_dry_run_diff_report_chain_and_inspect_show_each_mod() {
     );
     assert!(
         out.stdout.contains(&format!(
-            "  up to date\n  mod cartographer: version 1 (latest 3)\n    would run 1 -> 2 lua  {NOTES}\n    would run 2 -> 3 lua  {ROUTE}\n"
+            "  the game's data is up to date\n  mod cartographer: version 1 (latest 3)\n    would run 1 -> 2 lua  {NOTES}\n    would run 2 -> 3 lua  {ROUTE}\n"
         )),
         "{out}"
     );

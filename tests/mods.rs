@@ -922,3 +922,34 @@ fn keeping_going_past_a_late_failure_applies_every_other_step_once() {
         assert!(matches!(upgraded.mods[2].status, ModStatus::Held(_)));
     }
 }
+
+/// A mark outlives no cause: once the mod's data is current (a release that knows it), or
+/// its steps run, the mark goes; and data whose entry has only a mark keeps the message
+/// about its missing version.
+#[test]
+fn a_held_mark_goes_with_its_cause() {
+    let save = r#"{"meta": {"version": 2, "mods": {"tinker": {"version": 3, "writer": "9.0.0",
+                     "held": {"error": "mod tinker: its data is version 3, newer than ...", "writer": "1.0.0"}}}},
+                   "data": {"ship": {}, "mods": {"tinker": {}}}}"#;
+    let upgraded = upgrade(save, &Options::default()).unwrap();
+    assert_eq!(upgraded.mods[0].status, ModStatus::Current);
+    assert_eq!(
+        upgraded
+            .save
+            .meta
+            .extra
+            .get("mods")
+            .unwrap()
+            .get("tinker")
+            .unwrap()
+            .to_string(),
+        r#"{"version":3,"writer":"9.0.0"}"#
+    );
+    let unversioned = r#"{"meta": {"version": 2, "mods": {"tinker": {"held": {"error": "...", "writer": "1.2.0"}}}},
+                          "data": {"ship": {}, "mods": {"tinker": {"charge": 1}}}}"#;
+    let err = upgrade(unversioned, &Options::default()).unwrap_err();
+    assert!(
+        err.message().contains("no version for it in meta.mods"),
+        "{err}"
+    );
+}

@@ -302,7 +302,7 @@ pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
     drop(held);
     let mtime = written.metadata().map(|m| mtime_ns(&m)).unwrap_or(0);
     let cache_file = cache_path(path);
-    if holds_a_mod_back(save) {
+    if holds_a_mod_back(save, chain) {
         // No cache, and none from before: a load must upgrade the JSON again (see
         // `Loaded::new_cache`).
         return clear(path).map(drop);
@@ -313,14 +313,17 @@ pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
         .map_err(|e| Error::io(e, "cannot write the cache").with_file(&cache_file))
 }
 
-/// Whether the save's `meta.mods` marks a mod as held back by an upgrade
+/// Whether the save's `meta.mods` marks one of the chain's mods as held back by an upgrade
 /// ([`Options::keep_going`]): its document is not the chain's whole work, so no cache of
 /// it may be used in place of upgrading its JSON.
-fn holds_a_mod_back(save: &Save) -> bool {
+fn holds_a_mod_back(save: &Save, chain: &Chain) -> bool {
     let Some(Value::Object(entries)) = save.meta.extra.get("mods") else {
         return false;
     };
-    entries.values().any(|entry| entry.get("held").is_some())
+    chain.mods().iter().any(|m| {
+        let entry = entries.get(m.name());
+        matches!(entry.and_then(|e| e.get("held")), Some(Value::Object(_)))
+    })
 }
 
 /// Loads a save kept as bytes (in memory, a virtual file system, a console's storage)
@@ -433,7 +436,7 @@ pub struct Stored {
 /// `chain`'s latest version.
 pub fn store_bytes(save: &Save, chain: &Chain) -> Result<Stored> {
     let json = save.to_vec()?;
-    if holds_a_mod_back(save) {
+    if holds_a_mod_back(save, chain) {
         // As `store` writes none: empty bytes, which `load_bytes` refuses as a cache.
         return Ok(Stored {
             cache: Vec::new(),

@@ -370,7 +370,7 @@ impl Chain {
             let new_or_latest = match recorded {
                 None => true,
                 Some(entry) => {
-                    entry.get("held").is_none()
+                    !matches!(entry.get("held"), Some(Value::Object(_)))
                         && entry.get("version").and_then(Value::as_u64) == Some(latest)
                 }
             };

@@ -222,29 +222,32 @@ fn upgrade_in_memory(
         in_place: matches!(target, Target::InPlace { .. }),
         held: None,
     };
+    // No step to run, and no mod's mark to make or drop: nothing to write.
+    let nothing = plan.is_empty() && !plan.changes_marks(&save.meta);
     match target {
         Target::Nowhere => {
             todo.report.steps = plan.steps();
             return Ok(todo);
         }
-        Target::InPlace { .. } if plan.is_empty() => return Ok(todo),
+        Target::InPlace { .. } if nothing => return Ok(todo),
         Target::InPlace { .. } => fsio::refuse_read_only(path).map_err(|e| {
             let hint = "; or upgrade it into another folder, leaving it as it is";
             Error::new(e.kind(), format!("{}{hint}", e.message()))
         })?,
-        Target::To(out) if plan.is_empty() => {
+        Target::To(out) if nothing => {
             todo.report.written = Some(out.to_path_buf());
             todo.bytes = original;
             return Ok(todo);
         }
         _ => {}
     }
+    let meta_read = save.meta.clone();
     let upgraded = upgrader.upgrade(save, options)?;
     todo.report.steps = upgraded.steps;
     todo.report.mods = upgraded.mods;
-    if todo.report.steps.is_empty() {
-        // Every mod with steps to run was held back: the save is left as it is (its
-        // marks are written with the next upgrade that does something).
+    if todo.report.steps.is_empty() && upgraded.save.meta == meta_read {
+        // Every mod with steps to run was held back again, marked as before: the save is
+        // left as it is, not rewritten with the same content and a new backup.
         if let Target::To(out) = target {
             todo.report.written = Some(out.to_path_buf());
             todo.bytes = original;

@@ -39,6 +39,27 @@ impl Plan<'_> {
     }
 }
 
+impl Plan<'_> {
+    /// Whether an upgrade would make or drop a `held` mark in `meta.mods` (a mod held back
+    /// newly, or held for another reason, or no longer held), as it does even when no step
+    /// runs.
+    pub(super) fn changes_marks(&self, meta: &Meta) -> bool {
+        let entries = mod_entries(meta).ok().flatten();
+        self.mods.iter().any(|report| {
+            let mark = entries
+                .and_then(|entries| entries.get(&report.name))
+                .and_then(|entry| entry.get("held"));
+            match &report.status {
+                ModStatus::Held(why) => {
+                    mark.and_then(|m| m.get("error")).and_then(Value::as_str) != Some(why)
+                }
+                ModStatus::Upgraded | ModStatus::Current => mark.is_some(),
+                _ => false,
+            }
+        })
+    }
+}
+
 /// Where one mod's data in a save stands, before or after an upgrade.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -143,7 +164,9 @@ impl Chain {
                 mods.iter()
                     .any(|r| &r.name == *a && matches!(r.status, ModStatus::Held(_)))
             });
-            let unversioned = entry.is_none()
+            // No entry, or only the mark an upgrade left for a mod it held back for this.
+            let no_version = entry.is_none_or(|e| e.get("version").is_none());
+            let unversioned = no_version
                 && save
                     .data
                     .get("mods")
@@ -157,7 +180,7 @@ impl Chain {
                     format!(
                         "the save has data of the mod at data.mods.{0} but no version for it \
                          in meta.mods (was its entry removed by hand?); it is left as it is. \
-                         Add \"{0}\": {{\"version\": N}} to meta.mods, N the version of its data",
+                         Set meta.mods.{0}.version to the version of its data",
                         m.name()
                     ),
                 )

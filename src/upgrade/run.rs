@@ -225,12 +225,17 @@ impl<'c> Upgrader<'c> {
             }
         }
         // Marked in memory, for a game that stores the save again (`Chain::resave` keeps a
-        // marked entry as it is) and in the file when it is written.
+        // marked entry as it is) and in the file when it is written; and a mark of an
+        // earlier upgrade dropped from a mod that is no longer held back (its steps will
+        // run, or its data is current now, or it is a mod installed since).
         for report in &mods {
-            if let ModStatus::Held(why) = &report.status {
-                let m = chain.mods.iter().find(|m| m.name() == report.name);
-                let m = m.expect("only the chain's mods are held");
-                mark_held(&mut save.meta, m, why);
+            let Some(m) = chain.mods.iter().find(|m| m.name() == report.name) else {
+                continue;
+            };
+            match &report.status {
+                ModStatus::Held(why) => mark_held(&mut save.meta, m, why),
+                ModStatus::Upgraded | ModStatus::Current => unmark(&mut save.meta, m),
+                _ => {}
             }
         }
         if plan.runs.is_empty() {
@@ -735,6 +740,18 @@ fn mark_held(meta: &mut Meta, m: &Mod, why: &str) {
         if let Value::Object(entry) = entry {
             entry.insert("held", Value::Object(mark));
         }
+    }
+}
+
+/// Drops the mark of an upgrade that held `m` back, if its entry has one.
+fn unmark(meta: &mut Meta, m: &Mod) {
+    let entry = meta
+        .extra
+        .get_mut("mods")
+        .and_then(|entries| entries.get_mut(m.name()))
+        .and_then(Value::as_object_mut);
+    if let Some(entry) = entry {
+        entry.remove("held");
     }
 }
 

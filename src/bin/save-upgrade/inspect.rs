@@ -179,7 +179,10 @@ impl Facts {
     /// (`meta.mods.<name>.held`).
     fn held_mark(&self, name: &str) -> Option<&Value> {
         let entries = self.save.meta.extra.get("mods")?;
-        entries.get(name)?.get("held")
+        entries
+            .get(name)?
+            .get("held")
+            .filter(|mark| mark.as_object().is_some())
     }
 
     /// The steps of the mod `name` an upgrade would run.
@@ -309,7 +312,8 @@ impl Facts {
         }
         match &self.plan {
             Err(e) => outln!("  cannot upgrade: {e}"),
-            Ok(steps) if steps.is_empty() => outln!("  up to date"),
+            Ok(steps) if steps.is_empty() && self.mod_steps.is_empty() => outln!("  up to date"),
+            Ok(steps) if steps.is_empty() => outln!("  the game's data is up to date"),
             Ok(steps) => {
                 for s in steps {
                     outln!(

@@ -60,37 +60,18 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
         (None, _) => (None, None),
     };
     let version = |v: Option<u64>| v.map_or(Value::Null, Value::from);
-    let printed: Vec<Value> = outcome
-        .steps()
-        .iter()
-        .flat_map(|step| {
-            step.printed.iter().map(|line| {
-                let mut entry: Map = [
-                    ("step", Value::from(step.name.as_str())),
-                    ("text", Value::from(line.as_str())),
-                ]
+    let printed: Vec<Value> = printed(outcome)
+        .into_iter()
+        .map(|(in_mod, step, line)| {
+            let mut entry: Map = [("step", Value::from(step)), ("text", Value::from(line))]
                 .into_iter()
                 .collect();
-                if let Some(name) = &step.in_mod {
-                    entry.insert("mod", Value::from(name.as_str()));
-                }
-                Value::Object(entry)
-            })
+            if let Some(name) = in_mod {
+                entry.insert("mod", Value::from(name));
+            }
+            Value::Object(entry)
         })
         .collect();
-    let mut printed = printed;
-    for m in outcome.report.iter().flat_map(|r| &r.mods) {
-        for (step, line) in &m.printed {
-            let entry: Map = [
-                ("step", Value::from(step.as_str())),
-                ("text", Value::from(line.as_str())),
-                ("mod", Value::from(m.name.as_str())),
-            ]
-            .into_iter()
-            .collect();
-            printed.push(Value::Object(entry));
-        }
-    }
     let entry: Map = [
         (
             "path",
@@ -98,7 +79,7 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
         ),
         ("from", version(from)),
         ("to", version(to)),
-        ("status", Value::from(outcome.status.name())),
+        ("status", Value::from(save_status(outcome))),
         ("held", held_entry(outcome)),
         (
             "error",
@@ -152,6 +133,46 @@ fn mods_entry(outcome: &Outcome<'_>) -> Value {
         entry(&m.name, m.from, m.to, &status.replace(' ', "-"), error)
     });
     Value::Array(mods.collect())
+}
+
+/// What steps printed, in the order they ran: `(mod, step, line)`, the game's steps first,
+/// then each mod's, a mod held back with what its failing steps printed.
+pub fn printed<'a>(outcome: &'a Outcome<'_>) -> Vec<(Option<&'a str>, &'a str, &'a str)> {
+    let lines_of = |step: &'a savechain::upgrade::StepReport| {
+        let in_mod = step.in_mod.as_deref();
+        step.printed
+            .iter()
+            .map(move |line| (in_mod, step.name.as_str(), line.as_str()))
+    };
+    let Some(report) = &outcome.report else {
+        return outcome.steps().iter().flat_map(lines_of).collect();
+    };
+    let mut lines: Vec<_> = report
+        .steps
+        .iter()
+        .filter(|s| s.in_mod.is_none())
+        .flat_map(lines_of)
+        .collect();
+    for m in &report.mods {
+        let name = m.name.as_str();
+        let steps = report
+            .steps
+            .iter()
+            .filter(|s| s.in_mod.as_deref() == Some(name));
+        lines.extend(steps.flat_map(lines_of));
+        let held = m.printed.iter();
+        lines.extend(held.map(|(step, line)| (Some(name), step.as_str(), line.as_str())));
+    }
+    lines
+}
+
+/// The save's status in the report: the batch's, or "held" for a save where nothing was
+/// done but holding a mod back (the batch counts it as current).
+fn save_status(outcome: &Outcome<'_>) -> &'static str {
+    match &outcome.report {
+        Some(report) if report.was_current() && report.held().next().is_some() => "held",
+        _ => outcome.status.name(),
+    }
 }
 
 /// The names of the mods held back in the save (`--keep-going`), whatever its status.

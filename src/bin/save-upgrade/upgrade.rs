@@ -171,7 +171,8 @@ pub fn run(args: Args) -> i32 {
             return EXIT_FAILED;
         }
     };
-    finish(&args, &plan, &summary, entries, printer.held)
+    let held = (printer.held_only, printer.held_with_upgrade);
+    finish(&args, &plan, &summary, entries, held)
 }
 
 /// A report may replace an earlier report, never a save or another file, and its folder
@@ -244,8 +245,10 @@ struct Printer<'a> {
     report_on_stdout: bool,
     /// Notes on paths left out, in path order, printed as the outcomes pass them.
     skipped: std::collections::VecDeque<(PathBuf, String)>,
-    /// Saves with a mod held back ([`FileReport::held`]).
-    held: usize,
+    /// Saves with a mod held back ([`FileReport::held`]) and nothing else done (counted
+    /// by the batch as current), and those upgraded otherwise.
+    held_only: usize,
+    held_with_upgrade: usize,
 }
 
 impl<'a> Printer<'a> {
@@ -263,7 +266,8 @@ impl<'a> Printer<'a> {
             args,
             report_on_stdout: args.report.as_ref().is_some_and(|r| r.as_os_str() == "-"),
             skipped: skipped.into(),
-            held: 0,
+            held_only: 0,
+            held_with_upgrade: 0,
         }
     }
 
@@ -292,19 +296,22 @@ impl<'a> Printer<'a> {
         let path = &outcome.found.path;
         self.skipped_before(Some(path));
         if !self.args.quiet {
-            self.print_step_output(path, outcome.steps());
+            let mut text = String::new();
+            for (in_mod, step, line) in report::printed(outcome) {
+                let step = match in_mod {
+                    Some(name) => format!("{name}/{step}"),
+                    None => step.to_string(),
+                };
+                text.push_str(&format!("{}: {step}: {line}\n", path.display()));
+            }
+            output::err(&text);
         }
         if let Some(report) = &outcome.report {
-            self.held += usize::from(report.held().next().is_some());
-            if !self.args.quiet {
-                // What a held mod's steps printed: most wanted when one failed.
-                let mut text = String::new();
-                for m in &report.mods {
-                    for (step, line) in &m.printed {
-                        text.push_str(&format!("{}: {}/{step}: {line}\n", path.display(), m.name));
-                    }
+            if report.held().next().is_some() {
+                match report.was_current() {
+                    true => self.held_only += 1,
+                    false => self.held_with_upgrade += 1,
                 }
-                output::err(&text);
             }
             for (_, why) in report.held() {
                 let what = if self.args.check || self.args.dry_run {
@@ -353,21 +360,6 @@ impl<'a> Printer<'a> {
             );
         }
     }
-
-    /// What the steps' `print` calls wrote, each line named by the save and the step.
-    fn print_step_output(&self, path: &Path, steps: &[StepReport]) {
-        let mut text = String::new();
-        for step in steps {
-            for line in &step.printed {
-                text.push_str(&format!(
-                    "{}: {}: {line}\n",
-                    path.display(),
-                    step_name(step)
-                ));
-            }
-        }
-        output::err(&text);
-    }
 }
 
 /// A step's name, after its mod's when it is a mod's (`tinker/0002-gadgets.lua`).
@@ -392,7 +384,14 @@ fn progress_bar(args: &Args, len: u64) -> ProgressBar {
 }
 
 /// Prints the summary and the report; returns the exit status.
-fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>, held: usize) -> i32 {
+fn finish(
+    args: &Args,
+    plan: &Plan,
+    summary: &Summary,
+    entries: Vec<Value>,
+    (held_only, held_with_upgrade): (usize, usize),
+) -> i32 {
+    let held = held_only + held_with_upgrade;
     for error in &summary.unflushed {
         print_error(error, None);
     }
@@ -409,14 +408,19 @@ fn finish(args: &Args, plan: &Plan, summary: &Summary, entries: Vec<Value>, held
         } else {
             "upgraded"
         };
+        let partly = match held_with_upgrade {
+            0 => String::new(),
+            n => format!(" ({n} with a mod held back)"),
+        };
+        let held_back = match held_only {
+            0 => String::new(),
+            n => format!(", held back {n}"),
+        };
         let mut line = format!(
-            "{would} {}, already current {}, failed {failed}",
+            "{would} {}{partly}, already current {}{held_back}, failed {failed}",
             summary.upgraded + summary.outdated,
-            summary.current
+            summary.current - held_only,
         );
-        if held > 0 {
-            line.push_str(&format!(", with a mod held back {held}"));
-        }
         if summary.not_saves > 0 {
             line.push_str(&format!(", not saves {}", summary.not_saves));
         }
