@@ -182,7 +182,8 @@ impl<'c> Upgrader<'c> {
         // the start without it (and without the mods after it): an upgrade depends only on
         // the save and the chain, so the mods before it come out the same, and only a
         // failure costs more than one copy of the save.
-        let original = options.keep_going.then(|| save.clone());
+        let mods = !self.chain.mods.is_empty();
+        let original = (options.keep_going && mods).then(|| save.clone());
         let mut held = Vec::new();
         let mut save = Some(save);
         loop {
