@@ -39,8 +39,9 @@
 //!    with no game steps (the save is current) and 20 mods (`Chain::with_mods`), each with
 //!    one Lua step, version 1 to 2, that touches only its own `data.mods.modNN` (a counter
 //!    moved on by one, a field added), and the save. Goal: at most 1.3x. Beside it, for
-//!    information: the same with `keep_going` (a copy of the save, upgraded again only if a mod fails), and with
-//!    one upgrader kept across saves, as a batch does (the mods' sandboxes made once and
+//!    information: the same with `keep_going` (a copy of the save, upgraded again only
+//!    if a mod fails), and with one upgrader kept across saves, as a batch does (the
+//!    mods' sandboxes made once and
 //!    reset for each save, where the other rows make them for each save); and the cost of
 //!    each mod, (run - plain) / 20. Before timing, the upgrades are checked: every mod's
 //!    counter moved on and its field added, `meta.mods` at version 2 for each, the rest of

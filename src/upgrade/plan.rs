@@ -129,6 +129,25 @@ impl Chain {
     /// `data.mods.<name>` and no entry saying its version); the error then names the mod
     /// ([`Error::failed_mod`]). With `keep_going` such a mod is [`ModStatus::Held`]
     /// instead.
+    ///
+    /// ```
+    /// use savechain::upgrade::{Chain, Mod, ModStatus, Step};
+    /// use savechain::{Options, Save};
+    ///
+    /// let radio = Mod::new("radio", "0.2.0", vec![
+    ///     Step::lua("0001-stations.lua", "return function(data) data.mods.radio.on = true end")?,
+    /// ])?;
+    /// let chain = Chain::new("1.0.0", vec![])?.with_mods(vec![radio])?;
+    /// let save = Save::from_str(r#"{
+    ///     "meta": {"version": 1, "mods": {"radio": {"version": 1}, "lanterns": {"version": 4}}},
+    ///     "data": {"mods": {"radio": {}, "lanterns": {"lit": 3}}}
+    /// }"#)?;
+    /// let plan = chain.plan_upgrade(&save, &Options::default())?;
+    /// assert_eq!(plan.steps().len(), 1);
+    /// let status: Vec<_> = plan.mods.iter().map(|m| (m.name.as_str(), m.status.clone())).collect();
+    /// assert_eq!(status, [("radio", ModStatus::Upgraded), ("lanterns", ModStatus::NotInstalled)]);
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
     pub fn plan_upgrade(&self, save: &Save, options: &Options) -> Result<Plan<'_>> {
         let meta = &save.meta;
         let steps = self.plan(meta, options.target)?;
