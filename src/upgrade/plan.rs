@@ -14,6 +14,8 @@ use crate::value::{Map, Value};
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Plan<'c> {
+    /// The chain it is of.
+    chain: &'c Chain,
     /// The game's data version the save has (`meta.version`).
     pub from: u64,
     /// The game's data version it will have.
@@ -37,26 +39,91 @@ impl Plan<'_> {
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
     }
+
+    /// Whether an upgrade would make or drop a `held` mark in `meta.mods` ([`mark`]), as it
+    /// does even when no step runs.
+    pub(super) fn changes_marks(&self, meta: &Meta) -> bool {
+        let mut marked = meta.clone();
+        mark(&mut marked, &self.mods, &self.chain.mods);
+        marked != *meta
+    }
 }
 
-impl Plan<'_> {
-    /// Whether an upgrade would make or drop a `held` mark in `meta.mods` (a mod held back
-    /// newly, or held for another reason, or no longer held), as it does even when no step
-    /// runs.
-    pub(super) fn changes_marks(&self, meta: &Meta) -> bool {
-        let entries = mod_entries(meta).ok().flatten();
-        self.mods.iter().any(|report| {
-            let mark = entries
-                .and_then(|entries| entries.get(&report.name))
-                .and_then(|entry| entry.get("held"));
-            match &report.status {
-                ModStatus::Held(why) => {
-                    mark.and_then(|m| m.get("error")).and_then(Value::as_str) != Some(why)
-                }
-                ModStatus::Upgraded | ModStatus::Current => mark.is_some(),
-                _ => false,
-            }
-        })
+/// Holds back every mod of `chain_mods` (in their order, so a mod held for this holds back
+/// those after it in turn) whose steps were to run and that comes after a mod held back:
+/// its steps would build on data the held mod's steps have not made.
+pub(super) fn hold_followers(mods: &mut [ModReport], chain_mods: &[Mod]) {
+    for m in chain_mods {
+        let held = |name: &str| {
+            mods.iter()
+                .any(|r| r.name == name && matches!(r.status, ModStatus::Held(_)))
+        };
+        let Some(leader) = m.comes_after().iter().find(|a| held(a)).cloned() else {
+            continue;
+        };
+        let report = mods.iter_mut().find(|r| r.name == m.name());
+        if let Some(report) = report.filter(|r| r.status == ModStatus::Upgraded) {
+            report.to = report.from;
+            report.status = ModStatus::Held(format!(
+                "mod {}: it comes after the mod {leader}, which is held back, and is held back \
+                 with it",
+                m.name()
+            ));
+        }
+    }
+}
+
+/// Marks each mod of `chain_mods` held back in `mods` as such in `meta.mods`, and drops the
+/// mark of an earlier upgrade from one that is no longer held back (its steps run, or its
+/// data is current now). Mods not installed keep their entries as they are.
+pub(super) fn mark(meta: &mut Meta, mods: &[ModReport], chain_mods: &[Mod]) {
+    for report in mods {
+        let Some(m) = chain_mods.iter().find(|m| m.name() == report.name) else {
+            continue;
+        };
+        match &report.status {
+            ModStatus::Held(why) => mark_held(meta, m, why),
+            ModStatus::Upgraded | ModStatus::Current => unmark(meta, m),
+            _ => {}
+        }
+    }
+}
+
+/// Marks in `meta.mods.<name>.held` that `m` was held back, with why, its data left at the
+/// version recorded beside it (an entry is made if the save had none): for a person to see,
+/// for a game storing the save again not to record the mod's latest version, and for a
+/// later run, which retries it.
+fn mark_held(meta: &mut Meta, m: &Mod, why: &str) {
+    let mark: Map = [
+        ("writer", Value::String(m.release().to_string())),
+        ("error", Value::from(why)),
+    ]
+    .into_iter()
+    .collect();
+    let entries = meta
+        .extra
+        .entry("mods")
+        .or_insert_with(|| Value::Object(Map::new()));
+    // Anything but an object was refused when the upgrade was planned.
+    if let Value::Object(entries) = entries {
+        let entry = entries
+            .entry(m.name())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(entry) = entry {
+            entry.insert("held", Value::Object(mark));
+        }
+    }
+}
+
+/// Drops the mark of an upgrade that held `m` back, if its entry has one.
+fn unmark(meta: &mut Meta, m: &Mod) {
+    let entry = meta
+        .extra
+        .get_mut("mods")
+        .and_then(|entries| entries.get_mut(m.name()))
+        .and_then(Value::as_object_mut);
+    if let Some(entry) = entry {
+        entry.remove("held");
     }
 }
 
@@ -178,11 +245,6 @@ impl Chain {
                 printed: Vec::new(),
             };
             report.to = report.from;
-            // A mod after one held back would build on data its steps have not made.
-            let after_held = m.comes_after().iter().find(|a| {
-                mods.iter()
-                    .any(|r| &r.name == *a && matches!(r.status, ModStatus::Held(_)))
-            });
             // No entry, or only the mark an upgrade left for a mod it held back for this.
             let no_version = entry.is_none_or(|e| e.get("version").is_none());
             let unversioned = no_version
@@ -214,15 +276,6 @@ impl Chain {
             } else if let Some(entry) = entry {
                 match mod_steps(m, entry, meta) {
                     Ok([]) => report.status = ModStatus::Current,
-                    // Without `keep_going` the save has failed on the mod held back already.
-                    Ok(_) if after_held.is_some() => {
-                        report.status = ModStatus::Held(format!(
-                            "mod {}: it comes after the mod {}, which is held back, and is \
-                             held back with it",
-                            m.name(),
-                            after_held.expect("matched")
-                        ))
-                    }
                     Ok(steps) => {
                         report.status = ModStatus::Upgraded;
                         report.to = steps.last().map(Step::to);
@@ -237,6 +290,14 @@ impl Chain {
             }
             mods.push(report);
         }
+        // Without `keep_going` the save has failed on the mod held back already.
+        hold_followers(&mut mods, &self.mods);
+        runs.retain(|run| match run.in_mod {
+            None => true,
+            Some((_, m)) => mods
+                .iter()
+                .any(|r| r.name == m.name() && r.status == ModStatus::Upgraded),
+        });
         for (name, entry) in entries.into_iter().flat_map(Map::iter) {
             if !self.mods.iter().any(|m| m.name() == name) {
                 let version = entry.get("version").and_then(Value::as_u64);
@@ -250,6 +311,7 @@ impl Chain {
             }
         }
         Ok(Plan {
+            chain: self,
             from,
             to,
             mods,

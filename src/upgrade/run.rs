@@ -5,7 +5,7 @@ use mlua::Function;
 
 use super::chain::{Chain, Mod};
 use super::diff::{covered_by, diff, Changes};
-use super::plan::{meta_path, ModReport, ModStatus, Plan};
+use super::plan::{hold_followers, mark, meta_path, ModReport, ModStatus, Plan};
 use super::step::{load_lua, Failure, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::lua::{lend, take_back, to_lua, Limits, Sandbox};
@@ -225,20 +225,12 @@ impl<'c> Upgrader<'c> {
                 *report = failed.clone();
             }
         }
-        // Marked in memory, for a game that stores the save again (`Chain::resave` keeps a
-        // marked entry as it is) and in the file when it is written; and a mark of an
-        // earlier upgrade dropped from a mod that is no longer held back (its steps will
-        // run, or its data is current now, or it is a mod installed since).
-        for report in &mods {
-            let Some(m) = chain.mods.iter().find(|m| m.name() == report.name) else {
-                continue;
-            };
-            match &report.status {
-                ModStatus::Held(why) => mark_held(&mut save.meta, m, why),
-                ModStatus::Upgraded | ModStatus::Current => unmark(&mut save.meta, m),
-                _ => {}
-            }
-        }
+        // A mod that failed in an earlier attempt holds back those after it, as one the
+        // plan held does.
+        hold_followers(&mut mods, &chain.mods);
+        // In memory, for a game that stores the save again (`Chain::resave` keeps a marked
+        // entry as it is), and in the file when it is written.
+        mark(&mut save.meta, &mods, &chain.mods);
         if plan.runs.is_empty() {
             return Ok(Ok(Upgraded {
                 save,
@@ -265,29 +257,13 @@ impl<'c> Upgrader<'c> {
                 record(&mut save.meta, from, to, chain.writer(), None)?;
                 continue;
             };
-            let held_before = m.comes_after().iter().find(|a| {
-                mods.iter()
-                    .any(|r| &r.name == *a && matches!(r.status, ModStatus::Held(_)))
-            });
             let report = mods
                 .iter_mut()
                 .find(|r| r.name == m.name())
                 .expect("every mod of the chain has a report");
             if matches!(report.status, ModStatus::Held(_)) {
-                // It failed in an earlier attempt, and is marked already.
-                continue;
-            }
-            if let Some(held) = held_before {
-                // Held at this run, not at the plan: its steps would build on data the
-                // held mod's steps have not made.
-                let why = format!(
-                    "mod {}: it comes after the mod {held}, which is held back, and is held \
-                     back with it",
-                    m.name()
-                );
-                mark_held(&mut save.meta, m, &why);
-                report.to = report.from;
-                report.status = ModStatus::Held(why);
+                // It failed in an earlier attempt, or comes after one that did: marked
+                // already.
                 continue;
             }
             let reported = reports.len();
@@ -716,44 +692,6 @@ fn record(
         }
     }
     Ok(())
-}
-
-/// Marks in `meta.mods.<name>.held` that `m` was held back, with why, its data left at the
-/// version recorded beside it (an entry is made if the save had none): for a person to see,
-/// for a game storing the save again not to record the mod's latest version, and for a
-/// later run, which retries it.
-fn mark_held(meta: &mut Meta, m: &Mod, why: &str) {
-    let mark: Map = [
-        ("writer", Value::String(m.release().to_string())),
-        ("error", Value::from(why)),
-    ]
-    .into_iter()
-    .collect();
-    let entries = meta
-        .extra
-        .entry("mods")
-        .or_insert_with(|| Value::Object(Map::new()));
-    // Anything but an object was refused when the upgrade was planned.
-    if let Value::Object(entries) = entries {
-        let entry = entries
-            .entry(m.name())
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(entry) = entry {
-            entry.insert("held", Value::Object(mark));
-        }
-    }
-}
-
-/// Drops the mark of an upgrade that held `m` back, if its entry has one.
-fn unmark(meta: &mut Meta, m: &Mod) {
-    let entry = meta
-        .extra
-        .get_mut("mods")
-        .and_then(|entries| entries.get_mut(m.name()))
-        .and_then(Value::as_object_mut);
-    if let Some(entry) = entry {
-        entry.remove("held");
-    }
 }
 
 /// The entry of `m` in `meta.mods`, an object (checked when the upgrade was planned).
