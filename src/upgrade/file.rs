@@ -170,6 +170,15 @@ impl ToWrite {
         }
     }
 
+    /// The save needs no change: left as it is in place, copied as it is to another path.
+    fn left_as_it_is(mut self, target: Target<'_>, original: Vec<u8>) -> ToWrite {
+        if let Target::To(out) = target {
+            self.report.written = Some(out.to_path_buf());
+            self.bytes = original;
+        }
+        self
+    }
+
     fn write_error(&self, e: std::io::Error, how: &str) -> Error {
         match &self.report.written {
             Some(out) if !self.in_place => {
@@ -229,30 +238,21 @@ fn upgrade_in_memory(
             todo.report.steps = plan.steps();
             return Ok(todo);
         }
-        Target::InPlace { .. } if nothing => return Ok(todo),
+        _ if nothing => return Ok(todo.left_as_it_is(target, original)),
         Target::InPlace { .. } => fsio::refuse_read_only(path).map_err(|e| {
             let hint = "; or upgrade it into another folder, leaving it as it is";
             Error::new(e.kind(), format!("{}{hint}", e.message()))
         })?,
-        Target::To(out) if nothing => {
-            todo.report.written = Some(out.to_path_buf());
-            todo.bytes = original;
-            return Ok(todo);
-        }
         _ => {}
     }
     let meta_read = save.meta.clone();
-    let upgraded = upgrader.upgrade(save, options)?;
+    let upgraded = upgrader.upgrade_by(save, &plan, options)?;
     todo.report.steps = upgraded.steps;
     todo.report.mods = upgraded.mods;
     if todo.report.steps.is_empty() && upgraded.save.meta == meta_read {
         // Every mod with steps to run was held back again, marked as before: the save is
         // left as it is, not rewritten with the same content and a new backup.
-        if let Target::To(out) = target {
-            todo.report.written = Some(out.to_path_buf());
-            todo.bytes = original;
-        }
-        return Ok(todo);
+        return Ok(todo.left_as_it_is(target, original));
     }
     todo.bytes = upgraded.save.to_vec()?;
     match target {

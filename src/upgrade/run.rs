@@ -178,12 +178,25 @@ impl<'c> Upgrader<'c> {
     /// what the steps that ran printed.
     pub fn upgrade(&mut self, save: Save, options: &Options) -> Result<Upgraded> {
         self.failed.clear();
+        let plan = self.chain.plan_upgrade(&save, options)?;
+        self.upgrade_by(save, &plan, options)
+    }
+
+    /// [`Upgrader::upgrade`] by `plan`, the chain's plan for `save` with `options`, for a
+    /// caller that made it already.
+    pub(super) fn upgrade_by(
+        &mut self,
+        save: Save,
+        plan: &Plan<'c>,
+        options: &Options,
+    ) -> Result<Upgraded> {
+        self.failed.clear();
         // With `keep_going`, a mod that fails is held back by upgrading the save again from
         // the start without it (and without the mods after it): an upgrade depends only on
         // the save and the chain, so the mods before it come out the same, and only a
         // failure costs more than one copy of the save.
-        let mods = !self.chain.mods.is_empty();
-        let original = (options.keep_going && mods).then(|| save.clone());
+        let mods_run = plan.runs.iter().any(|run| run.in_mod.is_some());
+        let original = (options.keep_going && mods_run).then(|| save.clone());
         let mut held = Vec::new();
         let mut save = Some(save);
         loop {
@@ -191,7 +204,7 @@ impl<'c> Upgrader<'c> {
             self.saves += 1;
             let attempt = save.take().or_else(|| original.clone());
             let attempt = attempt.expect("a save to upgrade: the original, or its copy");
-            let result = self.upgrade_reporting(attempt, options, &mut reports, &held);
+            let result = self.upgrade_reporting(attempt, plan, options, &mut reports, &held);
             // After a failure too (the sandbox of a mod that failed was ended already).
             self.end_save();
             match result {
@@ -205,21 +218,21 @@ impl<'c> Upgrader<'c> {
         }
     }
 
-    /// One attempt at [`Upgrader::upgrade`], with the report of each step put in `reports`
-    /// as it ends (or fails), and the mods of `held` held back as they failed in an earlier
-    /// attempt; `Ok(Err(..))` when, keeping going, a mod's step failed (to be held back in
-    /// the next attempt).
+    /// One attempt at [`Upgrader::upgrade`] of `save` by `plan`, with the report of each
+    /// step put in `reports` as it ends (or fails), and the mods of `held` held back as they
+    /// failed in an earlier attempt; `Ok(Err(..))` when, keeping going, a mod's step failed
+    /// (to be held back in the next attempt).
     fn upgrade_reporting(
         &mut self,
         mut save: Save,
+        plan: &Plan<'c>,
         options: &Options,
         reports: &mut Vec<StepReport>,
         held: &[ModReport],
     ) -> Result<std::result::Result<Upgraded, ModReport>> {
         let chain = self.chain;
-        let plan = chain.plan_upgrade(&save, options)?;
         let (from, to) = (plan.from, plan.to);
-        let mut mods = plan.mods;
+        let mut mods = plan.mods.clone();
         for failed in held {
             if let Some(report) = mods.iter_mut().find(|r| r.name == failed.name) {
                 *report = failed.clone();
