@@ -9,9 +9,1182 @@
 --   savechain.restore(savechain.decode(text))
 --
 -- docs/FORMAT.md (section 8) says what each Lua value becomes in a save.
+--
+-- This one file is the whole library in any Lua host. The Rust library and the native
+-- module (lua-module/) load it with their Rust core, which reads and writes save text.
+-- Copied into a game that loads no native code, it reads and writes saves itself, in
+-- Lua 5.1, 5.2, 5.3, 5.4 or LuaJIT (see "pure-Lua codec" below for what differs before 5.3).
 
-local _, require = ...
-local core = require("savechain.core")
+-- Loaded by the Rust library (embedded, or the native module), the chunk gets a loader of the
+-- library's modules and uses its Rust core; loaded as a plain Lua file (copied into a game,
+-- found on LUA_PATH), it gets a file name and reads and writes saves in Lua itself.
+local _, loader = ...
+local core
+if type(loader) == "function" then
+  core = loader("savechain.core")
+else
+  -- savechain: pure-Lua codec begins
+  -- The format read and written in plain Lua, for hosts that load no native code: Lua 5.1,
+  -- 5.2, 5.3, 5.4 and LuaJIT. On Lua 5.3 and later the text is byte for byte what the Rust
+  -- library writes. On 5.1, 5.2 and LuaJIT, where every number is a double, an integral
+  -- number from -2^53 to 2^53 (but -0.0) is written as an integer, and an integer beyond
+  -- that range is refused rather than rounded; the sign and payload of a NaN are not kept.
+  core = (function()
+    local type, next, pairs, getmetatable, setmetatable, rawget, rawset, tostring, tonumber, error, pcall, select =
+      type, next, pairs, getmetatable, setmetatable, rawget, rawset, tostring, tonumber, error, pcall, select
+    local byte, char, sub, find, match, format, gsub, rep, lower =
+      string.byte, string.char, string.sub, string.find, string.match, string.format, string.gsub,
+      string.rep, string.lower
+    local concat, sort = table.concat, table.sort
+    local floor, huge = math.floor, math.huge
+    local mtype, pack, unpack = math.type, string.pack, string.unpack
+    local frexp = math.frexp
+    -- Lua 5.3 and later tell integers from floats; before, every number is a double.
+    local INTEGERS = mtype ~= nil
+    local MAX_DEPTH = 512
+    local EXACT = 2 ^ 53
+
+    local c = {
+      null = setmetatable({}, {
+        __tostring = function() return "savechain.null" end,
+        __newindex = function() error("savechain.null cannot hold anything", 2) end,
+      }),
+      array_mt = {},
+      u64_mt = {},
+      bytes_mt = {},
+      classes = {},
+      class_names = {},
+    }
+    local null, ARRAY, U64, BYTES, class_names = c.null, c.array_mt, c.u64_mt, c.bytes_mt, c.class_names
+
+    -- Which numbers are integers in a save.
+    local is_integer
+    if INTEGERS then
+      is_integer = function(x) return mtype(x) == "integer" end
+    else
+      is_integer = function(x)
+        return x == floor(x) and x >= -EXACT and x <= EXACT and (x ~= 0 or 1 / x > 0)
+      end
+    end
+
+    -- A pattern class with the byte 0: Lua 5.1 patterns cannot hold it, and spell it %z.
+    local NUL = pcall(find, "\0", "[\0]") and "\0" or "%z"
+    local CONTROL = "[" .. NUL .. "\1-\31\"\\]"
+
+    -- Where the first byte that is not part of valid UTF-8 is in `s`, or nil.
+    local function invalid_at(s)
+      local i, n = find(s, "[\128-\255]"), #s
+      while i do
+        local b = byte(s, i)
+        local len, lo, hi = 0, 128, 191
+        if b >= 194 and b <= 223 then len = 1
+        elseif b == 224 then len, lo = 2, 160
+        elseif b == 237 then len, hi = 2, 159
+        elseif b >= 225 and b <= 239 then len = 2
+        elseif b == 240 then len, lo = 3, 144
+        elseif b == 244 then len, hi = 3, 143
+        elseif b >= 241 and b <= 243 then len = 3
+        else return i end
+        if i + len > n then return i end
+        local b1 = byte(s, i + 1)
+        if b1 < lo or b1 > hi then return i end
+        for j = i + 2, i + len do
+          local bj = byte(s, j)
+          if bj < 128 or bj > 191 then return i end
+        end
+        i = find(s, "[\128-\255]", i + len + 1)
+      end
+      return nil
+    end
+
+    -- UTF-8 text or not. Lua 5.4's utf8.len is strict; 5.3's lets surrogates and code
+    -- points past U+10FFFF through; before 5.3, the walk above.
+    local is_utf8
+    local utf8_len = utf8 and utf8.len
+    if utf8_len and _VERSION == "Lua 5.4" then
+      is_utf8 = function(s)
+        return not find(s, "[\128-\255]") or utf8_len(s) ~= nil
+      end
+    elseif utf8_len then
+      is_utf8 = function(s)
+        return not find(s, "[\128-\255]") or (utf8_len(s) ~= nil and not find(s, "\237[\160-\191]")
+          and not find(s, "\244[\144-\191]") and not find(s, "[\245-\255]"))
+      end
+    else
+      is_utf8 = function(s)
+        return invalid_at(s) == nil
+      end
+    end
+
+    -- Lua compares strings with the C library's strcoll, bytewise only in the C locale.
+    local bytewise
+    if "B" < "a" and "a" < "ab" and "z" < char(128) then
+      bytewise = function(a, b) return a < b end
+    else
+      bytewise = function(a, b)
+        local n = #a < #b and #a or #b
+        for i = 1, n do
+          local x, y = byte(a, i), byte(b, i)
+          if x ~= y then return x < y end
+        end
+        return #a < #b
+      end
+    end
+
+    -- Doubles --------------------------------------------------------------------------
+
+    -- The sign, biased exponent and fraction (its high 20 and low 32 bits) of a double.
+    local fields
+    if pack then
+      fields = function(x)
+        local lo, hi = unpack("<I4I4", pack("<d", x))
+        local negative = hi >= 2147483648
+        if negative then hi = hi - 2147483648 end
+        local e = floor(hi / 1048576)
+        return negative, e, hi - e * 1048576, lo
+      end
+    elseif frexp then
+      fields = function(x)
+        local negative = x < 0 or (x == 0 and 1 / x < 0)
+        if negative then x = -x end
+        if x == 0 then return negative, 0, 0, 0 end
+        if x ~= x then return negative, 2047, 524288, 0 end
+        if x == huge then return negative, 2047, 0, 0 end
+        local m, e = frexp(x)
+        local biased, fraction = e + 1022, nil
+        if biased <= 0 then
+          biased, fraction = 0, x * 2 ^ 1022 * 2 ^ 52
+        else
+          fraction = (m * 2 - 1) * 2 ^ 52
+        end
+        local hi = floor(fraction / 4294967296)
+        return negative, biased, hi, fraction - hi * 4294967296
+      end
+    else
+      error("savechain needs string.pack (Lua 5.3 and later) or math.frexp (Lua 5.1, 5.2, LuaJIT)")
+    end
+
+    -- The spelling of a double, as docs/FORMAT.md (3.2) has it.
+    local function hexfloat(x)
+      local negative, e, hi, lo = fields(x)
+      local sign = negative and "-" or ""
+      if e == 2047 then
+        if hi == 0 and lo == 0 then return sign .. "inf" end
+        if hi == 524288 and lo == 0 then return sign .. "nan" end
+        if hi == 0 then return format("%snan:0x%x", sign, lo) end
+        return format("%snan:0x%x%08x", sign, hi, lo)
+      end
+      local digits = ""
+      if hi ~= 0 or lo ~= 0 then
+        digits = "." .. match(format("%05x%08x", hi, lo), "^(.-)0*$")
+      end
+      if e == 0 then
+        if digits == "" then return sign .. "0x0p+0" end
+        return sign .. "0x0" .. digits .. "p-1022"
+      end
+      e = e - 1023
+      if e >= 0 then return sign .. "0x1" .. digits .. "p+" .. e end
+      return sign .. "0x1" .. digits .. "p" .. e
+    end
+
+    -- The C library's %a spells finite normal doubles and zeros as the format does on most
+    -- platforms, and much faster: used where it agrees with hexfloat on every probe.
+    local NORMAL = 2.2250738585072014e-308
+    local spell = hexfloat
+    do
+      local agrees = pcall(format, "%a", 1.5)
+      for _, x in ipairs({ 1.5, -2.5, 0.1, 1 / 3, 0.0, -0.0, NORMAL, -NORMAL, 1.7976931348623157e308,
+        -1.7976931348623157e308, 2 ^ 52 + 1, 1e300, 1e-300, 123456.75, huge, -huge }) do
+        agrees = agrees and format("%a", x) == hexfloat(x)
+      end
+      if agrees then
+        spell = function(x)
+          if x ~= x or (x < NORMAL and x > -NORMAL and x ~= 0) then return hexfloat(x) end
+          return format("%a", x)
+        end
+      end
+    end
+
+    local nan_of
+    if pack then
+      nan_of = function(negative, payload)
+        local hi = floor(payload / 4294967296)
+        return (unpack("<d", pack("<I4I4", payload - hi * 4294967296, 2146435072 + hi + (negative and 2147483648 or 0))))
+      end
+    end
+
+    -- m * 2^k rounded once, for an integer m below 2^53.
+    local function scaled(m, k)
+      if m == 0 then return 0.0 end
+      if k < -1200 then return 0.0 end
+      if k < -1000 then return m * 2.0 ^ (k + 200) * 2.0 ^ -200 end
+      if k > 1000 then return m * 2.0 ^ 1000 * 2.0 ^ (k - 1000) end
+      return m * 2.0 ^ k
+    end
+
+    -- The double a `d` tag's string spells, or nil and why not.
+    local function parse_hexfloat(s)
+      local sign, int, dot, frac, exp = match(s, "^([-+]?)0[xX](%x*)(%.?)(%x*)[pP]([-+]?%d+)$")
+      if not sign then
+        sign, int, dot, frac = match(s, "^([-+]?)0[xX](%x*)(%.?)(%x*)$")
+        exp = "0"
+      end
+      local negative = sign == "-"
+      if not sign then
+        local word = lower(s)
+        sign, word = match(word, "^([-+]?)(.*)$")
+        negative = sign == "-"
+        if word == "inf" or word == "infinity" then return negative and -huge or huge end
+        if word == "nan" then
+          if nan_of then return nan_of(negative, 2251799813685248) end
+          return 0 / 0
+        end
+        local payload = match(word, "^nan:0x(%x+)$")
+        if payload then
+          if not nan_of then
+            return nil, "a NaN with a payload cannot be kept before Lua 5.3"
+          end
+          payload = match(payload, "^0*(.*)$")
+          local p = #payload <= 13 and tonumber(payload, 16)
+          if not p or p < 1 or p >= 4503599627370496 then
+            return nil, "a NaN payload is between 1 and 2^52-1"
+          end
+          return nan_of(negative, p)
+        end
+        return nil, "expected a hexadecimal double such as 0x1.8p+1, inf or nan"
+      end
+      if int == "" and frac == "" then
+        return nil, "expected hexadecimal digits after 0x"
+      end
+      local digits = match(int .. frac, "^0*(.*)$")
+      local x
+      if #digits < 14 or (#digits == 14 and byte(digits, 1) == 49) then
+        x = scaled((tonumber(digits, 16) or 0) + 0.0, tonumber(exp) - 4 * #frac)
+      else
+        -- More digits than a double holds: the C library rounds them.
+        x = tonumber(sign .. "0x" .. int .. dot .. frac .. "p" .. exp)
+        if x == nil then return nil, "this Lua cannot read a hexadecimal double this long" end
+        if x < 0 then x = -x end
+      end
+      if x == huge then return nil, "the number is too large for a double" end
+      if negative then x = -x end
+      return x
+    end
+
+    -- The double of a spelling as the writer spells them (0x1.8p+1, -0x0p+0, subnormals
+    -- as 0x0.<digits>p-1022): Lua's tonumber, where it reads every probe exactly (it uses
+    -- the C library's strtod), else parse_hexfloat.
+    local read_spelling = parse_hexfloat
+    do
+      local agrees = true
+      for _, x in ipairs({ 1.5, -2.5, 0.1, 1 / 3, -0.0, NORMAL, 2 ^ -1074, 2 ^ -1060 * 3,
+        1.7976931348623157e308, 2 ^ 52 + 1, 1e300, 1e-300 }) do
+        local back = tonumber(hexfloat(x))
+        agrees = agrees and back == x and 1 / back == 1 / x
+      end
+      if agrees then
+        read_spelling = function(s)
+          local x = tonumber(s)
+          if x == nil or x == huge or x == -huge then return parse_hexfloat(s) end
+          return x
+        end
+      end
+    end
+
+    -- Writing -----------------------------------------------------------------------------
+
+    local ESCAPES = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r",
+      ["\8"] = "\\b", ["\12"] = "\\f" }
+    for b = 0, 255 do
+      local ch = char(b)
+      if ESCAPES[ch] == nil and (b < 32 or b > 126) then ESCAPES[ch] = format("\\u%04x", b) end
+    end
+    local BYTE_SPECIAL = "[" .. NUL .. "\1-\31\"\\\127-\255]"
+
+    local function quote(s)
+      if find(s, CONTROL) then s = gsub(s, CONTROL, ESCAPES) end
+      return '"' .. s .. '"'
+    end
+
+    local function quote_bytes(s)
+      if find(s, BYTE_SPECIAL) then s = gsub(s, BYTE_SPECIAL, ESCAPES) end
+      return '"' .. s .. '"'
+    end
+
+    local integer_text
+    if INTEGERS then
+      integer_text = function(x) return format("%d", x) end
+    else
+      integer_text = function(x) return format("%.0f", x) end
+    end
+
+    local indents = {}
+    local function indent(level)
+      local s = indents[level]
+      if s == nil then
+        s = "\n" .. rep("  ", level)
+        indents[level] = s
+      end
+      return s
+    end
+
+    -- Shapes, as far as deciding tags needs (text/tags.rs).
+    -- From S_NUMBER on, a second element that makes a two-element array a tag.
+    local S_NULL, S_BOOL, S_INT, S_LETTER, S_STRING = 1, 2, 3, 4, 5
+    local S_NUMBER, S_DOUBLE, S_BYTES, S_TABLE, S_ARRAY, S_OBJECT = 6, 7, 8, 9, 10, 11
+
+    local function shape(v)
+      local t = type(v)
+      if t == "number" then return is_integer(v) and S_INT or S_DOUBLE end
+      if t == "string" then
+        if #v == 1 then
+          local b = byte(v)
+          if b >= 97 and b <= 122 then return S_LETTER end
+        end
+        return is_utf8(v) and S_STRING or S_BYTES
+      end
+      if t == "table" then
+        if v == null then return S_NULL end
+        local mt = getmetatable(v)
+        if mt == U64 then return S_INT end
+        if mt == BYTES then return S_BYTES end
+        return S_TABLE
+      end
+      if t == "boolean" then return S_BOOL end
+      return S_NULL
+    end
+
+    local function is_tag(letter, second)
+      return letter == "d" or letter == "b" or second >= S_NUMBER
+    end
+
+    -- The rank of a keyed table's key (order.rs): booleans, numbers, strings, byte strings,
+    -- tables.
+    local function key_rank(k)
+      local t = type(k)
+      if t == "boolean" then return 1 end
+      if t == "number" then return 2 end
+      if t == "string" then return is_utf8(k) and 3 or 4 end
+      if k == null then return 0 end
+      local mt = getmetatable(k)
+      if mt == U64 then return 2 end
+      if mt == BYTES then return 4 end
+      return 5
+    end
+
+    local Writer = {}
+    Writer.__index = Writer
+
+    -- Fails the encoding with `message` at the path of the value being written.
+    function Writer:fail(message, depth)
+      local path = {}
+      for i = 1, depth do
+        local k = self.keys[i]
+        if type(k) == "string" and match(k, "^[%a_][%w_]*$") then
+          path[#path + 1] = (i > 1 and "." or "") .. k
+        elseif type(k) == "string" and is_utf8(k) then
+          path[#path + 1] = "[" .. quote(k) .. "]"
+        else
+          path[#path + 1] = "[" .. tostring(k) .. "]"
+        end
+      end
+      error({ (#path > 0 and "at " .. concat(path) .. ": " or "") .. message }, 0)
+    end
+
+    function Writer:put(s)
+      local n = self.n + 1
+      self.n = n
+      self.out[n] = s
+    end
+
+    function Writer:newline(depth)
+      if self.pretty then self:put(indent(depth - self.escapes)) end
+    end
+
+    function Writer:check(depth, at)
+      if depth > MAX_DEPTH then
+        self:fail("nested more than " .. MAX_DEPTH .. " arrays and objects deep; it could not be read back", at)
+      end
+    end
+
+    function Writer:tag_open(letter)
+      self:put(self.pretty and '["' .. letter .. '", ' or '["' .. letter .. '",')
+    end
+
+    -- Writes any value; `depth` counts the arrays and objects of text around it, `level`
+    -- the Lua tables (for paths and the nesting limit).
+    function Writer:value(v, depth, level)
+      local t = type(v)
+      if t == "string" then
+        if not find(v, "[\128-\255]") or is_utf8(v) then
+          self:put(quote(v))
+        else
+          self:check(depth + 1, level)
+          self:tag_open("b")
+          self:put(quote_bytes(v) .. "]")
+        end
+      elseif t == "number" then
+        if is_integer(v) then
+          self:put(integer_text(v))
+        else
+          self:check(depth + 1, level)
+          self:tag_open("d")
+          self:put('"' .. spell(v) .. '"]')
+        end
+      elseif t == "table" then
+        if v == null then self:put("null") else self:table(v, depth, level) end
+      elseif t == "boolean" then
+        self:put(v and "true" or "false")
+      elseif t == "nil" then
+        self:put("null")
+      elseif t == "function" then
+        self:fail("cannot save a function", level)
+      elseif t == "thread" then
+        self:fail("cannot save a thread (coroutine)", level)
+      else
+        self:fail("cannot save a " .. t, level)
+      end
+    end
+
+    function Writer:u64(v, level)
+      local n = rawget(v, 1)
+      if not INTEGERS or mtype(n) ~= "integer" then
+        self:fail("a savechain.u64 value whose [1] is not an integer", level)
+      end
+      self:put(tostring(v))
+    end
+
+    function Writer:table(v, depth, level)
+      local mt = getmetatable(v)
+      local class
+      if mt ~= nil then
+        if mt == U64 then return self:u64(v, level) end
+        if mt == BYTES then
+          local s = rawget(v, 1)
+          if type(s) ~= "string" then
+            self:fail("a savechain.bytes value whose [1] is not a string", level)
+          end
+          self:check(depth + 1, level)
+          self:tag_open("b")
+          self:put(quote_bytes(s) .. "]")
+          return
+        end
+        if mt ~= ARRAY then
+          class = class_names[mt]
+          if type(class) ~= "string" then
+            self:fail("cannot save a table with a metatable that is not a registered class "
+              .. "(register it with savechain.register_class(name, metatable))", level)
+          end
+        end
+      end
+      if level >= MAX_DEPTH then
+        self:fail("tables nested more than " .. MAX_DEPTH .. " deep cannot be saved", level)
+      end
+      local shared = self.shared
+      if shared then
+        if shared[v] then
+          local id = self.ids[v]
+          self:check(depth + 2, level)
+          self:tag_open(id and "r" or "s")
+          if id then
+            self:put("[" .. id .. "]]")
+            return
+          end
+          id = self.next_id
+          self.next_id = id + 1
+          self.ids[v] = id
+          self:put("[" .. id .. (self.pretty and ", " or ","))
+          self.escapes = self.escapes + 2
+          self:table_body(v, mt, class, depth + 2, level)
+          self.escapes = self.escapes - 2
+          self:put("]]")
+          return
+        end
+      elseif self.seen[v] then
+        error(self, 0) -- met twice: written again with its sharing found first
+      else
+        self.seen[v] = true
+      end
+      self:table_body(v, mt, class, depth, level)
+    end
+
+    function Writer:table_body(v, mt, class, depth, level)
+      if class == nil then return self:contents(v, mt == ARRAY, depth, level) end
+      self:check(depth + 2, level)
+      self:tag_open("c")
+      local b = #class == 1 and byte(class) or 0
+      -- The class's value is a table, so [name, value] is a tag when the name is a letter.
+      local tag_like = b >= 97 and b <= 122
+      self.escapes = self.escapes + 1
+      self:pair(tag_like, depth + 1, function(w) w:put(quote(class)) end,
+        function(w, d) w:contents(v, false, d, level) end)
+      self.escapes = self.escapes - 1
+      self:put("]")
+    end
+
+    function Writer:pair(tag_like, depth, first, second, level)
+      if tag_like then
+        self:check(depth + 1, level)
+        self:tag_open("a")
+        self.escapes = self.escapes + 1
+        depth = depth + 1
+      end
+      self:check(depth + 1, level)
+      self.escapes = self.escapes + 1
+      self:put("[")
+      first(self, depth + 1)
+      self:put(self.pretty and ", " or ",")
+      second(self, depth + 1)
+      self:put("]")
+      self.escapes = self.escapes - 1
+      if tag_like then
+        self.escapes = self.escapes - 1
+        self:put("]")
+      end
+    end
+
+    function Writer:contents(v, marked, depth, level)
+      local n, ints, strings, min, max = 0, true, true, huge, -huge
+      for k in next, v do
+        n = n + 1
+        if type(k) == "number" and is_integer(k) then
+          strings = false
+          if k < min then min = k end
+          if k > max then max = k end
+        else
+          ints = false
+          if strings and (type(k) ~= "string" or not is_utf8(k)) then strings = false end
+        end
+      end
+      if n == 0 then
+        self:check(depth + 1, level)
+        self:put(marked and "[]" or "{}")
+      elseif ints and min == 1 and max == n then
+        self:array(v, n, depth, level)
+      elseif strings then
+        self:object(v, n, depth, level)
+      else
+        self:keyed(v, depth, level)
+      end
+    end
+
+    function Writer:array(v, n, depth, level)
+      local numbers, tag_like = n <= 4, false
+      if numbers then
+        for i = 1, n do
+          local s = shape(v[i])
+          if s ~= S_INT and s ~= S_DOUBLE then
+            numbers = false
+            break
+          end
+        end
+      end
+      if n == 2 and shape(v[1]) == S_LETTER then tag_like = is_tag(v[1], shape(v[2])) end
+      if tag_like then
+        self:check(depth + 2, level)
+        self:tag_open("a")
+        self.escapes = self.escapes + 1
+        self:plain_array(v, n, numbers, depth + 1, level)
+        self.escapes = self.escapes - 1
+        self:put("]")
+      else
+        self:plain_array(v, n, numbers, depth, level)
+      end
+    end
+
+    function Writer:plain_array(v, n, numbers, depth, level)
+      self:check(depth + 1, level)
+      local keys, inner = self.keys, level + 1
+      if not self.pretty then
+        self:put("[")
+        for i = 1, n do
+          if i > 1 then self:put(",") end
+          keys[inner] = i
+          self:value(v[i], depth + 1, inner)
+        end
+        self:put("]")
+      elseif numbers then
+        self:put("[")
+        for i = 1, n do
+          if i > 1 then self:put(", ") end
+          keys[inner] = i
+          self:value(v[i], depth + 1, inner)
+        end
+        self:put("]")
+      else
+        self:put("[")
+        for i = 1, n do
+          if i > 1 then self:put(",") end
+          self:newline(depth + 1)
+          keys[inner] = i
+          self:value(v[i], depth + 1, inner)
+        end
+        self:newline(depth)
+        self:put("]")
+      end
+    end
+
+    function Writer:object(v, n, depth, level)
+      self:check(depth + 1, level)
+      local names, i = {}, 0
+      for k in next, v do
+        i = i + 1
+        names[i] = k
+      end
+      sort(names, bytewise)
+      local keys, inner = self.keys, level + 1
+      local colon = self.pretty and '": ' or '":'
+      self:put("{")
+      for j = 1, n do
+        local k = names[j]
+        if j > 1 then self:put(",") end
+        self:newline(depth + 1)
+        if find(k, CONTROL) then k = gsub(k, CONTROL, ESCAPES) end
+        self:put('"' .. k .. colon)
+        keys[inner] = names[j]
+        self:value(v[names[j]], depth + 1, inner)
+      end
+      self:newline(depth)
+      self:put("}")
+    end
+
+    -- The compact text of a key that is a table, which orders it among the others.
+    function Writer:key_text(k)
+      local w = setmetatable({ out = {}, n = 0, pretty = false, escapes = 0, keys = {}, seen = {},
+        shared = self.shared, ids = {}, next_id = 1 }, Writer)
+      w:value(k, 0, 0)
+      return concat(w.out)
+    end
+
+    function Writer:keyed(v, depth, level)
+      local entries, n = {}, 0
+      for k, value in next, v do
+        n = n + 1
+        entries[n] = { k, value, key_rank(k) }
+      end
+      local texts = {}
+      for i = 1, n do
+        local e = entries[i]
+        if e[3] == 5 then
+          texts[e[1]] = self:key_text(e[1])
+          texts[e[2]] = texts[e[2]] or (type(e[2]) == "table" and self:key_text(e[2]) or "")
+        end
+      end
+      sort(entries, function(a, b)
+        local ra, rb = a[3], b[3]
+        if ra ~= rb then return ra < rb end
+        local x, y = a[1], b[1]
+        if ra == 2 then
+          if getmetatable(x) == U64 or getmetatable(y) == U64 then
+            return self:key_text(x) < self:key_text(y)
+          end
+          if INTEGERS and mtype(x) == "integer" and mtype(y) == "integer" then return x < y end
+          local fx, fy = x + 0.0, y + 0.0
+          if fx ~= fy then return fx < fy end
+          local ix, iy = is_integer(x), is_integer(y)
+          if ix ~= iy then return ix end
+          return false
+        end
+        if ra == 1 then return x == false and y == true end
+        if ra == 3 or ra == 4 then
+          if type(x) == "table" then x = x[1] end
+          if type(y) == "table" then y = y[1] end
+          return bytewise(x, y)
+        end
+        if ra == 5 then
+          local tx, ty = texts[x], texts[y]
+          if tx ~= ty then return bytewise(tx, ty) end
+          local vx, vy = texts[a[2]] or "", texts[b[2]] or ""
+          return bytewise(vx, vy)
+        end
+        return false
+      end)
+      self:check(depth + 2, level)
+      self:tag_open("t")
+      if n == 0 then
+        self:put("[]]")
+        return
+      end
+      self.escapes = self.escapes + 1
+      self:put("[")
+      local keys, inner = self.keys, level + 1
+      for i = 1, n do
+        local e = entries[i]
+        if i > 1 then self:put(",") end
+        self:newline(depth + 2)
+        local k, value = e[1], e[2]
+        keys[inner] = k
+        local tag_like = false
+        if shape(k) == S_LETTER then tag_like = is_tag(k, shape(value)) end
+        self:pair(tag_like, depth + 2, function(w, d) w:value(k, d, inner) end,
+          function(w, d) w:value(value, d, inner) end, level)
+      end
+      self:newline(depth + 1)
+      self:put("]")
+      self.escapes = self.escapes - 1
+      self:put("]")
+    end
+
+    -- Finds the tables reached more than once (keys included).
+    local function find_shared(root)
+      local seen, shared, any = {}, {}, false
+      local function walk(v, level)
+        if type(v) ~= "table" or v == null or level > MAX_DEPTH then return end
+        local mt = getmetatable(v)
+        if mt == U64 or mt == BYTES then return end
+        if seen[v] then
+          shared[v], any = true, true
+          return
+        end
+        seen[v] = true
+        for k, x in next, v do
+          walk(k, level + 1)
+          walk(x, level + 1)
+        end
+      end
+      walk(root, 0)
+      return any and shared or nil
+    end
+
+    local function encode_with(value, pretty, shared)
+      local w = setmetatable({ out = {}, n = 0, pretty = pretty, escapes = 0, keys = {}, seen = {},
+        shared = shared, ids = {}, next_id = 1 }, Writer)
+      w:value(value, 0, 0)
+      if pretty then w:put("\n") end
+      return concat(w.out)
+    end
+
+    function c.encode(value, compact)
+      local pretty = not compact
+      local ok, text = pcall(encode_with, value, pretty, nil)
+      if not ok and getmetatable(text) == Writer then
+        ok, text = pcall(encode_with, value, pretty, find_shared(value))
+      end
+      if ok then return text end
+      if type(text) == "table" then return nil, text[1] end
+      error(text, 0)
+    end
+
+    -- Reading -----------------------------------------------------------------------------
+
+    local Reader = {}
+
+    -- Where byte `at` of `text` is, as a person counts: "line L, column C".
+    local function where(text, at)
+      local line, start = 1, 1
+      local i = find(text, "\n", 1, true)
+      while i and i < at do
+        line, start = line + 1, i + 1
+        i = find(text, "\n", i + 1, true)
+      end
+      local _, count = gsub(sub(text, start, at - 1), "[^\128-\191]", "")
+      return "line " .. line .. ", column " .. (count + 1)
+    end
+
+    local function fail(text, at, message)
+      error({ where(text, at) .. ": " .. message }, 0)
+    end
+
+    local function found(text, at)
+      if at > #text then return "the end of the text" end
+      local ch = match(text, "^[%z\1-\127\194-\244][\128-\191]*", at) or sub(text, at, at)
+      return "'" .. ch .. "'"
+    end
+
+    local read_value
+
+    local WHITE = "^[ \t\r\n]*()"
+
+    local function read_string(text, at)
+      local stop = find(text, CONTROL, at + 1)
+      if stop == nil then fail(text, at, "a string is not closed") end
+      local b = byte(text, stop)
+      if b == 34 then return sub(text, at + 1, stop - 1), stop + 1 end
+      local parts, n, from = {}, 0, at + 1
+      while true do
+        b = byte(text, stop)
+        if b == 34 then
+          n = n + 1
+          parts[n] = sub(text, from, stop - 1)
+          return concat(parts, "", 1, n), stop + 1
+        elseif b == 92 then
+          n = n + 1
+          parts[n] = sub(text, from, stop - 1)
+          local e = byte(text, stop + 1)
+          local piece
+          if e == 117 then
+            local hex = match(text, "^%x%x%x%x", stop + 2)
+            if not hex then fail(text, stop, "expected four hexadecimal digits after \\u") end
+            local u = tonumber(hex, 16)
+            from = stop + 6
+            if u >= 0xD800 and u <= 0xDBFF then
+              local low = match(text, "^\\u(%x%x%x%x)", from)
+              low = low and tonumber(low, 16)
+              if not low or low < 0xDC00 or low > 0xDFFF then
+                fail(text, stop, "an unpaired surrogate escape (\\u" .. hex .. ")")
+              end
+              u = 0x10000 + (u - 0xD800) * 1024 + (low - 0xDC00)
+              from = from + 6
+            elseif u >= 0xDC00 and u <= 0xDFFF then
+              fail(text, stop, "an unpaired surrogate escape (\\u" .. hex .. ")")
+            end
+            if u < 128 then piece = char(u)
+            elseif u < 2048 then piece = char(192 + floor(u / 64), 128 + u % 64)
+            elseif u < 65536 then piece = char(224 + floor(u / 4096), 128 + floor(u / 64) % 64, 128 + u % 64)
+            else
+              piece = char(240 + floor(u / 262144), 128 + floor(u / 4096) % 64, 128 + floor(u / 64) % 64,
+                128 + u % 64)
+            end
+          else
+            piece = ({ [34] = '"', [92] = "\\", [47] = "/", [98] = "\8", [102] = "\12", [110] = "\n",
+              [114] = "\r", [116] = "\t" })[e]
+            if not piece then fail(text, stop, "an unknown escape \\" .. (e and char(e) or "")) end
+            from = stop + 2
+          end
+          n = n + 1
+          parts[n] = piece
+        elseif b == nil then
+          fail(text, at, "a string is not closed")
+        else
+          fail(text, stop, "a control character in a string must be escaped")
+        end
+        stop = find(text, CONTROL, from)
+        if stop == nil then fail(text, at, "a string is not closed") end
+      end
+    end
+
+    -- A JSON number's text at `at`: its value (nil when it is an integer out of range) and
+    -- whether it had a fraction or an exponent.
+    local function read_number(text, at)
+      local int_end = match(text, "^-?%d+()", at)
+      if not int_end then fail(text, at, "expected a value, found " .. found(text, at)) end
+      local stop = match(text, "^%.%d+()", int_end) or int_end
+      if byte(text, int_end) == 46 and stop == int_end then
+        fail(text, int_end, "expected digits after the decimal point")
+      end
+      stop = match(text, "^[eE][-+]?%d+()", stop) or stop
+      if match(text, "^-?0%d", at) then fail(text, at, "a number does not start with 0 (JSON allows no leading zeros)") end
+      local s = sub(text, at, stop - 1)
+      if stop ~= int_end then
+        local x = tonumber(s) + 0.0
+        if x == huge or x == -huge then fail(text, at, "the number " .. s .. " is too large for a double") end
+        return x, stop, S_NUMBER, s
+      end
+      local x = tonumber(s)
+      if INTEGERS then
+        if mtype(x) == "integer" then return x, stop, S_INT, s end
+        -- Past the 64-bit integers: a u64 up to 2^64-1, as its bits, or out of range.
+        local digits = match(s, "^0*(%d+)$")
+        if digits and (#digits < 20 or (#digits == 20 and digits <= "18446744073709551615")) then
+          local n = 0
+          for i = 1, #digits do n = n * 10 + (byte(digits, i) - 48) end
+          return setmetatable({ n }, U64), stop, S_INT, s
+        end
+        return nil, stop, S_INT, s
+      end
+      local digits = match(s, "^-?0*(%d+)$")
+      if #digits < 16 or (#digits == 16 and digits <= "9007199254740992") then return x, stop, S_INT, s end
+      return nil, stop, S_INT, s
+    end
+
+    local function out_of_range(text, at, s)
+      if INTEGERS then
+        fail(text, at, "the integer " .. s .. " is outside -2^63 to 2^64-1")
+      end
+      fail(text, at, "the integer " .. s .. " is beyond 2^53, which this Lua keeps only as a rounded double")
+    end
+
+    -- Text as bytes: each character of a `b` tag's string (U+0000 to U+00FF) is a byte.
+    local function latin1(text, at, s)
+      if not find(s, "[\128-\255]") then return s end
+      if find(s, "[\128-\193\196-\255][\128-\191]*", 1) and find(gsub(s, "[\194\195][\128-\191]", ""), "[\128-\255]") then
+        fail(text, at, "a byte string holds only characters U+0000 to U+00FF")
+      end
+      return (gsub(s, "([\194\195])([\128-\191])", function(lead, cont)
+        return char((byte(lead) - 192) * 64 + byte(cont) - 128)
+      end))
+    end
+
+    -- The value of the tag [letter, second], with second's shape, its text when it is a
+    -- number, and where it starts.
+    local function tag_value(r, at, letter, second, second_shape, second_text, second_at)
+      local text = r.text
+      if letter == "d" then
+        if second_shape == S_STRING or second_shape == S_LETTER then
+          local x, why = parse_hexfloat(second)
+          if x == nil then fail(text, second_at, why .. ", found \"" .. second .. "\"") end
+          return x, S_DOUBLE
+        elseif second_shape == S_INT or second_shape == S_NUMBER then
+          local x = tonumber(second_text) + 0.0
+          if x == huge or x == -huge then
+            fail(text, second_at, "the number " .. second_text .. " is too large for a double")
+          end
+          if x == 0 and byte(second_text, 1) == 45 then x = -0.0 end
+          return x, S_DOUBLE
+        end
+        fail(text, second_at, "a double is [\"d\", \"<hexfloat>\"] or [\"d\", <number>]; an array of "
+          .. "\"d\" and another value is written [\"a\", [\"d\", ...]]")
+      elseif letter == "b" then
+        if second_shape == S_STRING or second_shape == S_LETTER then
+          local bytes = latin1(text, second_at, second)
+          if is_utf8(bytes) then return setmetatable({ bytes }, BYTES), S_BYTES end
+          return bytes, S_BYTES
+        end
+        fail(text, second_at, "a byte string is [\"b\", \"<string>\"]; an array of \"b\" and another "
+          .. "value is written [\"a\", [\"b\", ...]]")
+      elseif letter == "a" then
+        if second_shape ~= S_ARRAY then fail(text, second_at, "[\"a\", ...] holds an array") end
+        return second, S_ARRAY
+      elseif letter == "t" then
+        if second_shape ~= S_ARRAY then
+          fail(text, second_at, "[\"t\", ...] holds an array of [key, value] pairs")
+        end
+        local t = {}
+        for i = 1, #second do
+          local pair = second[i]
+          if type(pair) ~= "table" or getmetatable(pair) ~= nil or #pair ~= 2 then
+            fail(text, second_at, "entry " .. (i - 1) .. " of a keyed table is not a [key, value] pair")
+          end
+          local k, v = pair[1], pair[2]
+          if k == null then fail(text, second_at, "a keyed table's key cannot be null") end
+          if k ~= k then fail(text, second_at, "a keyed table's key cannot be NaN") end
+          if rawget(t, k) ~= nil then
+            fail(text, second_at, "the key " .. tostring(k) .. " is given twice in a keyed table")
+          end
+          t[k] = v
+        end
+        return t, S_TABLE
+      elseif letter == "s" then
+        local id, body = second[1], second[2]
+        if second_shape ~= S_ARRAY or #second ~= 2 or type(id) ~= "number" or not is_integer(id)
+          or id < 1 or type(body) ~= "table" or body == null or getmetatable(body) == U64
+          or getmetatable(body) == BYTES then
+          fail(text, second_at, "a shared table is [\"s\", [id, table]]")
+        end
+        if r.defined[id] then fail(text, second_at, "the shared table " .. id .. " is defined twice") end
+        r.defined[id] = true
+        local placeholder = r.tables[id]
+        if placeholder == nil then
+          r.tables[id] = body
+          return body, S_TABLE
+        end
+        -- Referred to before its definition: the table made for the references gets it.
+        for k, v in next, body do placeholder[k] = v end
+        setmetatable(placeholder, getmetatable(body))
+        return placeholder, S_TABLE
+      elseif letter == "r" then
+        local id = second[1]
+        if second_shape ~= S_ARRAY or #second ~= 1 or type(id) ~= "number" or not is_integer(id)
+          or id < 1 then
+          fail(text, second_at, "a reference is [\"r\", [id]]")
+        end
+        local t = r.tables[id]
+        if t == nil then
+          t = {}
+          r.tables[id] = t
+          r.pending[#r.pending + 1] = { id, second_at }
+        end
+        return t, S_TABLE
+      elseif letter == "c" then
+        local name, body = second[1], second[2]
+        if second_shape ~= S_ARRAY or #second ~= 2 or type(name) ~= "string" or type(body) ~= "table"
+          or body == null or (getmetatable(body) ~= nil and getmetatable(body) ~= ARRAY) then
+          fail(text, second_at, "a class instance is [\"c\", [\"ClassName\", table]]")
+        end
+        local mt = c.classes[name]
+        if mt == nil then
+          fail(text, second_at, "the class " .. name .. " is not registered (savechain.register_class)")
+        end
+        return setmetatable(body, mt), S_TABLE
+      end
+      fail(text, at, "the tag \"" .. letter .. "\" is reserved for later revisions of the format; an "
+        .. "array of \"" .. letter .. "\" and another value is written [\"a\", [\"" .. letter .. "\", ...]]")
+    end
+
+    -- Reads the array whose '[' is at `at`: the value, where it ends, and its shape. A
+    -- `literal` array (the second element of ["a", ...]) is not read as a tag itself; it
+    -- returns what would make it one, for when the array around it turns out not to be the
+    -- escape (["a", [...], 3]).
+    local function read_array(r, at, depth, literal)
+      local text = r.text
+      if depth > MAX_DEPTH then
+        fail(text, at, "nested more than " .. MAX_DEPTH .. " arrays and objects deep")
+      end
+      if byte(text, at + 1) == 34 then
+        -- A double as the writer spells it, the commonest array of all.
+        local spelling, stop = match(text, '^%["d", ?"(%-?0x[01][.%x]*p[-+]%d+)"%]()', at)
+        if spelling then
+          local x, why = read_spelling(spelling)
+          if x == nil then fail(text, at + 6, why .. ", found \"" .. spelling .. "\"") end
+          return x, stop, S_DOUBLE
+        end
+      end
+      local i = match(text, WHITE, at + 1)
+      if byte(text, i) == 93 then return setmetatable({}, ARRAY), i + 1, S_ARRAY end
+      local items, n = {}, 0
+      local first_letter, second_shape, second_text, second_at, big, inner
+      while true do
+        local v, s, vtext
+        if n == 1 and first_letter == "a" and byte(text, i) == 91 then
+          v, i, s, inner = read_array(r, i, depth + 1, true)
+        else
+          v, i, s, vtext = read_value(r, i, depth)
+        end
+        n = n + 1
+        if n == 1 then
+          if s == S_LETTER then first_letter = v end
+        elseif n == 2 then
+          second_shape, second_text, second_at = s, vtext, i
+        end
+        if v == nil then
+          -- An integer out of range is a double's value in ["d", ...], and an error elsewhere.
+          if n ~= 2 or first_letter ~= "d" then out_of_range(text, i, vtext) end
+          big, v = vtext, false
+        end
+        items[n] = v
+        i = match(text, WHITE, i)
+        local b = byte(text, i)
+        if b == 93 then
+          i = i + 1
+          break
+        elseif b ~= 44 then
+          fail(text, i, "expected ',' or ']' after an element of an array, found " .. found(text, i))
+        end
+        i = match(text, WHITE, i + 1)
+        if byte(text, i) == 93 then
+          fail(text, i, "expected another element after ',' (JSON allows no trailing comma), found ']'")
+        end
+      end
+      local tagged = n == 2 and first_letter ~= nil and is_tag(first_letter, second_shape)
+      if literal then
+        return items, i, S_ARRAY, tagged and { at, second_shape, big or second_text, second_at } or nil
+      end
+      if tagged then
+        local v, s = tag_value(r, at, first_letter, items[2], second_shape, big or second_text, second_at)
+        return v, i, s
+      end
+      if big then out_of_range(text, second_at, big) end
+      if inner then
+        -- ["a", X, ...] is no escape: X is read as any array is.
+        items[2] = tag_value(r, inner[1], items[2][1], items[2][2], inner[2], inner[3], inner[4])
+      end
+      return items, i, S_ARRAY
+    end
+
+    local function read_object(r, at, depth)
+      local text = r.text
+      if depth > MAX_DEPTH then
+        fail(text, at, "nested more than " .. MAX_DEPTH .. " arrays and objects deep")
+      end
+      local t = {}
+      local i = match(text, WHITE, at + 1)
+      if byte(text, i) == 125 then return t, i + 1, S_OBJECT end
+      while true do
+        if byte(text, i) ~= 34 then
+          fail(text, i, "expected a key (a string in double quotes), found " .. found(text, i))
+        end
+        local key, key_at = nil, i
+        key, i = read_string(text, i)
+        if rawget(t, key) ~= nil then
+          fail(text, key_at, "the key \"" .. key .. "\" is given twice in this object")
+        end
+        i = match(text, WHITE, i)
+        if byte(text, i) ~= 58 then fail(text, i, "expected ':' after a key, found " .. found(text, i)) end
+        local v, vtext
+        local value_at = match(text, WHITE, i + 1)
+        v, i, _, vtext = read_value(r, value_at, depth)
+        if v == nil then out_of_range(text, value_at, vtext) end
+        t[key] = v
+        i = match(text, WHITE, i)
+        local b = byte(text, i)
+        if b == 125 then break end
+        if b ~= 44 then
+          fail(text, i, "expected ',' or '}' after a member of an object, found " .. found(text, i))
+        end
+        i = match(text, WHITE, i + 1)
+        if byte(text, i) == 125 then
+          fail(text, i, "expected another key after ',' (JSON allows no trailing comma), found '}'")
+        end
+      end
+      return t, i + 1, S_OBJECT
+    end
+
+    -- Reads the value at `at`: the value (nil for an integer out of range), where it ends,
+    -- its shape and, for numbers, its text.
+    function read_value(r, at, depth)
+      local text = r.text
+      local b = byte(text, at)
+      if b == 34 then
+        local s, i = read_string(text, at)
+        local b1 = byte(s, 1)
+        if #s == 1 and b1 >= 97 and b1 <= 122 then return s, i, S_LETTER end
+        return s, i, S_STRING
+      elseif b == 91 then
+        return read_array(r, at, depth + 1)
+      elseif b == 123 then
+        return read_object(r, at, depth + 1)
+      elseif b == 116 and sub(text, at, at + 3) == "true" then
+        return true, at + 4, S_BOOL
+      elseif b == 102 and sub(text, at, at + 4) == "false" then
+        return false, at + 5, S_BOOL
+      elseif b == 110 and sub(text, at, at + 3) == "null" then
+        return null, at + 4, S_NULL
+      end
+      return read_number(text, at)
+    end
+
+    function Reader.read(text)
+      if not is_utf8(text) then fail(text, invalid_at(text), "invalid UTF-8") end
+      local start = 1
+      if sub(text, 1, 3) == "\239\187\191" then start = 4 end
+      local r = { text = text, tables = {}, defined = {}, pending = {}, kind = nil, last_kind = nil }
+      local i = match(text, WHITE, start)
+      if i > #text then fail(text, i, "expected a value, found the end of the text") end
+      local v, s, vtext
+      v, i, s, vtext = read_value(r, i, 0)
+      if v == nil then out_of_range(text, start, vtext) end
+      i = match(text, WHITE, i)
+      if i <= #text then fail(text, i, "expected the end of the text after the value, found " .. found(text, i)) end
+      for _, p in ipairs(r.pending) do
+        if not r.defined[p[1]] then fail(text, p[2], "the shared table " .. p[1] .. " is referred to but never defined") end
+      end
+      if v == null then return nil end
+      return v
+    end
+
+    function c.decode(text)
+      local ok, value = pcall(Reader.read, text)
+      if ok then return true, value end
+      if type(value) == "table" then return false, value[1] end
+      error(value, 0)
+    end
+
+    c.is_integer, c.hexfloat, c.is_utf8 = is_integer, hexfloat, is_utf8
+    return c
+  end)()
+  -- savechain: pure-Lua codec ends
+end
+
+-- Integers and floats, where Lua 5.3 and later tell them apart.
+local number_type = math.type or function(x)
+  if type(x) == "number" then return "float" end
+end
+
+local function is_integer(x)
+  if math.type then return math.type(x) == "integer" end
+  return type(x) == "number" and x == math.floor(x) and x > -2 ^ 53 and x < 2 ^ 53
+end
+
+-- Floats equal bit for bit; before Lua 5.3, NaNs are all equal.
+local same_float
+if string.pack then
+  same_float = function(x, y) return string.pack("<d", x) == string.pack("<d", y) end
+else
+  same_float = function(x, y)
+    if x ~= x then return y ~= y end
+    return x == y and 1 / x == 1 / y
+  end
+end
 
 local M = {}
 
@@ -43,9 +1216,24 @@ U64.__tostring = function(u)
   if n >= 0 then
     return string.format("%d", n)
   end
-  -- Unsigned division by 10 of the 64 bits: halve (logical shift), then divide by 5.
-  local q = (n >> 1) // 5
-  return string.format("%d%d", q, n - q * 10)
+  -- The 64 bits as four 16-bit limbs, divided by 10 digit by digit: exact in any Lua
+  -- arithmetic, and written without 5.3's operators, so that this file loads in Lua 5.1.
+  local low = n % 4294967296
+  local high = (n - low) / 4294967296 + 4294967296
+  local limbs = { math.floor(high / 65536), high % 65536, math.floor(low / 65536), low % 65536 }
+  local digits, more = {}, true
+  while more do
+    local rest = 0
+    more = false
+    for i = 1, 4 do
+      local value = rest * 65536 + limbs[i]
+      limbs[i] = math.floor(value / 10)
+      rest = value - limbs[i] * 10
+      more = more or limbs[i] ~= 0
+    end
+    table.insert(digits, 1, string.format("%d", rest))
+  end
+  return table.concat(digits)
 end
 U64.__eq = function(a, b) return a[1] == b[1] end
 U64.__lt = function(a, b) return math.ult(a[1], b[1]) end
@@ -79,6 +1267,13 @@ function M.u64(digits)
   if type(digits) ~= "string" or not digits:match("^%d+$")
     or #digits > #U64_MAX or (#digits == #U64_MAX and digits > U64_MAX) then
     error("savechain.u64 expects the decimal digits of an integer from 0 to " .. U64_MAX, 2)
+  end
+  if not math.type then
+    -- Every number is a double: only those up to 2^53 are exact.
+    if #digits > 16 or (#digits == 16 and digits > "9007199254740992") then
+      error("savechain.u64: integers beyond 2^53 need Lua 5.3 or later", 2)
+    end
+    return tonumber(digits)
   end
   local n = 0
   for i = 1, #digits do
@@ -163,14 +1358,14 @@ function M.register(name, handlers)
     error("savechain.register: upgrades need the module's version (version = N)", 2)
   end
   if version ~= nil then
-    if math.type(version) ~= "integer" or version < 1 then
+    if not is_integer(version) or version < 1 then
       error("savechain.register: version is an integer from 1, not " .. tostring(version), 2)
     end
     if upgrades ~= nil and type(upgrades) ~= "table" then
       error("savechain.register: upgrades is a table of functions by version", 2)
     end
     for from, upgrade in pairs(upgrades or {}) do
-      if math.type(from) ~= "integer" or from < 1 or from >= version or type(upgrade) ~= "function" then
+      if not is_integer(from) or from < 1 or from >= version or type(upgrade) ~= "function" then
         error("savechain.register: upgrades[N] is the function from version N to N + 1, for N from 1 to "
           .. (version - 1) .. "; found upgrades[" .. tostring(from) .. "]", 2)
       end
@@ -198,7 +1393,7 @@ end
 
 -- `state` of the module `name`, saved at version `at`, brought to the module's version.
 local function upgraded(name, handlers, state, at)
-  if math.type(at) ~= "integer" or at < 1 then
+  if not is_integer(at) or at < 1 then
     error("savechain.restore: the version of " .. name .. "'s state is " .. tostring(at) .. ", not an integer from 1", 3)
   end
   if at > handlers.version then
@@ -254,10 +1449,6 @@ end
 
 -- Equality as a save sees it -------------------------------------------------------------
 
-local function float_bits(x)
-  return string.pack("<d", x)
-end
-
 -- Whether `a` and `b` would give the same save: same types (integer 3 is not float 3.0),
 -- floats equal bit for bit (so NaN equals the same NaN and -0.0 differs from 0.0), tables
 -- equal entry by entry with the same metatables and the same sharing: where `a` reaches
@@ -275,11 +1466,11 @@ function M.equal(a, b)
   end
 
   function same(x, y)
-    if math.type(x) ~= math.type(y) or type(x) ~= type(y) then
+    if number_type(x) ~= number_type(y) or type(x) ~= type(y) then
       return false
     end
-    if math.type(x) == "float" then
-      return float_bits(x) == float_bits(y)
+    if number_type(x) == "float" then
+      return same_float(x, y)
     end
     if type(x) ~= "table" then
       return x == y

@@ -16,7 +16,10 @@
 -- ({"systems", 1, "name"}: the first system's name). Each helper returns true when it
 -- changed something and false when the path was not there.
 
-local _, require = ...
+-- The library's loader when the Rust library loads this module; Lua's own require when a
+-- stock interpreter finds the file on LUA_PATH.
+local _, loader = ...
+local require = type(loader) == "function" and loader or require
 local savechain = require("savechain")
 
 local M = {}

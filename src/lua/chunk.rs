@@ -36,6 +36,16 @@ impl Chunk {
         }
     }
 
+    /// A chunk of the crate's own Lua whose source was prepared at run time.
+    pub(crate) fn of_crate_source(name: &'static str, source: Vec<u8>) -> Chunk {
+        Chunk {
+            name: Cow::Borrowed(name),
+            source: Cow::Owned(source),
+            strip: false,
+            bytecode: OnceLock::new(),
+        }
+    }
+
     /// A chunk read from `file` (a step, a helper module): its messages name the file. Lua
     /// source is bytes: string literals may hold any, as Lua allows.
     pub(crate) fn of_file(file: &str, source: Vec<u8>) -> Chunk {

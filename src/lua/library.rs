@@ -3,6 +3,8 @@
 //! `lua/` folder, compiled into the crate. Scripts reach it through `require`; it reaches
 //! documents through the conversions (`from_lua.rs`, `to_lua.rs`).
 
+use std::sync::LazyLock;
+
 use mlua::{LightUserData, Lua, Table};
 
 use super::chunk::{kept, Chunk};
@@ -10,24 +12,47 @@ use super::metatables::Metatables;
 use crate::text;
 
 /// The Lua modules of the `lua/` folder: the name scripts `require`, and the chunk.
-static MODULES: [(&str, Chunk); 2] = [
-    (
-        "savechain",
-        Chunk::of_crate(
-            "@lua/savechain.lua",
-            include_str!("../../lua/savechain.lua"),
-            false,
+static MODULES: LazyLock<[(&str, Chunk); 2]> = LazyLock::new(|| {
+    [
+        (
+            "savechain",
+            Chunk::of_crate_source(
+                "@lua/savechain.lua",
+                without_pure_codec(include_str!("../../lua/savechain.lua")),
+            ),
         ),
-    ),
-    (
-        "savechain.upgrade",
-        Chunk::of_crate(
-            "@lua/savechain/upgrade.lua",
-            include_str!("../../lua/savechain/upgrade.lua"),
-            false,
+        (
+            "savechain.upgrade",
+            Chunk::of_crate(
+                "@lua/savechain/upgrade.lua",
+                include_str!("../../lua/savechain/upgrade.lua"),
+                false,
+            ),
         ),
-    ),
+    ]
+});
+
+/// Where `lua/savechain.lua`'s own codec, for stock Lua hosts, begins and ends.
+const PURE_CODEC: [&str; 2] = [
+    "-- savechain: pure-Lua codec begins\n",
+    "-- savechain: pure-Lua codec ends\n",
 ];
+
+/// `lua/savechain.lua` without its pure-Lua codec, which the Rust core stands in for here:
+/// its lines are left empty, so that the other lines keep their numbers in messages, and
+/// no state compiles or loads what it never runs.
+fn without_pure_codec(source: &'static str) -> Vec<u8> {
+    let [begins, ends] = PURE_CODEC;
+    let (Some(start), Some(end)) = (source.find(begins), source.find(ends)) else {
+        panic!("lua/savechain.lua lost its pure-Lua codec markers");
+    };
+    let end = end + ends.len();
+    let mut out = Vec::with_capacity(source.len());
+    out.extend_from_slice(source[..start].as_bytes());
+    out.extend(source[start..end].bytes().filter(|&b| b == b'\n'));
+    out.extend_from_slice(source[end..].as_bytes());
+    out
+}
 
 /// The module name of the Rust half of the library.
 const CORE: &str = "savechain.core";
@@ -226,4 +251,26 @@ pub(crate) fn require(lua: &Lua, name: &str) -> mlua::Result<mlua::Value> {
     };
     installed.loaded.raw_set(name, &value)?;
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_library_has_no_pure_codec_and_keeps_its_line_numbers() {
+        let full = include_str!("../../lua/savechain.lua");
+        let (_, chunk) = &MODULES[0];
+        let embedded = std::str::from_utf8(chunk.source()).unwrap();
+        assert_eq!(embedded.lines().count(), full.lines().count());
+        assert!(!embedded.contains("local function read_array"));
+        assert!(full.contains("local function read_array"));
+        // Every line outside the codec is as it is in the file.
+        let kept = full
+            .lines()
+            .zip(embedded.lines())
+            .filter(|(a, b)| a == b)
+            .count();
+        assert!(kept > 300, "{kept}");
+    }
 }
