@@ -372,357 +372,412 @@ else
       return 5
     end
 
-    local Writer = {}
-    Writer.__index = Writer
+    -- Tables met again in a walk that found no sharing first: the walk starts over.
+    local MET_AGAIN = {}
 
-    -- Fails the encoding with `message` at the path of the value being written.
-    function Writer:fail(message, depth)
+    -- A Lua key as paths in messages show it: missions[3].on_complete.
+    local function path_of(keys, depth)
       local path = {}
       for i = 1, depth do
-        local k = self.keys[i]
+        local k = keys[i]
         if type(k) == "string" and match(k, "^[%a_][%w_]*$") then
           path[#path + 1] = (i > 1 and "." or "") .. k
         elseif type(k) == "string" and is_utf8(k) then
           path[#path + 1] = "[" .. quote(k) .. "]"
+        elseif type(k) == "table" then
+          path[#path + 1] = "[<table>]"
         else
           path[#path + 1] = "[" .. tostring(k) .. "]"
         end
       end
-      error({ (#path > 0 and "at " .. concat(path) .. ": " or "") .. message }, 0)
+      return concat(path)
     end
 
-    function Writer:put(s)
-      local n = self.n + 1
-      self.n = n
-      self.out[n] = s
-    end
+    -- An encoder: a function of a value that writes its text, pretty or compact, with the
+    -- tables of `shared` written once and referred to after (nil: none is shared). The
+    -- layout rules are those of text/write.rs, rule for rule: `depth` counts the arrays
+    -- and objects of text around a value, `escapes` the tags around it that add depth but
+    -- no indentation, and `level` the Lua tables (for paths and the nesting limit).
+    local function encoder(pretty, shared)
+      local out, n, escapes = {}, 0, 0
+      local keys, seen, ids, next_id = {}, {}, {}, 1
+      local SEP = pretty and ", " or ","
+      local COLON = pretty and '": ' or '":'
+      local value, contents, key_text
 
-    function Writer:newline(depth)
-      if self.pretty then self:put(indent(depth - self.escapes)) end
-    end
-
-    function Writer:check(depth, at)
-      if depth > MAX_DEPTH then
-        self:fail("nested more than " .. MAX_DEPTH .. " arrays and objects deep; it could not be read back", at)
+      local function fail(message, level)
+        local path = path_of(keys, level)
+        error({ (path ~= "" and "at " .. path .. ": " or "") .. message }, 0)
       end
-    end
 
-    function Writer:tag_open(letter)
-      self:put(self.pretty and '["' .. letter .. '", ' or '["' .. letter .. '",')
-    end
-
-    -- Writes any value; `depth` counts the arrays and objects of text around it, `level`
-    -- the Lua tables (for paths and the nesting limit).
-    function Writer:value(v, depth, level)
-      local t = type(v)
-      if t == "string" then
-        if not find(v, "[\128-\255]") or is_utf8(v) then
-          self:put(quote(v))
-        else
-          self:check(depth + 1, level)
-          self:tag_open("b")
-          self:put(quote_bytes(v) .. "]")
-        end
-      elseif t == "number" then
-        if is_integer(v) then
-          self:put(integer_text(v))
-        else
-          self:check(depth + 1, level)
-          self:tag_open("d")
-          self:put('"' .. spell(v) .. '"]')
-        end
-      elseif t == "table" then
-        if v == null then self:put("null") else self:table(v, depth, level) end
-      elseif t == "boolean" then
-        self:put(v and "true" or "false")
-      elseif t == "nil" then
-        self:put("null")
-      elseif t == "function" then
-        self:fail("cannot save a function", level)
-      elseif t == "thread" then
-        self:fail("cannot save a thread (coroutine)", level)
-      else
-        self:fail("cannot save a " .. t, level)
-      end
-    end
-
-    function Writer:u64(v, level)
-      local n = rawget(v, 1)
-      if not INTEGERS or mtype(n) ~= "integer" then
-        self:fail("a savechain.u64 value whose [1] is not an integer", level)
-      end
-      self:put(tostring(v))
-    end
-
-    function Writer:table(v, depth, level)
-      local mt = getmetatable(v)
-      local class
-      if mt ~= nil then
-        if mt == U64 then return self:u64(v, level) end
-        if mt == BYTES then
-          local s = rawget(v, 1)
-          if type(s) ~= "string" then
-            self:fail("a savechain.bytes value whose [1] is not a string", level)
-          end
-          self:check(depth + 1, level)
-          self:tag_open("b")
-          self:put(quote_bytes(s) .. "]")
-          return
-        end
-        if mt ~= ARRAY then
-          class = class_names[mt]
-          if type(class) ~= "string" then
-            self:fail("cannot save a table with a metatable that is not a registered class "
-              .. "(register it with savechain.register_class(name, metatable))", level)
-          end
+      local function check(depth, level)
+        if depth > MAX_DEPTH then
+          fail("nested more than " .. MAX_DEPTH .. " arrays and objects deep; it could not be read back", level)
         end
       end
-      if level >= MAX_DEPTH then
-        self:fail("tables nested more than " .. MAX_DEPTH .. " deep cannot be saved", level)
+
+      local function newline(depth)
+        if pretty then
+          n = n + 1
+          out[n] = indent(depth - escapes)
+        end
       end
-      local shared = self.shared
-      if shared then
-        if shared[v] then
-          local id = self.ids[v]
-          self:check(depth + 2, level)
-          self:tag_open(id and "r" or "s")
-          if id then
-            self:put("[" .. id .. "]]")
+
+      local function tag_open(letter)
+        n = n + 1
+        out[n] = '["' .. letter .. '"' .. SEP
+      end
+
+      -- [first, second] on the line it starts on, escaped as ["a", [...]] when it would
+      -- read as a tag.
+      local function pair(tag_like, depth, level, first, second, a, b)
+        if tag_like then
+          check(depth + 1, level)
+          tag_open("a")
+          escapes = escapes + 1
+          depth = depth + 1
+        end
+        check(depth + 1, level)
+        escapes = escapes + 1
+        n = n + 1
+        out[n] = "["
+        first(a, depth + 1, level)
+        n = n + 1
+        out[n] = SEP
+        second(b, depth + 1, level)
+        n = n + 1
+        out[n] = "]"
+        escapes = escapes - 1
+        if tag_like then
+          escapes = escapes - 1
+          n = n + 1
+          out[n] = "]"
+        end
+      end
+
+      local function write_name(name)
+        n = n + 1
+        out[n] = quote(name)
+      end
+
+      local function class_contents(v, depth, level)
+        contents(v, false, depth, level)
+      end
+
+      local function body(v, mt, class, depth, level)
+        if class == nil then return contents(v, mt == ARRAY, depth, level) end
+        check(depth + 2, level)
+        tag_open("c")
+        local b = #class == 1 and byte(class) or 0
+        -- The class's value is a table, so [name, value] is a tag when the name is a letter.
+        escapes = escapes + 1
+        pair(b >= 97 and b <= 122, depth + 1, level, write_name, class_contents, class, v)
+        escapes = escapes - 1
+        n = n + 1
+        out[n] = "]"
+      end
+
+      local function table_value(v, depth, level)
+        local mt = getmetatable(v)
+        local class
+        if mt ~= nil then
+          if mt == U64 then
+            if not INTEGERS or mtype(rawget(v, 1)) ~= "integer" then
+              fail("a savechain.u64 value whose [1] is not an integer", level)
+            end
+            n = n + 1
+            out[n] = tostring(v)
             return
           end
-          id = self.next_id
-          self.next_id = id + 1
-          self.ids[v] = id
-          self:put("[" .. id .. (self.pretty and ", " or ","))
-          self.escapes = self.escapes + 2
-          self:table_body(v, mt, class, depth + 2, level)
-          self.escapes = self.escapes - 2
-          self:put("]]")
+          if mt == BYTES then
+            local s = rawget(v, 1)
+            if type(s) ~= "string" then fail("a savechain.bytes value whose [1] is not a string", level) end
+            check(depth + 1, level)
+            tag_open("b")
+            n = n + 1
+            out[n] = quote_bytes(s) .. "]"
+            return
+          end
+          if mt ~= ARRAY then
+            class = class_names[mt]
+            if type(class) ~= "string" then
+              fail("cannot save a table with a metatable that is not a registered class "
+                .. "(register it with savechain.register_class(name, metatable))", level)
+            end
+          end
+        end
+        if level >= MAX_DEPTH then
+          fail("tables nested more than " .. MAX_DEPTH .. " deep cannot be saved", level)
+        end
+        if shared then
+          if shared[v] then
+            local id = ids[v]
+            check(depth + 2, level)
+            if id then
+              tag_open("r")
+              n = n + 1
+              out[n] = "[" .. id .. "]]"
+              return
+            end
+            id = next_id
+            next_id, ids[v] = id + 1, id
+            tag_open("s")
+            n = n + 1
+            out[n] = "[" .. id .. SEP
+            escapes = escapes + 2
+            body(v, mt, class, depth + 2, level)
+            escapes = escapes - 2
+            n = n + 1
+            out[n] = "]]"
+            return
+          end
+        elseif seen[v] then
+          error(MET_AGAIN, 0)
+        else
+          seen[v] = true
+        end
+        body(v, mt, class, depth, level)
+      end
+
+      function value(v, depth, level)
+        local t = type(v)
+        if t == "string" then
+          if not find(v, "[\128-\255]") or is_utf8(v) then
+            n = n + 1
+            out[n] = quote(v)
+          else
+            check(depth + 1, level)
+            tag_open("b")
+            n = n + 1
+            out[n] = quote_bytes(v) .. "]"
+          end
+        elseif t == "number" then
+          n = n + 1
+          if is_integer(v) then
+            out[n] = integer_text(v)
+          else
+            if depth >= MAX_DEPTH then check(depth + 1, level) end
+            out[n] = pretty and '["d", "' .. spell(v) .. '"]' or '["d","' .. spell(v) .. '"]'
+          end
+        elseif t == "table" then
+          if v == null then
+            n = n + 1
+            out[n] = "null"
+          else
+            table_value(v, depth, level)
+          end
+        elseif t == "boolean" then
+          n = n + 1
+          out[n] = v and "true" or "false"
+        elseif t == "nil" then
+          n = n + 1
+          out[n] = "null"
+        elseif t == "function" then
+          fail("cannot save a function", level)
+        elseif t == "thread" then
+          fail("cannot save a thread (coroutine)", level)
+        else
+          fail("cannot save a " .. t, level)
+        end
+      end
+
+      local function array(v, len, depth, level)
+        local numbers, tag_like = len <= 4, false
+        if numbers then
+          for i = 1, len do
+            local s = shape(v[i])
+            if s ~= S_INT and s ~= S_DOUBLE then
+              numbers = false
+              break
+            end
+          end
+        end
+        if len == 2 and shape(v[1]) == S_LETTER then tag_like = is_tag(v[1], shape(v[2])) end
+        if tag_like then
+          check(depth + 2, level)
+          tag_open("a")
+          escapes = escapes + 1
+          depth = depth + 1
+        end
+        check(depth + 1, level)
+        local inner = level + 1
+        n = n + 1
+        out[n] = "["
+        if not pretty or numbers then
+          for i = 1, len do
+            if i > 1 then
+              n = n + 1
+              out[n] = SEP
+            end
+            keys[inner] = i
+            value(v[i], depth + 1, inner)
+          end
+        else
+          for i = 1, len do
+            if i > 1 then
+              n = n + 1
+              out[n] = ","
+            end
+            newline(depth + 1)
+            keys[inner] = i
+            value(v[i], depth + 1, inner)
+          end
+          newline(depth)
+        end
+        n = n + 1
+        out[n] = "]"
+        if tag_like then
+          escapes = escapes - 1
+          n = n + 1
+          out[n] = "]"
+        end
+      end
+
+      local function object(v, len, depth, level)
+        check(depth + 1, level)
+        local names, i = {}, 0
+        for k in next, v do
+          i = i + 1
+          names[i] = k
+        end
+        sort(names, bytewise)
+        local inner = level + 1
+        n = n + 1
+        out[n] = "{"
+        for j = 1, len do
+          local k = names[j]
+          if j > 1 then
+            n = n + 1
+            out[n] = ","
+          end
+          newline(depth + 1)
+          n = n + 1
+          if find(k, CONTROL) then
+            out[n] = '"' .. gsub(k, CONTROL, ESCAPES) .. COLON
+          else
+            out[n] = '"' .. k .. COLON
+          end
+          keys[inner] = k
+          value(v[k], depth + 1, inner)
+        end
+        newline(depth)
+        n = n + 1
+        out[n] = "}"
+      end
+
+      -- Orders the entries of a keyed table as order.rs does: booleans (false first),
+      -- numbers by value (an integer before a double of the same value), strings, byte
+      -- strings, tables by their compact text.
+      local function keyed(v, depth, level)
+        local entries, len = {}, 0
+        for k, x in next, v do
+          len = len + 1
+          entries[len] = { k, x, key_rank(k) }
+        end
+        local texts = {}
+        for i = 1, len do
+          local e = entries[i]
+          if e[3] == 5 then
+            texts[e[1]] = key_text(e[1])
+            if type(e[2]) == "table" and texts[e[2]] == nil then texts[e[2]] = key_text(e[2]) end
+          end
+        end
+        sort(entries, function(a, b)
+          local ra, rb = a[3], b[3]
+          if ra ~= rb then return ra < rb end
+          local x, y = a[1], b[1]
+          if ra == 2 then
+            local ux, uy = getmetatable(x) == U64, getmetatable(y) == U64
+            if ux or uy then
+              -- Boxes of integers past math.maxinteger come after every other number.
+              if ux and uy then return math.ult(rawget(x, 1), rawget(y, 1)) end
+              return uy
+            end
+            if INTEGERS and mtype(x) == "integer" and mtype(y) == "integer" then return x < y end
+            local fx, fy = x + 0.0, y + 0.0
+            if fx ~= fy then return fx < fy end
+            return is_integer(x) and not is_integer(y)
+          elseif ra == 1 then
+            return x == false and y == true
+          elseif ra == 3 or ra == 4 then
+            if type(x) == "table" then x = rawget(x, 1) end
+            if type(y) == "table" then y = rawget(y, 1) end
+            return bytewise(x, y)
+          elseif ra == 5 then
+            local tx, ty = texts[x], texts[y]
+            if tx ~= ty then return bytewise(tx, ty) end
+            return bytewise(texts[a[2]] or "", texts[b[2]] or "")
+          end
+          return false
+        end)
+        check(depth + 2, level)
+        tag_open("t")
+        n = n + 1
+        if len == 0 then
+          out[n] = "[]]"
           return
         end
-      elseif self.seen[v] then
-        error(self, 0) -- met twice: written again with its sharing found first
-      else
-        self.seen[v] = true
-      end
-      self:table_body(v, mt, class, depth, level)
-    end
-
-    function Writer:table_body(v, mt, class, depth, level)
-      if class == nil then return self:contents(v, mt == ARRAY, depth, level) end
-      self:check(depth + 2, level)
-      self:tag_open("c")
-      local b = #class == 1 and byte(class) or 0
-      -- The class's value is a table, so [name, value] is a tag when the name is a letter.
-      local tag_like = b >= 97 and b <= 122
-      self.escapes = self.escapes + 1
-      self:pair(tag_like, depth + 1, function(w) w:put(quote(class)) end,
-        function(w, d) w:contents(v, false, d, level) end)
-      self.escapes = self.escapes - 1
-      self:put("]")
-    end
-
-    function Writer:pair(tag_like, depth, first, second, level)
-      if tag_like then
-        self:check(depth + 1, level)
-        self:tag_open("a")
-        self.escapes = self.escapes + 1
-        depth = depth + 1
-      end
-      self:check(depth + 1, level)
-      self.escapes = self.escapes + 1
-      self:put("[")
-      first(self, depth + 1)
-      self:put(self.pretty and ", " or ",")
-      second(self, depth + 1)
-      self:put("]")
-      self.escapes = self.escapes - 1
-      if tag_like then
-        self.escapes = self.escapes - 1
-        self:put("]")
-      end
-    end
-
-    function Writer:contents(v, marked, depth, level)
-      local n, ints, strings, min, max = 0, true, true, huge, -huge
-      for k in next, v do
+        out[n] = "["
+        escapes = escapes + 1
+        local inner = level + 1
+        for i = 1, len do
+          local e = entries[i]
+          if i > 1 then
+            n = n + 1
+            out[n] = ","
+          end
+          newline(depth + 2)
+          local k, x = e[1], e[2]
+          keys[inner] = k
+          pair(shape(k) == S_LETTER and is_tag(k, shape(x)), depth + 2, inner, value, value, k, x)
+        end
+        newline(depth + 1)
         n = n + 1
-        if type(k) == "number" and is_integer(k) then
-          strings = false
-          if k < min then min = k end
-          if k > max then max = k end
+        out[n] = "]"
+        escapes = escapes - 1
+        n = n + 1
+        out[n] = "]"
+      end
+
+      function contents(v, marked, depth, level)
+        local len, ints, strings, min, max = 0, true, true, huge, -huge
+        for k in next, v do
+          len = len + 1
+          if type(k) == "number" and is_integer(k) then
+            strings = false
+            if k < min then min = k end
+            if k > max then max = k end
+          else
+            ints = false
+            if strings and (type(k) ~= "string" or not is_utf8(k)) then strings = false end
+          end
+        end
+        if len == 0 then
+          check(depth + 1, level)
+          n = n + 1
+          out[n] = marked and "[]" or "{}"
+        elseif ints and min == 1 and max == len then
+          array(v, len, depth, level)
+        elseif strings then
+          object(v, len, depth, level)
         else
-          ints = false
-          if strings and (type(k) ~= "string" or not is_utf8(k)) then strings = false end
+          keyed(v, depth, level)
         end
       end
-      if n == 0 then
-        self:check(depth + 1, level)
-        self:put(marked and "[]" or "{}")
-      elseif ints and min == 1 and max == n then
-        self:array(v, n, depth, level)
-      elseif strings then
-        self:object(v, n, depth, level)
-      else
-        self:keyed(v, depth, level)
-      end
-    end
 
-    function Writer:array(v, n, depth, level)
-      local numbers, tag_like = n <= 4, false
-      if numbers then
-        for i = 1, n do
-          local s = shape(v[i])
-          if s ~= S_INT and s ~= S_DOUBLE then
-            numbers = false
-            break
-          end
-        end
+      -- The compact text of a table used as a key, which orders it among the others.
+      function key_text(k)
+        return encoder(false, shared)(k)
       end
-      if n == 2 and shape(v[1]) == S_LETTER then tag_like = is_tag(v[1], shape(v[2])) end
-      if tag_like then
-        self:check(depth + 2, level)
-        self:tag_open("a")
-        self.escapes = self.escapes + 1
-        self:plain_array(v, n, numbers, depth + 1, level)
-        self.escapes = self.escapes - 1
-        self:put("]")
-      else
-        self:plain_array(v, n, numbers, depth, level)
-      end
-    end
 
-    function Writer:plain_array(v, n, numbers, depth, level)
-      self:check(depth + 1, level)
-      local keys, inner = self.keys, level + 1
-      if not self.pretty then
-        self:put("[")
-        for i = 1, n do
-          if i > 1 then self:put(",") end
-          keys[inner] = i
-          self:value(v[i], depth + 1, inner)
+      return function(v)
+        value(v, 0, 0)
+        if pretty then
+          n = n + 1
+          out[n] = "\n"
         end
-        self:put("]")
-      elseif numbers then
-        self:put("[")
-        for i = 1, n do
-          if i > 1 then self:put(", ") end
-          keys[inner] = i
-          self:value(v[i], depth + 1, inner)
-        end
-        self:put("]")
-      else
-        self:put("[")
-        for i = 1, n do
-          if i > 1 then self:put(",") end
-          self:newline(depth + 1)
-          keys[inner] = i
-          self:value(v[i], depth + 1, inner)
-        end
-        self:newline(depth)
-        self:put("]")
+        return concat(out, "", 1, n)
       end
-    end
-
-    function Writer:object(v, n, depth, level)
-      self:check(depth + 1, level)
-      local names, i = {}, 0
-      for k in next, v do
-        i = i + 1
-        names[i] = k
-      end
-      sort(names, bytewise)
-      local keys, inner = self.keys, level + 1
-      local colon = self.pretty and '": ' or '":'
-      self:put("{")
-      for j = 1, n do
-        local k = names[j]
-        if j > 1 then self:put(",") end
-        self:newline(depth + 1)
-        if find(k, CONTROL) then k = gsub(k, CONTROL, ESCAPES) end
-        self:put('"' .. k .. colon)
-        keys[inner] = names[j]
-        self:value(v[names[j]], depth + 1, inner)
-      end
-      self:newline(depth)
-      self:put("}")
-    end
-
-    -- The compact text of a key that is a table, which orders it among the others.
-    function Writer:key_text(k)
-      local w = setmetatable({ out = {}, n = 0, pretty = false, escapes = 0, keys = {}, seen = {},
-        shared = self.shared, ids = {}, next_id = 1 }, Writer)
-      w:value(k, 0, 0)
-      return concat(w.out)
-    end
-
-    function Writer:keyed(v, depth, level)
-      local entries, n = {}, 0
-      for k, value in next, v do
-        n = n + 1
-        entries[n] = { k, value, key_rank(k) }
-      end
-      local texts = {}
-      for i = 1, n do
-        local e = entries[i]
-        if e[3] == 5 then
-          texts[e[1]] = self:key_text(e[1])
-          texts[e[2]] = texts[e[2]] or (type(e[2]) == "table" and self:key_text(e[2]) or "")
-        end
-      end
-      sort(entries, function(a, b)
-        local ra, rb = a[3], b[3]
-        if ra ~= rb then return ra < rb end
-        local x, y = a[1], b[1]
-        if ra == 2 then
-          if getmetatable(x) == U64 or getmetatable(y) == U64 then
-            return self:key_text(x) < self:key_text(y)
-          end
-          if INTEGERS and mtype(x) == "integer" and mtype(y) == "integer" then return x < y end
-          local fx, fy = x + 0.0, y + 0.0
-          if fx ~= fy then return fx < fy end
-          local ix, iy = is_integer(x), is_integer(y)
-          if ix ~= iy then return ix end
-          return false
-        end
-        if ra == 1 then return x == false and y == true end
-        if ra == 3 or ra == 4 then
-          if type(x) == "table" then x = x[1] end
-          if type(y) == "table" then y = y[1] end
-          return bytewise(x, y)
-        end
-        if ra == 5 then
-          local tx, ty = texts[x], texts[y]
-          if tx ~= ty then return bytewise(tx, ty) end
-          local vx, vy = texts[a[2]] or "", texts[b[2]] or ""
-          return bytewise(vx, vy)
-        end
-        return false
-      end)
-      self:check(depth + 2, level)
-      self:tag_open("t")
-      if n == 0 then
-        self:put("[]]")
-        return
-      end
-      self.escapes = self.escapes + 1
-      self:put("[")
-      local keys, inner = self.keys, level + 1
-      for i = 1, n do
-        local e = entries[i]
-        if i > 1 then self:put(",") end
-        self:newline(depth + 2)
-        local k, value = e[1], e[2]
-        keys[inner] = k
-        local tag_like = false
-        if shape(k) == S_LETTER then tag_like = is_tag(k, shape(value)) end
-        self:pair(tag_like, depth + 2, function(w, d) w:value(k, d, inner) end,
-          function(w, d) w:value(value, d, inner) end, level)
-      end
-      self:newline(depth + 1)
-      self:put("]")
-      self.escapes = self.escapes - 1
-      self:put("]")
     end
 
     -- Finds the tables reached more than once (keys included).
@@ -746,19 +801,11 @@ else
       return any and shared or nil
     end
 
-    local function encode_with(value, pretty, shared)
-      local w = setmetatable({ out = {}, n = 0, pretty = pretty, escapes = 0, keys = {}, seen = {},
-        shared = shared, ids = {}, next_id = 1 }, Writer)
-      w:value(value, 0, 0)
-      if pretty then w:put("\n") end
-      return concat(w.out)
-    end
-
     function c.encode(value, compact)
       local pretty = not compact
-      local ok, text = pcall(encode_with, value, pretty, nil)
-      if not ok and getmetatable(text) == Writer then
-        ok, text = pcall(encode_with, value, pretty, find_shared(value))
+      local ok, text = pcall(encoder(pretty, nil), value)
+      if not ok and text == MET_AGAIN then
+        ok, text = pcall(encoder(pretty, find_shared(value)), value)
       end
       if ok then return text end
       if type(text) == "table" then return nil, text[1] end
@@ -856,16 +903,24 @@ else
     -- A JSON number's text at `at`: its value (nil when it is an integer out of range) and
     -- whether it had a fraction or an exponent.
     local function read_number(text, at)
-      local int_end = match(text, "^-?%d+()", at)
-      if not int_end then fail(text, at, "expected a value, found " .. found(text, at)) end
-      local stop = match(text, "^%.%d+()", int_end) or int_end
-      if byte(text, int_end) == 46 and stop == int_end then
-        fail(text, int_end, "expected digits after the decimal point")
+      local s, stop = match(text, "^(-?%d+)()", at)
+      if not s then fail(text, at, "expected a value, found " .. found(text, at)) end
+      local b = byte(text, stop)
+      local lead, second = byte(s, 1), byte(s, 2)
+      if (lead == 48 and second) or (lead == 45 and second == 48 and byte(s, 3)) then
+        fail(text, at, "a number does not start with 0 (JSON allows no leading zeros)")
       end
-      stop = match(text, "^[eE][-+]?%d+()", stop) or stop
-      if match(text, "^-?0%d", at) then fail(text, at, "a number does not start with 0 (JSON allows no leading zeros)") end
-      local s = sub(text, at, stop - 1)
-      if stop ~= int_end then
+      if b == 46 or b == 101 or b == 69 then
+        if b == 46 then
+          stop = match(text, "^%.%d+()", stop)
+          if not stop then fail(text, at, "expected digits after the decimal point") end
+          b = byte(text, stop)
+        end
+        if b == 101 or b == 69 then
+          stop = match(text, "^[eE][-+]?%d+()", stop)
+          if not stop then fail(text, at, "expected digits in the exponent") end
+        end
+        s = sub(text, at, stop - 1)
         local x = tonumber(s) + 0.0
         if x == huge or x == -huge then fail(text, at, "the number " .. s .. " is too large for a double") end
         return x, stop, S_NUMBER, s
@@ -882,7 +937,8 @@ else
         end
         return nil, stop, S_INT, s
       end
-      local digits = match(s, "^-?0*(%d+)$")
+      if #s < 16 then return x, stop, S_INT, s end
+      local digits = match(s, "^-?(%d+)$")
       if #digits < 16 or (#digits == 16 and digits <= "9007199254740992") then return x, stop, S_INT, s end
       return nil, stop, S_INT, s
     end
@@ -1019,7 +1075,8 @@ else
           return x, stop, S_DOUBLE
         end
       end
-      local i = match(text, WHITE, at + 1)
+      local i = at + 1
+      if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if byte(text, i) == 93 then return setmetatable({}, ARRAY), i + 1, S_ARRAY end
       local items, n = {}, 0
       local first_letter, second_shape, second_text, second_at, big, inner
@@ -1042,7 +1099,8 @@ else
           big, v = vtext, false
         end
         items[n] = v
-        i = match(text, WHITE, i)
+        i = i
+        if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         local b = byte(text, i)
         if b == 93 then
           i = i + 1
@@ -1050,7 +1108,8 @@ else
         elseif b ~= 44 then
           fail(text, i, "expected ',' or ']' after an element of an array, found " .. found(text, i))
         end
-        i = match(text, WHITE, i + 1)
+        i = i + 1
+        if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         if byte(text, i) == 93 then
           fail(text, i, "expected another element after ',' (JSON allows no trailing comma), found ']'")
         end
@@ -1077,7 +1136,8 @@ else
         fail(text, at, "nested more than " .. MAX_DEPTH .. " arrays and objects deep")
       end
       local t = {}
-      local i = match(text, WHITE, at + 1)
+      local i = at + 1
+      if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if byte(text, i) == 125 then return t, i + 1, S_OBJECT end
       while true do
         if byte(text, i) ~= 34 then
@@ -1088,20 +1148,23 @@ else
         if rawget(t, key) ~= nil then
           fail(text, key_at, "the key \"" .. key .. "\" is given twice in this object")
         end
-        i = match(text, WHITE, i)
+        i = i
+        if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         if byte(text, i) ~= 58 then fail(text, i, "expected ':' after a key, found " .. found(text, i)) end
         local v, vtext
         local value_at = match(text, WHITE, i + 1)
         v, i, _, vtext = read_value(r, value_at, depth)
         if v == nil then out_of_range(text, value_at, vtext) end
         t[key] = v
-        i = match(text, WHITE, i)
+        i = i
+        if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         local b = byte(text, i)
         if b == 125 then break end
         if b ~= 44 then
           fail(text, i, "expected ',' or '}' after a member of an object, found " .. found(text, i))
         end
-        i = match(text, WHITE, i + 1)
+        i = i + 1
+        if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         if byte(text, i) == 125 then
           fail(text, i, "expected another key after ',' (JSON allows no trailing comma), found '}'")
         end
@@ -1138,12 +1201,14 @@ else
       local start = 1
       if sub(text, 1, 3) == "\239\187\191" then start = 4 end
       local r = { text = text, tables = {}, defined = {}, pending = {}, kind = nil, last_kind = nil }
-      local i = match(text, WHITE, start)
+      local i = start
+      if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if i > #text then fail(text, i, "expected a value, found the end of the text") end
       local v, s, vtext
       v, i, s, vtext = read_value(r, i, 0)
       if v == nil then out_of_range(text, start, vtext) end
-      i = match(text, WHITE, i)
+      i = i
+      if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if i <= #text then fail(text, i, "expected the end of the text after the value, found " .. found(text, i)) end
       for _, p in ipairs(r.pending) do
         if not r.defined[p[1]] then fail(text, p[2], "the shared table " .. p[1] .. " is referred to but never defined") end
