@@ -86,8 +86,9 @@
 //!
 //! ## In a game
 //!
-//! A game depends on the library with `default-features = false` (the default `cli`
-//! feature only builds the `save-upgrade` tool). It makes one [`upgrade::Chain`] from its
+//! A game depends on the library with `default-features = false, features = ["vendored"]`
+//! (the default `cli` feature only builds the `save-upgrade` tool; `vendored` compiles Lua
+//! 5.4 in). It makes one [`upgrade::Chain`] from its
 //! own version and its steps, and loads and stores saves through [`cache`]:
 //!
 //! ```

@@ -1,11 +1,12 @@
-//! A small game that embeds savechain the way a real one does: the library alone
-//! (`default-features = false`, no command-line crates), its own upgrade chain (a Rust step
-//! with its revision, and a folder of Lua steps with a helper module), its own version as
-//! the writer and its name as the game whose saves alone the chain upgrades, typed state
-//! through serde, Lua module state in its own Lua state, and loads through the binary cache.
+//! A small game that embeds savechain the way a real one does: the library alone, with Lua
+//! compiled in (`default-features = false, features = ["vendored"]`, no command-line
+//! crates), its own upgrade chain (a Rust step with its revision, and a folder of Lua steps
+//! with a helper module), its own version as the writer and its name as the game whose
+//! saves alone the chain upgrades, typed state through serde, Lua module state in its own
+//! Lua state, and loads through the binary cache.
 //!
 //! ```text
-//! cargo run --example game --no-default-features
+//! cargo run --example game --no-default-features --features vendored
 //! ```
 //!
 //! The game, Hollow Keep, is at release 1.4.0 and save version 4. A player's save from

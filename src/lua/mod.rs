@@ -1,5 +1,6 @@
-//! Lua 5.4 (vendored, through mlua): Lua values in saves, the `savechain` Lua library, and
-//! the sandbox that scripts run on behalf of a save run in.
+//! Lua 5.4 (through mlua; compiled in with the `vendored` feature, or the host program's
+//! in the native Lua module, `lua-module/`): Lua values in saves, the `savechain` Lua
+//! library, and the sandbox that scripts run on behalf of a save run in.
 //!
 //! [`from_lua`](from_lua()) turns a Lua value into a document [`Value`] (a script saving
 //! its state) and [`to_lua`](to_lua()) a document back into Lua values (a script loading
@@ -56,7 +57,7 @@ mod to_lua;
 pub(crate) use chunk::{with_globals, Chunk};
 pub use library::install;
 pub(crate) use library::library_sources;
-/// The mlua savechain is built with (Lua 5.4, vendored). A game that passes Lua states and
+/// The mlua savechain is built with (Lua 5.4). A game that passes Lua states and
 /// values to savechain uses this one, `savechain::lua::mlua`, so that the types match
 /// whatever mlua version it would otherwise depend on.
 pub use mlua;
@@ -66,6 +67,26 @@ use mlua::Lua;
 
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::value::Value;
+
+/// Module `name` of the `savechain` library (`"savechain"`, `"savechain.upgrade"`) in
+/// `lua`, installing the library first if it is not: what `require(name)` gives a script
+/// of a state set up with [`install`], for a host that loads the modules itself (the native
+/// Lua module's `luaopen_savechain_upgrade`, called when a script requires
+/// `savechain.upgrade` before `savechain`). Another name is an error.
+///
+/// ```
+/// use savechain::lua::{install, library_module, mlua};
+///
+/// let lua = mlua::Lua::new();
+/// let up = library_module(&lua, "savechain.upgrade")?;
+/// let rename: mlua::Function = up.as_table().unwrap().get("rename")?;
+/// assert!(library_module(&lua, "savechain.nothing").is_err());
+/// assert_eq!(library_module(&lua, "savechain")?, mlua::Value::Table(install(&lua)?));
+/// # Ok::<(), mlua::Error>(())
+/// ```
+pub fn library_module(lua: &Lua, name: &str) -> mlua::Result<mlua::Value> {
+    library::require(lua, name)
+}
 
 /// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`.
 ///

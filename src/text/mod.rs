@@ -17,7 +17,9 @@ pub(crate) mod write;
 
 pub(crate) use tree::Tree;
 pub use tree::{from_slice, from_str};
-pub use write::{to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style};
+pub use write::{
+    reformat, to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style,
+};
 
 /// The revision of the format (`docs/FORMAT.md`) this reader and writer implement. It is part
 /// of every chain's identity, so that a cache made by a reader that read the same text

@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::plan::{ModReport, ModStatus};
-use super::run::{StepReport, Upgrader};
+use super::plan::{ModReport, ModStatus, Plan};
+use super::run::{StepReport, Upgraded, Upgrader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::options::Options;
-use crate::save::Save;
+use crate::save::{Meta, Save};
 
 /// Where [`upgrade_file`] writes the upgraded save.
 #[derive(Clone, Copy, Debug)]
@@ -231,8 +231,7 @@ fn upgrade_in_memory(
         in_place: matches!(target, Target::InPlace { .. }),
         held: None,
     };
-    // No step to run, and no mod's mark to make or drop: nothing to write.
-    let nothing = plan.is_empty() && !plan.changes_marks(&save.meta);
+    let nothing = nothing_to_do(&plan, &save.meta);
     match target {
         Target::Nowhere => {
             todo.report.steps = plan.steps();
@@ -247,11 +246,11 @@ fn upgrade_in_memory(
     }
     let meta_read = save.meta.clone();
     let upgraded = upgrader.upgrade_by(save, &plan, options)?;
+    let same = came_out_the_same(&upgraded, &meta_read);
     todo.report.steps = upgraded.steps;
     todo.report.mods = upgraded.mods;
-    if todo.report.steps.is_empty() && upgraded.save.meta == meta_read {
-        // Every mod with steps to run was held back again, marked as before: the save is
-        // left as it is, not rewritten with the same content and a new backup.
+    if same {
+        // Not rewritten with the same content and a new backup.
         return Ok(todo.left_as_it_is(target, original));
     }
     todo.bytes = upgraded.save.to_vec()?;
@@ -270,6 +269,93 @@ fn upgrade_in_memory(
         Target::Nowhere => unreachable!("returned above"),
     }
     Ok(todo)
+}
+
+/// No step to run, and no mod's mark to make or drop: the save needs no change.
+fn nothing_to_do(plan: &Plan<'_>, meta: &Meta) -> bool {
+    plan.is_empty() && !plan.changes_marks(meta)
+}
+
+/// Whether an upgrade that had work to do made the save it read (whose metadata was
+/// `meta_read`) again: every mod with steps to run was held back again, marked as before.
+fn came_out_the_same(upgraded: &Upgraded, meta_read: &Meta) -> bool {
+    upgraded.steps.is_empty() && upgraded.save.meta == *meta_read
+}
+
+/// Save text upgraded in memory ([`Upgrader::upgrade_text`]), and how it got there.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct UpgradedText {
+    /// The upgraded save's canonical text (pretty, [`Save::to_vec`]); `None` when the
+    /// upgrade changes nothing (no step to run, no mod's mark to make or drop), where the
+    /// text as given stays the save, byte for byte, as [`upgrade_file`] leaves such a file.
+    pub text: Option<Vec<u8>>,
+    /// The save's version (the game's data version) before.
+    pub from: u64,
+    /// Its version after.
+    pub to: u64,
+    /// The steps that ran, the game's then each mod's ([`Upgraded::steps`]).
+    pub steps: Vec<StepReport>,
+    /// Where each mod's data stands after ([`Upgraded::mods`]).
+    pub mods: Vec<ModReport>,
+}
+
+impl Upgrader<'_> {
+    /// Upgrades the save whose text is `text` in memory, as [`upgrade_file`] upgrades a
+    /// file: for a program that holds saves as text (a game's own storage, a script
+    /// host), or that writes them itself.
+    ///
+    /// Text that is not a save, a save outside the chain's versions or of another game,
+    /// and a step that fails are errors, said as for a file but naming none (the text's
+    /// line and column, the path in the document, the step).
+    ///
+    /// ```
+    /// use savechain::upgrade::{Chain, Step};
+    /// use savechain::Options;
+    ///
+    /// let chain = Chain::new("1.1.0", vec![Step::lua(
+    ///     "0001-health.lua",
+    ///     "return function(data) print('hp', data.hp) data.health = data.hp * 10; data.hp = nil end",
+    /// )?])?;
+    /// let mut upgrader = chain.upgrader();
+    /// let old = br#"{"meta": {"version": 1}, "data": {"hp": 3}}"#;
+    /// let upgraded = upgrader.upgrade_text(old, &Options::default())?;
+    /// assert_eq!((upgraded.from, upgraded.to), (1, 2));
+    /// assert_eq!(upgraded.steps[0].printed, ["hp\t3"]);
+    /// let text = upgraded.text.expect("a step ran");
+    /// assert_eq!(savechain::Save::from_slice(&text)?.data.to_string(), r#"{"health":30}"#);
+    ///
+    /// // At the latest version already: nothing to change, the text stays as it is.
+    /// assert!(upgrader.upgrade_text(&text, &Options::default())?.text.is_none());
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn upgrade_text(&mut self, text: &[u8], options: &Options) -> Result<UpgradedText> {
+        let save = Save::from_slice(text)?;
+        let from = save.meta.version;
+        let plan = self.chain().plan_upgrade(&save, options)?;
+        if nothing_to_do(&plan, &save.meta) {
+            return Ok(UpgradedText {
+                text: None,
+                from,
+                to: plan.to,
+                steps: Vec::new(),
+                mods: plan.mods.clone(),
+            });
+        }
+        let meta_read = save.meta.clone();
+        let upgraded = self.upgrade_by(save, &plan, options)?;
+        let text = match came_out_the_same(&upgraded, &meta_read) {
+            true => None,
+            false => Some(upgraded.save.to_vec()?),
+        };
+        Ok(UpgradedText {
+            text,
+            from,
+            to: upgraded.to,
+            steps: upgraded.steps,
+            mods: upgraded.mods,
+        })
+    }
 }
 
 /// Makes the folder `out` goes in.

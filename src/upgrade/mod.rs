@@ -64,7 +64,7 @@ mod step;
 
 pub use chain::{Chain, Mod};
 pub use diff::{Change, Changes};
-pub use file::{upgrade_file, FileReport, Target};
+pub use file::{upgrade_file, FileReport, Target, UpgradedText};
 pub(crate) use file::{upgrade_file_in_group, WriteGroup};
 pub use plan::{ModReport, ModStatus, Plan};
 pub use run::{StepReport, Upgraded, Upgrader};

@@ -1,4 +1,5 @@
-//! Shared test helpers: a proptest strategy for arbitrary documents.
+//! Shared test helpers: proptest strategies for arbitrary documents, the example game's
+//! chain, the `save-upgrade` binary, and stock Lua interpreters with the native module.
 
 // Each test crate uses a part of these helpers.
 #![allow(dead_code)]
@@ -6,6 +7,9 @@
 /// The example game's chain, as the `save-upgrade` binary carries it.
 #[path = "../../src/bin/save-upgrade/starlane.rs"]
 pub mod starlane;
+
+/// Stock Lua interpreters running scripts with the native module (`lua-module/`).
+pub mod stock_lua;
 
 use proptest::prelude::*;
 use savechain::value::Table;

@@ -1,0 +1,476 @@
+//! The native Lua module (`lua-module/`) in Debian's stock `lua5.4`: `require("savechain")`
+//! finds the module (never `lua/savechain.lua`: the `LUA_PATH` leaves `lua/` out), the
+//! library's own Lua tests pass in it, and what it does with save text (formatting, the
+//! decimal view, upgrades by a chain of Lua steps) is what the Rust library does, byte for
+//! byte, errors included, while a chain's steps stay in their own sandboxes.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use common::stock_lua::{printed, repo, run_native, Script};
+use savechain::text::{reformat, Style};
+use savechain::upgrade::Chain;
+use savechain::{Options, Save};
+
+/// Runs `source` in lua5.4 with the native module and `args`; fails the test unless it
+/// exits 0. Returns its standard output.
+fn lua_ok(source: &str, args: &[&OsStr]) -> String {
+    let output = run_native(Script::Source(source), args);
+    assert!(output.status.success(), "{}", printed(&output));
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
+#[test]
+fn require_gives_the_library_and_the_native_functions() {
+    let out = lua_ok(
+        r#"
+        local savechain = require("savechain")
+        assert(package.searchpath("savechain", package.path) == nil, "a Lua file would load")
+        for _, name in ipairs({ "encode", "decode", "array", "bytes", "u64", "register_class",
+                                "register", "collect", "restore", "equal", "format",
+                                "decimal", "chain" }) do
+          assert(type(savechain[name]) == "function", name)
+        end
+        assert(savechain.null ~= nil)
+        assert(require("savechain") == savechain)
+        local text = savechain.encode({ hull = 0.965, ids = savechain.array() }, { compact = true })
+        print(text)
+        assert(savechain.equal(savechain.decode(text), { hull = 0.965, ids = savechain.array() }))
+        "#,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "{\"hull\":[\"d\",\"0x1.ee147ae147ae1p-1\"],\"ids\":[]}\n"
+    );
+}
+
+#[test]
+fn savechain_upgrade_loads_first_or_second() {
+    for first in ["savechain", "savechain.upgrade"] {
+        let source = format!(
+            r#"
+            local first = require("{first}")
+            local savechain = require("savechain")
+            local up = require("savechain.upgrade")
+            assert(type(up) == "table" and type(up.rename) == "function")
+            assert(type(savechain.chain) == "function", "the native functions are there")
+            assert(package.loaded["savechain.upgrade"] == up)
+            assert(first == savechain or first == up)
+            local data = {{ player = {{ hp = 3 }} }}
+            assert(up.rename(data, "player.hp", "health"))
+            print(savechain.encode(data, {{ compact = true }}))
+            "#
+        );
+        let out = lua_ok(&source, &[]);
+        assert_eq!(out, "{\"player\":{\"health\":3}}\n", "{first} first");
+    }
+}
+
+fn run_library_tests(file: &str) {
+    let runner = repo().join("lua/tests/run.lua");
+    let tests = repo().join("lua/tests").join(file);
+    let output = run_native(Script::File(&runner), &[tests.as_os_str()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", printed(&output));
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn mapping_tests_pass_in_stock_lua() {
+    run_library_tests("mapping.lua");
+}
+
+#[test]
+fn modules_tests_pass_in_stock_lua() {
+    run_library_tests("modules.lua");
+}
+
+#[test]
+fn upgrade_helper_tests_pass_in_stock_lua() {
+    run_library_tests("upgrade.lua");
+}
+
+#[test]
+fn formatting_and_the_decimal_view_are_the_librarys() {
+    let dir = tempfile::tempdir().unwrap();
+    let typed = dir.path().join("typed.json");
+    std::fs::write(
+        &typed,
+        "{\"z\": [\"d\", 96.5], \"a\": {\"b\": [1, 2.5, -0.0, 1e300]}, \"s\": \"\\u00e9\"}",
+    )
+    .unwrap();
+    let inputs: Vec<PathBuf> = vec![
+        repo().join("fixtures/v9/edge.json"),
+        repo().join("fixtures/v1/small.json"),
+        typed,
+    ];
+    let mut args: Vec<&OsStr> = vec![dir.path().as_os_str()];
+    args.extend(inputs.iter().map(|p| p.as_os_str()));
+    lua_ok(
+        r#"
+        local savechain = require("savechain")
+        local out = arg[1]
+        local function write(path, text)
+          local f = assert(io.open(path, "wb")) f:write(text) f:close()
+        end
+        for i = 2, #arg do
+          local text = assert(io.open(arg[i], "rb")):read("a")
+          write(out .. "/" .. i .. ".pretty", savechain.format(text))
+          write(out .. "/" .. i .. ".compact", savechain.format(text, { compact = true }))
+          write(out .. "/" .. i .. ".decimal", savechain.decimal(text))
+        end
+        "#,
+        &args,
+    );
+    for (i, input) in inputs.iter().enumerate() {
+        let text = std::fs::read(input).unwrap();
+        for (ext, style) in [
+            ("pretty", Style::Pretty),
+            ("compact", Style::Compact),
+            ("decimal", Style::Decimal),
+        ] {
+            let got = std::fs::read(dir.path().join(format!("{}.{ext}", i + 2))).unwrap();
+            let want = reformat(&text, style).unwrap();
+            assert!(got == want, "{} as {ext}", input.display());
+        }
+    }
+    // The decimal view of a hand edit spells doubles in decimal.
+    let view = std::fs::read_to_string(dir.path().join("4.decimal")).unwrap();
+    assert!(view.contains("[\"d\", 96.5]"), "{view}");
+}
+
+/// The example game's Lua steps, `names`, copied into a steps folder of their own (the
+/// whole of `upgrades/` is not a chain: the Rust steps between them are missing).
+fn steps_folder(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        std::fs::copy(repo().join("upgrades").join(name), dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+const GAME: &str = "Starlane Traders";
+
+#[test]
+fn chain_upgrades_of_the_fixtures_are_the_librarys_byte_for_byte() {
+    let mods = repo().join("mods");
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["0001-reputation-and-wallet.lua"],
+            &["fixtures/v1", "mods/cartographer/fixtures/v1"],
+        ),
+        (
+            &["0003-units.lua", "0004-systems-by-id.lua"],
+            &["fixtures/v3", "fixtures/v4", "fixtures/v5"],
+        ),
+        (
+            &["0006-shields-and-tutorial.lua", "0007-mission-log.lua"],
+            &["fixtures/v6", "fixtures/v7", "fixtures/v8"],
+        ),
+    ];
+    let script = r#"
+        local savechain = require("savechain")
+        local steps, mods, out = arg[1], arg[2], arg[3]
+        local chain = savechain.chain{ steps = steps, writer = "2.3.0",
+                                       game = "Starlane Traders", mods = mods }
+        for i = 4, #arg do
+          local text = assert(io.open(arg[i], "rb")):read("a")
+          local ok, upgraded, report = pcall(chain.upgrade, chain, text, { keep_going = true })
+          local f = assert(io.open(out .. "/" .. i .. (ok and ".json" or ".error"), "wb"))
+          f:write(upgraded)
+          f:close()
+          if ok then
+            local names, mods = {}, {}
+            for _, step in ipairs(report.steps) do names[#names + 1] = step.name end
+            for _, m in ipairs(report.mods) do mods[#mods + 1] = m.name .. "=" .. m.status end
+            print(i, report.from, report.to, report.changed, table.concat(names, ","),
+                  table.concat(mods, ","))
+          end
+        end
+    "#;
+    let mut compared = 0;
+    for (names, folders) in cases {
+        let steps = steps_folder(names);
+        let out = tempfile::tempdir().unwrap();
+        let mut saves: Vec<PathBuf> = Vec::new();
+        for folder in folders {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(repo().join(folder))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            found.sort();
+            saves.extend(found);
+        }
+        let mut args: Vec<&OsStr> = vec![
+            steps.path().as_os_str(),
+            mods.as_os_str(),
+            out.path().as_os_str(),
+        ];
+        args.extend(saves.iter().map(|p| p.as_os_str()));
+        let reported = lua_ok(script, &args);
+        let reported: Vec<&str> = reported.lines().collect();
+
+        let chain = Chain::from_lua_dir("2.3.0", steps.path())
+            .and_then(|c| c.for_game(GAME))
+            .and_then(|c| c.with_mods_dir(&mods))
+            .unwrap();
+        let mut options = Options::default();
+        options.keep_going = true;
+        let mut line = 0;
+        for (i, save) in saves.iter().enumerate() {
+            let i = i + 4;
+            let text = std::fs::read(save).unwrap();
+            let loaded = Save::from_slice(&text).unwrap();
+            let meta = loaded.meta.clone();
+            match chain.upgrader().upgrade(loaded, &options) {
+                Ok(upgraded) => {
+                    let changed = !(upgraded.steps.is_empty() && upgraded.save.meta == meta);
+                    let want = match changed {
+                        true => upgraded.save.to_vec().unwrap(),
+                        false => text.clone(),
+                    };
+                    let got = std::fs::read(out.path().join(format!("{i}.json"))).unwrap();
+                    assert!(
+                        got == want,
+                        "{}: the module's upgrade differs",
+                        save.display()
+                    );
+                    let names: Vec<&str> = upgraded.steps.iter().map(|s| s.name.as_str()).collect();
+                    let mods: Vec<String> = upgraded
+                        .mods
+                        .iter()
+                        .map(|m| format!("{}={}", m.name, m.status.word().replace(' ', "-")))
+                        .collect();
+                    let expected = format!(
+                        "{i}\t{}\t{}\t{changed}\t{}\t{}",
+                        upgraded.from,
+                        upgraded.to,
+                        names.join(","),
+                        mods.join(",")
+                    );
+                    assert_eq!(reported[line], expected, "{}", save.display());
+                    line += 1;
+                }
+                Err(e) => {
+                    let got = std::fs::read_to_string(out.path().join(format!("{i}.error")));
+                    assert_eq!(got.unwrap(), e.to_string(), "{}", save.display());
+                }
+            }
+            compared += 1;
+        }
+        assert_eq!(line, reported.len());
+    }
+    assert_eq!(compared, 16);
+}
+
+/// A steps folder holding `steps`, (file name, source).
+fn chain_folder(steps: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, source) in steps {
+        std::fs::write(dir.path().join(name), source).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn hostile_steps_fail_their_save_and_nothing_more() {
+    let spin = chain_folder(&[(
+        "0001-spin.lua",
+        "return function(data) while true do end end",
+    )]);
+    let hog = chain_folder(&[(
+        "0001-hog.lua",
+        "return function(data) local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(64) .. i end end",
+    )]);
+    let leak = chain_folder(&[(
+        "0001-leak.lua",
+        r#"
+        return function(data)
+          leaked = (leaked or 0) + 1
+          data.seen = leaked
+          data.host_global = host_secret == nil and "unseen" or "seen"
+          print("seen", leaked)
+        end
+        "#,
+    )]);
+    let out = lua_ok(
+        r#"
+        local savechain = require("savechain")
+        host_secret = "kept"
+        local save = '{"meta": {"version": 1}, "data": {}}'
+
+        local spin = savechain.chain{ steps = arg[1], writer = "1.0.0",
+                                      limits = { time = 0.5, instructions = 1e12 } }
+        local started = os.time()
+        local ok, e = pcall(spin.upgrade, spin, save)
+        assert(not ok and type(e) == "string", tostring(e))
+        assert(os.time() - started < 10, "stopped soon after the limit")
+        print(e)
+
+        local hog = savechain.chain{ steps = arg[2], writer = "1.0.0",
+                                     limits = { memory = 64 * 1024 * 1024 } }
+        ok, e = pcall(hog.upgrade, hog, save)
+        assert(not ok and type(e) == "string", tostring(e))
+        print(e)
+
+        -- The host carries on, its globals its own, and each save gets a new sandbox.
+        local leak = savechain.chain{ steps = arg[3], writer = "1.0.0" }
+        for _ = 1, 3 do
+          local text, report = leak:upgrade(save)
+          local data = savechain.decode(text).data
+          assert(data.seen == 1, "a global of the save before leaked into this one")
+          assert(data.host_global == "unseen", "a step saw the host's globals")
+          assert(report.steps[1].printed[1] == "seen\t1", tostring(report.steps[1].printed[1]))
+        end
+        assert(rawget(_G, "leaked") == nil, "a step's global reached the host")
+        assert(host_secret == "kept")
+        print("carried on")
+        "#,
+        &[
+            spin.path().as_os_str(),
+            hog.path().as_os_str(),
+            leak.path().as_os_str(),
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "step 0001-spin.lua, version 1 to 2, failed: the script ran longer than 0.5 s and was stopped",
+            lines[1],
+            "carried on",
+        ],
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("step 0001-hog.lua, version 1 to 2, failed")
+            && lines[1].contains("memory"),
+        "{out}"
+    );
+}
+
+#[test]
+fn errors_are_the_librarys_messages_as_plain_strings() {
+    let broken = chain_folder(&[(
+        "0001-broken.lua",
+        "return function(data)\n  data.x = = 1\nend\n",
+    )]);
+    let failing = chain_folder(&[(
+        "0001-failing.lua",
+        "return function(data)\n  error('no fuel in ' .. data.ship)\nend\n",
+    )]);
+    let missing = repo().join("target/no-such-steps-folder");
+    let bad_text = b"{\"a\": 1,}";
+    let save = "{\"meta\": {\"version\": 1}, \"data\": {\"ship\": \"Kestrel\"}}";
+    let too_new = "{\"meta\": {\"version\": 7}, \"data\": {}}";
+    let out = lua_ok(
+        r#"
+        local savechain = require("savechain")
+        local function message(f, ...)
+          local ok, e = pcall(f, ...)
+          assert(not ok, "expected an error")
+          assert(type(e) == "string", "a plain string, not a " .. type(e))
+          assert(not e:find("traceback", 1, true) and not e:find("Error", 1, true), e)
+          io.write(e, "\n--\n")
+        end
+        local bad = '{"a": 1,}'
+        message(savechain.format, bad)
+        message(savechain.decimal, bad)
+        message(savechain.decode, bad)
+        message(savechain.chain, { steps = arg[1], writer = "1.0.0" })
+        message(savechain.chain, { steps = arg[2], writer = "1.0.0" })
+        local failing = savechain.chain{ steps = arg[3], writer = "1.0.0" }
+        message(failing.upgrade, failing, arg[4])
+        message(failing.upgrade, failing, arg[5])
+        message(failing.upgrade, failing, bad)
+        message(savechain.format, 42)
+        message(savechain.chain, { steps = arg[3] })
+        message(failing.upgrade, failing, arg[4], { to = 3 })
+        "#,
+        &[
+            broken.path().as_os_str(),
+            missing.as_os_str(),
+            failing.path().as_os_str(),
+            OsStr::new(save),
+            OsStr::new(too_new),
+        ],
+    );
+    let got: Vec<&str> = out.split("\n--\n").filter(|m| !m.is_empty()).collect();
+
+    let text_error = reformat(bad_text, Style::Pretty).unwrap_err().to_string();
+    let chain = Chain::from_lua_dir("1.0.0", failing.path()).unwrap();
+    let upgrade = |text: &str| {
+        let e = chain
+            .upgrader()
+            .upgrade_text(text.as_bytes(), &Options::default());
+        e.unwrap_err().to_string()
+    };
+    let mut to_3 = Options::default();
+    to_3.target = Some(3);
+    let want = [
+        text_error.clone(),
+        text_error.clone(),
+        text_error.clone(),
+        Chain::from_lua_dir("1.0.0", broken.path())
+            .unwrap_err()
+            .to_string(),
+        Chain::from_lua_dir("1.0.0", &missing)
+            .unwrap_err()
+            .to_string(),
+        upgrade(save),
+        upgrade(too_new),
+        upgrade("{\"a\": 1,}"),
+        // Called by pcall: no Lua line to name, as the library's own argument errors.
+        "savechain.format expects a string of save text".to_string(),
+        "savechain.chain: writer, the game's version (a semantic version such as \"2.3.0\"), is required".to_string(),
+        chain
+            .upgrader()
+            .upgrade_text(save.as_bytes(), &to_3)
+            .unwrap_err()
+            .to_string(),
+    ];
+    assert_eq!(got, want);
+    // What the messages say: the file, line and column, the step, the path.
+    assert_eq!(
+        want[0],
+        "line 1, column 9: expected another key after ',' (JSON allows no trailing comma), found '}'"
+    );
+    assert!(
+        want[3].starts_with(&format!(
+            "{}:",
+            broken.path().join("0001-broken.lua").display()
+        )) && want[3].contains("line 2"),
+        "{}",
+        want[3]
+    );
+    assert!(want[4].contains("no-such-steps-folder"), "{}", want[4]);
+    assert!(
+        want[5].contains("0001-failing.lua") && want[5].contains("no fuel in Kestrel"),
+        "{}",
+        want[5]
+    );
+    assert!(
+        want[6].contains("newer than this program knows"),
+        "{}",
+        want[6]
+    );
+}
+
+#[test]
+fn the_module_is_not_a_lua_file() {
+    // With lua/?.lua left off the path, the Lua library's own file cannot stand in.
+    let lib = Path::new("lua/savechain.lua");
+    assert!(repo().join(lib).is_file());
+    let out = lua_ok(
+        r#"
+        local found = package.searchpath("savechain", package.cpath)
+        print(found:match("lib[^/]*$"))
+        "#,
+        &[],
+    );
+    assert_eq!(out, "libsavechain_lua.so\n");
+}
