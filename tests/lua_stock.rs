@@ -474,3 +474,35 @@ fn the_module_is_not_a_lua_file() {
     );
     assert_eq!(out, "libsavechain_lua.so\n");
 }
+
+#[test]
+fn the_benchmark_script_runs() {
+    // benches/lua/native_vs_cjson.lua on a small save, once (docs/PERFORMANCE.md times it
+    // on the 50 MiB one): its checks pass and it prints its table.
+    let dir = tempfile::tempdir().unwrap();
+    let text = reformat(
+        &std::fs::read(repo().join("fixtures/v9/small.json")).unwrap(),
+        Style::Pretty,
+    )
+    .unwrap();
+    let game = dir.path().join("game.json");
+    std::fs::write(&game, &text).unwrap();
+    let script = repo().join("benches/lua/native_vs_cjson.lua");
+    // Plain JSON for lua-cjson: the canonical text is JSON too.
+    let output = run_native(
+        Script::File(&script),
+        &[game.as_os_str(), game.as_os_str(), OsStr::new("1")],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("module 'cjson' not found"),
+        "lua-cjson is not installed, and the benchmark compares with it: apt-get install lua-cjson"
+    );
+    assert!(output.status.success(), "{}", printed(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("round trip byte for byte")
+            && stdout.contains("lua-cjson, plain JSON / savechain native: decode"),
+        "{stdout}"
+    );
+}
