@@ -921,7 +921,7 @@ else
           if not stop then fail(text, at, "expected digits in the exponent") end
         end
         s = sub(text, at, stop - 1)
-        local x = tonumber(s) + 0.0
+        local x = tonumber(s) * 1.0
         if x == huge or x == -huge then fail(text, at, "the number " .. s .. " is too large for a double") end
         return x, stop, S_NUMBER, s
       end
@@ -971,7 +971,7 @@ else
           if x == nil then fail(text, second_at, why .. ", found \"" .. second .. "\"") end
           return x, S_DOUBLE
         elseif second_shape == S_INT or second_shape == S_NUMBER then
-          local x = tonumber(second_text) + 0.0
+          local x = tonumber(second_text) * 1.0
           if x == huge or x == -huge then
             fail(text, second_at, "the number " .. second_text .. " is too large for a double")
           end
@@ -1066,7 +1066,7 @@ else
       if depth > MAX_DEPTH then
         fail(text, at, "nested more than " .. MAX_DEPTH .. " arrays and objects deep")
       end
-      if byte(text, at + 1) == 34 then
+      if byte(text, at + 1) == 34 and not literal then
         -- A double as the writer spells it, the commonest array of all.
         local spelling, stop = match(text, '^%["d", ?"(%-?0x[01][.%x]*p[-+]%d+)"%]()', at)
         if spelling then
@@ -1115,10 +1115,15 @@ else
         end
       end
       local tagged = n == 2 and first_letter ~= nil and is_tag(first_letter, second_shape)
+      if big and not tagged then out_of_range(text, second_at, big) end
       if literal then
-        return items, i, S_ARRAY, tagged and { at, second_shape, big or second_text, second_at } or nil
+        return items, i, S_ARRAY, tagged and { at, second_shape, big or second_text, second_at, big } or nil
       end
       if tagged then
+        if first_letter == "a" and inner and inner[5] then
+          -- ["a", ["d", <integer out of range>]]: the integer is an element, not a double.
+          out_of_range(text, inner[4], inner[5])
+        end
         local v, s = tag_value(r, at, first_letter, items[2], second_shape, big or second_text, second_at)
         return v, i, s
       end

@@ -48,9 +48,9 @@ fn without_pure_codec(source: &'static str) -> Vec<u8> {
     };
     let end = end + ends.len();
     let mut out = Vec::with_capacity(source.len());
-    out.extend_from_slice(source[..start].as_bytes());
+    out.extend_from_slice(&source.as_bytes()[..start]);
     out.extend(source[start..end].bytes().filter(|&b| b == b'\n'));
-    out.extend_from_slice(source[end..].as_bytes());
+    out.extend_from_slice(&source.as_bytes()[end..]);
     out
 }
 
