@@ -11,6 +11,11 @@
 //! libraries (doubles as decimal numbers, byte strings as arrays of integers, written by
 //! `serde_json::to_vec_pretty`, as `benches/lua.rs` gives lua-cjson). The size follows
 //! `SAVECHAIN_BENCH_GAME_MB` (MiB of canonical text, default 50), the seed is the benches'.
+//!
+//! It also writes `game.53bit.json` and `game.53bit.plain.json`: the same save with every
+//! integer beyond 2^53 (the seeds and random states, a few dozen) cut to its low 53 bits,
+//! for `benches/lua/pure_vs_dkjson.lua` in LuaJIT, whose numbers are all doubles (the
+//! pure-Lua codec refuses such integers there rather than round them).
 
 #[path = "../benches/support/env.rs"]
 mod env;
@@ -20,6 +25,22 @@ mod game;
 mod json;
 
 use std::path::PathBuf;
+
+use savechain::Value;
+
+/// `value` with every integer beyond 2^53 cut to its low 53 bits (the sign kept).
+fn within_53_bits(value: &mut Value) {
+    const LOW: u64 = (1 << 53) - 1;
+    match value {
+        Value::UInt(u) if *u > LOW => *value = Value::Int((*u & LOW) as i64),
+        Value::Int(i) if i.unsigned_abs() > LOW => {
+            *value = Value::Int(i.signum() * (i.unsigned_abs() & LOW) as i64)
+        }
+        Value::Array(items) => items.iter_mut().for_each(within_53_bits),
+        Value::Object(map) => map.values_mut().for_each(within_53_bits),
+        _ => {}
+    }
+}
 
 fn main() {
     let dir = PathBuf::from(
@@ -31,7 +52,16 @@ fn main() {
     let save = game::game_save(env::game_mib(game::MIB) << 20, game::SEED);
     let text = save.to_vec().expect("the save writes");
     let plain = serde_json::to_vec_pretty(&json::save_to_json(&save)).expect("plain JSON");
-    for (name, bytes) in [("game.json", &text), ("game.plain.json", &plain)] {
+    let mut small = save.clone();
+    within_53_bits(&mut small.data);
+    let small_text = small.to_vec().expect("the save writes");
+    let small_plain = serde_json::to_vec_pretty(&json::save_to_json(&small)).expect("plain JSON");
+    for (name, bytes) in [
+        ("game.json", &text),
+        ("game.plain.json", &plain),
+        ("game.53bit.json", &small_text),
+        ("game.53bit.plain.json", &small_plain),
+    ] {
         let path = dir.join(name);
         std::fs::write(&path, bytes).expect("the file is written");
         println!(

@@ -401,6 +401,9 @@ else
     local function encoder(pretty, shared)
       local out, n, escapes = {}, 0, 0
       local keys, seen, ids, next_id = {}, {}, {}, 1
+      -- Each text key's written form, '"key": ', or false for a key that is not text:
+      -- objects of one shape repeat their keys.
+      local members = {}
       local SEP = pretty and ", " or ","
       local COLON = pretty and '": ' or '":'
       local value, contents, key_text
@@ -652,11 +655,7 @@ else
           end
           newline(depth + 1)
           n = n + 1
-          if find(k, CONTROL) then
-            out[n] = '"' .. gsub(k, CONTROL, ESCAPES) .. COLON
-          else
-            out[n] = '"' .. k .. COLON
-          end
+          out[n] = members[k]
           keys[inner] = k
           value(v[k], depth + 1, inner)
         end
@@ -749,7 +748,21 @@ else
             if k > max then max = k end
           else
             ints = false
-            if strings and (type(k) ~= "string" or not is_utf8(k)) then strings = false end
+            if strings then
+              if type(k) ~= "string" then
+                strings = false
+              else
+                local member = members[k]
+                if member == nil then
+                  member = false
+                  if is_utf8(k) then
+                    member = '"' .. (find(k, CONTROL) and gsub(k, CONTROL, ESCAPES) or k) .. COLON
+                  end
+                  members[k] = member
+                end
+                strings = member and true or false
+              end
+            end
           end
         end
         if len == 0 then
@@ -846,14 +859,23 @@ else
       local stop = find(text, CONTROL, at + 1)
       if stop == nil then fail(text, at, "a string is not closed") end
       local b = byte(text, stop)
-      if b == 34 then return sub(text, at + 1, stop - 1), stop + 1 end
+      if b == 34 then
+        local s = sub(text, at + 1, stop - 1)
+        if not utf8_len and find(s, "[\128-\255]") then
+          local bad = invalid_at(s)
+          if bad then fail(text, at + bad, "invalid UTF-8") end
+        end
+        return s, stop + 1
+      end
       local parts, n, from = {}, 0, at + 1
       while true do
         b = byte(text, stop)
         if b == 34 then
           n = n + 1
           parts[n] = sub(text, from, stop - 1)
-          return concat(parts, "", 1, n), stop + 1
+          local s = concat(parts, "", 1, n)
+          if not utf8_len and invalid_at(s) then fail(text, at, "invalid UTF-8 in this string") end
+          return s, stop + 1
         elseif b == 92 then
           n = n + 1
           parts[n] = sub(text, from, stop - 1)
@@ -1049,7 +1071,8 @@ else
         end
         local mt = c.classes[name]
         if mt == nil then
-          fail(text, second_at, "the class " .. name .. " is not registered (savechain.register_class)")
+          fail(text, second_at, "class \"" .. name .. "\" is not registered (register its metatable with "
+            .. "savechain.register_class)")
         end
         return setmetatable(body, mt), S_TABLE
       end
@@ -1202,7 +1225,9 @@ else
     end
 
     function Reader.read(text)
-      if not is_utf8(text) then fail(text, invalid_at(text), "invalid UTF-8") end
+      -- Lua 5.3 and later check the whole text at once in C; before, read_string checks the
+      -- strings, the only place where bytes above 127 can stand.
+      if utf8_len and not is_utf8(text) then fail(text, invalid_at(text), "invalid UTF-8") end
       local start = 1
       if sub(text, 1, 3) == "\239\187\191" then start = 4 end
       local r = { text = text, tables = {}, defined = {}, pending = {}, kind = nil, last_kind = nil }
