@@ -144,3 +144,59 @@ fn the_benchmark_against_dkjson_runs_in_lua54_and_luajit() {
         );
     }
 }
+
+#[test]
+fn the_lua_game_example_saves_and_loads_across_interpreters() {
+    // examples/lua_game/main.lua, run as its comment says, in a folder of its own: each
+    // interpreter loads the save the one before wrote.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |interpreter: &str| {
+        let output = std::process::Command::new(common::stock_lua::interpreter(interpreter))
+            .arg(repo().join("examples/lua_game/main.lua"))
+            .current_dir(dir.path())
+            .env("LUA_PATH", format!("{}/lua/?.lua;;", repo().display()))
+            .env("LUA_CPATH", "")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{interpreter}: {}",
+            printed(&output)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(run("luajit"), "new game\nsaved turn 1 with 125 credits\n");
+    assert_eq!(
+        run("lua5.1"),
+        "loaded turn 1, flagship Kestrel (hull 96.5)\nsaved turn 2 with 150 credits\n"
+    );
+    assert_eq!(
+        run("lua5.4"),
+        "loaded turn 2, flagship Kestrel (hull 96.5)\nsaved turn 3 with 175 credits\n"
+    );
+    // The save is the Rust library's too.
+    let text = std::fs::read(dir.path().join("save.json")).unwrap();
+    let value = savechain::text::from_slice(&text).unwrap();
+    assert_eq!(savechain::text::to_vec(&value).unwrap(), text);
+    // A save of the economy module's first release is upgraded before the game loads it.
+    let old = text_replace(
+        &String::from_utf8(text).unwrap(),
+        "\"economy\": {\n    \"turn\": 3,\n    \"wallet\": {\n      \"credits\": 175\n    }\n  },",
+        "\"economy\": {\n    \"credits\": 40,\n    \"turn\": 7\n  },",
+    );
+    let old = text_replace(
+        &old,
+        ",\n  \"savechain.versions\": {\n    \"economy\": 2\n  }",
+        "",
+    );
+    std::fs::write(dir.path().join("save.json"), old).unwrap();
+    assert_eq!(
+        run("lua5.4"),
+        "loaded turn 7, flagship Kestrel (hull 96.5)\nsaved turn 8 with 65 credits\n"
+    );
+}
+
+fn text_replace(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{text}");
+    text.replace(from, to)
+}
