@@ -42,3 +42,8 @@ fn modules() {
 fn upgrade_helpers() {
     run_lua_tests("upgrade.lua");
 }
+
+#[test]
+fn codec() {
+    run_lua_tests("codec.lua");
+}

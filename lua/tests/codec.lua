@@ -1,0 +1,134 @@
+-- The codec as every host sees it: the Rust core (tests/lua.rs, in the sandbox), and the
+-- pure-Lua codec of lua/savechain.lua in stock Lua 5.1, 5.4 and LuaJIT (tests/lua_codecs.rs
+-- runs this file there with lua/tests/run.lua). Lua 5.1 syntax. Where every number is a
+-- double (math.type == nil: Lua 5.1, 5.2, LuaJIT), the documented differences hold: an
+-- integral number from -2^53 to 2^53 (but -0.0) is an integer, an integer beyond 2^53 is
+-- refused, a NaN keeps neither sign nor payload, and savechain.u64 stops at 2^53.
+local savechain = require("savechain")
+
+local DOUBLES_ONLY = math.type == nil
+
+local function compact(value)
+  return savechain.encode(value, { compact = true })
+end
+
+local function again(text)
+  return compact(savechain.decode(text))
+end
+
+local function same(got, expected, what)
+  if got ~= expected then
+    error((what or "text") .. ": expected " .. tostring(expected) .. ", got " .. tostring(got), 2)
+  end
+end
+
+local function fails_with(fn, expected)
+  local ok, err = pcall(fn)
+  if ok then error("expected an error containing " .. expected, 2) end
+  if not string.find(tostring(err), expected, 1, true) then
+    error("expected an error containing " .. expected .. ", got " .. tostring(err), 2)
+  end
+end
+
+local tests = {}
+
+function tests.canonical_text_passes_through_unchanged()
+  for _, text in ipairs({
+    '{"data":{"hp":["d","0x1.8p-3"]},"meta":{"version":1}}',
+    '[1,-2,["d","0x1.999999999999ap-4"],["d","-0x0p+0"],["d","0x0.0000000000001p-1022"]]',
+    '[["d","inf"],["d","-inf"],["d","nan"],["d","0x1.fffffffffffffp+1023"]]',
+    '["Zo\195\171","tab\\there","nul\\u0000",["b","\\u00ff\\u0000a"],["b","abc"]]',
+    '[["a",["d",5]],["a",["b",true]],["a",["x",[1]]],["d",5,6],["dd","x"]]',
+    '["t",[[false,1],[true,2],[1,"a"],[3,"c"],["x","y"]]]',
+    '{"a":["s",[1,{"name":"Sol"}]],"b":["r",[1]]}',
+    '[null,true,false,[],{}]',
+    '9007199254740992',
+    '-9007199254740992',
+  }) do
+    same(again(text), text)
+  end
+end
+
+function tests.pretty_layout()
+  local text = savechain.encode(savechain.decode('{"b":[1,["d","0x1.8p-1"]],"a":{"x":[]},"c":["a",["d",5]]}'))
+  same(text, '{\n  "a": {\n    "x": []\n  },\n  "b": [1, ["d", "0x1.8p-1"]],\n  "c": ["a", [\n    "d",\n    5\n  ]]\n}\n')
+end
+
+function tests.integral_doubles()
+  -- A double 3.0 in a save: a float on 5.3+, the integer 3 where numbers are doubles.
+  if DOUBLES_ONLY then
+    same(again('[["d","0x1.8p+1"],3.0,["d",100],["d","0x1p+53"]]'), "[3,3,100,9007199254740992]")
+  else
+    same(again('[["d","0x1.8p+1"],3.0,["d",100],["d","0x1p+53"]]'),
+      '[["d","0x1.8p+1"],["d","0x1.8p+1"],["d","0x1.9p+6"],["d","0x1p+53"]]')
+  end
+  -- -0.0 stays a double everywhere, and doubles beyond 2^53 stay doubles.
+  same(again('[["d","-0x0p+0"],["d","0x1.0000000000001p+53"],["d","0x1p+60"]]'),
+    '[["d","-0x0p+0"],["d","0x1.0000000000001p+53"],["d","0x1p+60"]]')
+  same(again('[1.5,-2.5e-3]'), '[["d","0x1.8p+0"],["d","-0x1.47ae147ae147bp-9"]]')
+end
+
+function tests.integers_beyond_2_53()
+  local texts = { "9007199254740993", "-9007199254740993", "9223372036854775807", "18446744073709551615",
+    '{"a":[1,9007199254740994]}' }
+  for _, text in ipairs(texts) do
+    if DOUBLES_ONLY then
+      fails_with(function() savechain.decode(text) end, "beyond 2^53")
+    else
+      same(again(text), text)
+    end
+  end
+  fails_with(function() savechain.decode("18446744073709551616") end, "18446744073709551616")
+  fails_with(function() savechain.decode("-9223372036854775809") end, "-9223372036854775809")
+end
+
+function tests.u64()
+  same(compact(savechain.u64("9007199254740992")), "9007199254740992")
+  if DOUBLES_ONLY then
+    fails_with(function() savechain.u64("9007199254740993") end, "2^53")
+  else
+    same(compact(savechain.u64("18446744073709551615")), "18446744073709551615")
+  end
+end
+
+function tests.nans()
+  same(again('["d","nan"]'), '["d","nan"]')
+  if DOUBLES_ONLY then
+    -- Neither sign nor payload is kept: a NaN is written "nan", one with a payload refused.
+    same(again('["d","-nan"]'), '["d","nan"]')
+    fails_with(function() savechain.decode('["d","nan:0x1"]') end, "NaN")
+    same(compact(0 / 0), '["d","nan"]')
+  else
+    same(again('["d","-nan"]'), '["d","-nan"]')
+    same(again('[["d","nan:0x1"],["d","-nan:0xfffffffffffff"]]'), '[["d","nan:0x1"],["d","-nan:0xfffffffffffff"]]')
+  end
+end
+
+function tests.keys()
+  -- On 5.1 the float key 1.0 is the key 1; on 5.3+ Lua makes it the integer 1.
+  same(compact({ [1.0] = "a", [3] = "c" }), '["t",[[1,"a"],[3,"c"]]]')
+  same(compact({ [1.5] = 1, [true] = 2, x = 3 }), '["t",[[true,2],[["d","0x1.8p+0"],1],["x",3]]]')
+  fails_with(function() savechain.decode('["t",[[1,"a"],[["d","0x1p+0"],"b"]]]') end, "twice")
+  fails_with(function() savechain.decode('["t",[[null,1]]]') end, "null")
+end
+
+function tests.strings_and_bytes()
+  same(compact({ "\0\1\31\127", "\255", "caf\195\169" }), '["\\u0000\\u0001\\u001f\127",["b","\\u00ff"],"caf\195\169"]')
+  same(compact(savechain.bytes("hi")), '["b","hi"]')
+  fails_with(function() savechain.decode('"\255"') end, "UTF-8")
+  fails_with(function() savechain.decode('["b","\\u0100"]') end, "U+00FF")
+end
+
+function tests.errors_name_line_and_column()
+  fails_with(function() savechain.decode('{"a": 1,\n "b": 007}') end, "line 2, column 7")
+  fails_with(function() savechain.decode('[1, 2,]') end, "line 1, column 7")
+  fails_with(function() savechain.encode({ x = { print } }) end, "at x[1]: cannot save a function")
+end
+
+function tests.nesting_limit()
+  local deep = string.rep("[", 512) .. string.rep("]", 512)
+  same(again(deep), deep)
+  fails_with(function() savechain.decode(string.rep("[", 513) .. string.rep("]", 513)) end, "512")
+end
+
+return tests
