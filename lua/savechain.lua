@@ -42,6 +42,8 @@ else
     -- Lua 5.3 and later tell integers from floats; before, every number is a double.
     local INTEGERS = mtype ~= nil
     local MAX_DEPTH = 512
+    -- Made at run time: Lua 5.1 merges the constants 0 and -0.0 of a function into one.
+    local NEGATIVE_ZERO = -1 / huge
     local EXACT = 2 ^ 53
 
     local c = {
@@ -374,6 +376,7 @@ else
 
     -- Tables met again in a walk that found no sharing first: the walk starts over.
     local MET_AGAIN = {}
+    local as_double, is_sequence
 
     -- A Lua key as paths in messages show it: missions[3].on_complete.
     local function path_of(keys, depth)
@@ -398,9 +401,15 @@ else
     -- layout rules are those of text/write.rs, rule for rule: `depth` counts the arrays
     -- and objects of text around a value, `escapes` the tags around it that add depth but
     -- no indentation, and `level` the Lua tables (for paths and the nesting limit).
-    local function encoder(pretty, shared)
+    --
+    -- With `outer_seen` (the tables the encoder of the whole value has met), it writes the
+    -- text that orders a table among the keys of another: a table met before is shared
+    -- after all (the walk starts over), and when sharing is known, a shared table stands
+    -- as a reference, so that a table reached from its own keys ends.
+    local function encoder(pretty, shared, outer_seen)
       local out, n, escapes = {}, 0, 0
-      local keys, seen, ids, next_id = {}, {}, {}, 1
+      local keys, ids, next_id = {}, {}, 1
+      local seen = outer_seen and setmetatable({}, { __index = outer_seen }) or {}
       -- Each text key's written form, '"key": ', or false for a key that is not text:
       -- objects of one shape repeat their keys.
       local members = {}
@@ -516,6 +525,7 @@ else
           if shared[v] then
             local id = ids[v]
             check(depth + 2, level)
+            if outer_seen then id = 0 end
             if id then
               tag_open("r")
               n = n + 1
@@ -670,32 +680,30 @@ else
       local function keyed(v, depth, level)
         local entries, len = {}, 0
         for k, x in next, v do
+          if k == null then
+            fail("savechain.null cannot be a table key: the save could not be read back", level)
+          end
           len = len + 1
           entries[len] = { k, x, key_rank(k) }
         end
-        local texts = {}
+        -- A table key's text, and its value's text for keys of the same text.
         for i = 1, len do
           local e = entries[i]
-          if e[3] == 5 then
-            texts[e[1]] = key_text(e[1])
-            if type(e[2]) == "table" and texts[e[2]] == nil then texts[e[2]] = key_text(e[2]) end
-          end
+          if e[3] == 5 then e[4], e[5] = key_text(e[1]), key_text(e[2]) end
         end
         sort(entries, function(a, b)
           local ra, rb = a[3], b[3]
           if ra ~= rb then return ra < rb end
           local x, y = a[1], b[1]
           if ra == 2 then
-            local ux, uy = getmetatable(x) == U64, getmetatable(y) == U64
-            if ux or uy then
-              -- Boxes of integers past math.maxinteger come after every other number.
-              if ux and uy then return math.ult(rawget(x, 1), rawget(y, 1)) end
-              return uy
-            end
             if INTEGERS and mtype(x) == "integer" and mtype(y) == "integer" then return x < y end
-            local fx, fy = x + 0.0, y + 0.0
+            -- As doubles, as order.rs compares them; an integer before a double of the
+            -- same value, then by their digits.
+            local fx, fy = as_double(x), as_double(y)
             if fx ~= fy then return fx < fy end
-            return is_integer(x) and not is_integer(y)
+            local ix, iy = type(x) == "table" or is_integer(x), type(y) == "table" or is_integer(y)
+            if ix ~= iy then return ix end
+            return bytewise(tostring(x), tostring(y))
           elseif ra == 1 then
             return x == false and y == true
           elseif ra == 3 or ra == 4 then
@@ -703,9 +711,8 @@ else
             if type(y) == "table" then y = rawget(y, 1) end
             return bytewise(x, y)
           elseif ra == 5 then
-            local tx, ty = texts[x], texts[y]
-            if tx ~= ty then return bytewise(tx, ty) end
-            return bytewise(texts[a[2]] or "", texts[b[2]] or "")
+            if a[4] ~= b[4] then return bytewise(a[4], b[4]) end
+            return bytewise(a[5], b[5])
           end
           return false
         end)
@@ -739,13 +746,11 @@ else
       end
 
       function contents(v, marked, depth, level)
-        local len, ints, strings, min, max = 0, true, true, huge, -huge
+        local len, ints, strings = 0, true, true
         for k in next, v do
           len = len + 1
           if type(k) == "number" and is_integer(k) then
             strings = false
-            if k < min then min = k end
-            if k > max then max = k end
           else
             ints = false
             if strings then
@@ -769,7 +774,7 @@ else
           check(depth + 1, level)
           n = n + 1
           out[n] = marked and "[]" or "{}"
-        elseif ints and min == 1 and max == len then
+        elseif ints and is_sequence(v, len) then
           array(v, len, depth, level)
         elseif strings then
           object(v, len, depth, level)
@@ -780,7 +785,7 @@ else
 
       -- The compact text of a table used as a key, which orders it among the others.
       function key_text(k)
-        return encoder(false, shared)(k)
+        return encoder(false, shared, seen)(k)
       end
 
       return function(v)
@@ -791,6 +796,27 @@ else
         end
         return concat(out, "", 1, n)
       end
+    end
+
+    -- A number key as a double, as order.rs converts it (a u64 box: the integer it holds,
+    -- rounded once).
+    function as_double(x)
+      if type(x) == "table" then
+        local bits = rawget(x, 1)
+        local low = bits % 4294967296
+        return ((bits - low) / 4294967296 + 4294967296) * 4294967296.0 + low
+      end
+      return x * 1.0
+    end
+
+    -- Whether the `len` keys of `t`, all integers, are 1 to `len`. (Keeping the least and
+    -- greatest key while walking them would do, but LuaJIT 2.1.0-beta3's compiler, as
+    -- Debian ships it, now and then keeps the wrong greatest one.)
+    function is_sequence(t, len)
+      for i = 1, len do
+        if rawget(t, i) == nil then return false end
+      end
+      return true
     end
 
     -- Finds the tables reached more than once (keys included).
@@ -915,6 +941,9 @@ else
         elseif b == nil then
           fail(text, at, "a string is not closed")
         else
+          if b == 10 or b == 13 then
+            fail(text, at, "a string runs to the end of its line: is its closing '\"' missing?")
+          end
           fail(text, stop, "a control character in a string must be escaped")
         end
         stop = find(text, CONTROL, from)
@@ -959,6 +988,7 @@ else
         end
         return nil, stop, S_INT, s
       end
+      if x == 0 then x = 0 end -- "-0" is the integer 0, not -0.0
       if #s < 16 then return x, stop, S_INT, s end
       local digits = match(s, "^-?(%d+)$")
       if #digits < 16 or (#digits == 16 and digits <= "9007199254740992") then return x, stop, S_INT, s end
@@ -990,14 +1020,17 @@ else
       if letter == "d" then
         if second_shape == S_STRING or second_shape == S_LETTER then
           local x, why = parse_hexfloat(second)
-          if x == nil then fail(text, second_at, why .. ", found \"" .. second .. "\"") end
+          if x == nil then
+            if tonumber(second) then why = why .. " (a decimal is written without quotes: [\"d\", " .. second .. "])" end
+            fail(text, second_at, why .. ", found \"" .. second .. "\"")
+          end
           return x, S_DOUBLE
         elseif second_shape == S_INT or second_shape == S_NUMBER then
           local x = tonumber(second_text) * 1.0
           if x == huge or x == -huge then
             fail(text, second_at, "the number " .. second_text .. " is too large for a double")
           end
-          if x == 0 and byte(second_text, 1) == 45 then x = -0.0 end
+          if x == 0 and byte(second_text, 1) == 45 then x = NEGATIVE_ZERO end
           return x, S_DOUBLE
         end
         fail(text, second_at, "a double is [\"d\", \"<hexfloat>\"] or [\"d\", <number>]; an array of "
@@ -1105,7 +1138,8 @@ else
       local first_letter, second_shape, second_text, second_at, big, inner
       while true do
         local v, s, vtext
-        if n == 1 and first_letter == "a" and byte(text, i) == 91 then
+        local start = i
+        if n == 1 and first_letter == "a" and not literal and byte(text, i) == 91 then
           v, i, s, inner = read_array(r, i, depth + 1, true)
         else
           v, i, s, vtext = read_value(r, i, depth)
@@ -1114,15 +1148,14 @@ else
         if n == 1 then
           if s == S_LETTER then first_letter = v end
         elseif n == 2 then
-          second_shape, second_text, second_at = s, vtext, i
+          second_shape, second_text, second_at = s, vtext, start
         end
         if v == nil then
           -- An integer out of range is a double's value in ["d", ...], and an error elsewhere.
-          if n ~= 2 or first_letter ~= "d" then out_of_range(text, i, vtext) end
+          if n ~= 2 or first_letter ~= "d" then out_of_range(text, start, vtext) end
           big, v = vtext, false
         end
         items[n] = v
-        i = i
         if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         local b = byte(text, i)
         if b == 93 then
@@ -1448,6 +1481,12 @@ function M.register(name, handlers)
   if type(handlers) ~= "table" or type(handlers.save) ~= "function" or type(handlers.load) ~= "function" then
     error("savechain.register expects { save = function, load = function }", 2)
   end
+  for key in pairs(handlers) do
+    if key ~= "save" and key ~= "load" and key ~= "version" and key ~= "upgrades" then
+      error("savechain.register: unknown member " .. tostring(key)
+        .. " (a module has save, load, version and upgrades)", 2)
+    end
+  end
   local version, upgrades = handlers.version, handlers.upgrades
   if version == nil and upgrades ~= nil then
     error("savechain.register: upgrades need the module's version (version = N)", 2)
@@ -1514,11 +1553,16 @@ end
 
 -- Hands each registered module its state from a save, upgraded first when the module
 -- declares a newer version than the state's; when one cannot be (a state from a newer
--- build, a failing upgrade), it is an error and no module is loaded. States of modules
--- that are not registered are kept, with their versions, and saved again, so a save never
--- loses them.
+-- build, a failing upgrade), it is an error and no module is loaded. Modules are loaded
+-- in the order of their names; a `load` that fails is an error naming its module (the
+-- modules before it are loaded). States of modules that are not registered are kept, with
+-- their versions, and saved again, so a save never loses them.
 function M.restore(states)
   states = states or {}
+  if type(states) ~= "table" then
+    error("savechain.restore expects the table of states savechain.decode gives, not a "
+      .. type(states), 2)
+  end
   local versions = states[VERSIONS] or {}
   if type(versions) ~= "table" then
     error("savechain.restore: " .. VERSIONS .. " is not a table of versions", 2)
@@ -1537,8 +1581,15 @@ function M.restore(states)
       kept[name], kept_versions[name] = state, versions[name]
     end
   end
-  for name, handlers in pairs(modules) do
-    handlers.load(ready[name])
+  -- In name order, so that every Lua loads them alike; a failing load is named.
+  local names = {}
+  for name in pairs(modules) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local ok, err = pcall(modules[name].load, ready[name])
+    if not ok then
+      error("savechain.restore: the load function of " .. name .. " failed: " .. tostring(err), 2)
+    end
   end
 end
 

@@ -506,3 +506,17 @@ fn the_benchmark_script_runs() {
         "{stdout}"
     );
 }
+
+#[test]
+fn chain_limits_take_whole_numbers_as_the_docs_show_them() {
+    let out = lua_ok(
+        r#"
+        local savechain = require("savechain")
+        local chain = savechain.chain{ steps = "examples/lua_game/upgrades", writer = "1.1.0",
+          limits = { instructions = 300000000, memory = 1 << 30, time = 30 } }
+        print(chain.latest)
+        "#,
+        &[],
+    );
+    assert_eq!(out, "2\n");
+}

@@ -179,7 +179,12 @@ fn limits_of(table: &Table) -> Result<Limits, String> {
     match table.raw_get::<Value>("time").map_err(|e| e.to_string())? {
         Value::Nil => {}
         time @ (Value::Integer(_) | Value::Number(_)) => {
-            let seconds = time.as_f64().unwrap_or(0.0);
+            // An integer is a number of seconds too (`time = 30`), which `as_f64` does not
+            // convert.
+            let seconds = match time {
+                Value::Integer(i) => i as f64,
+                other => other.as_f64().unwrap_or(0.0),
+            };
             limits.time = Duration::try_from_secs_f64(seconds)
                 .ok()
                 .filter(|t| !t.is_zero())

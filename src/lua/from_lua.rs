@@ -411,6 +411,15 @@ impl Walker {
                 (shape.in_order, shape.all_text) = (false, false);
                 let key_idx = ffi::lua_absindex(l, -2);
                 let in_key = std::mem::replace(&mut self.in_key, true);
+                if ffi::lua_type(l, key_idx) == ffi::LUA_TLIGHTUSERDATA
+                    && ffi::lua_touserdata(l, key_idx).is_null()
+                {
+                    // A keyed table's key is never null when read (docs/FORMAT.md 3.5).
+                    self.in_key = in_key;
+                    return self.fail(
+                        "savechain.null cannot be a table key: the save could not be read back",
+                    );
+                }
                 let key = self.value(l, key_idx, depth + 1);
                 self.in_key = in_key;
                 RawKey::Other(self.within(key, || Segment::LuaKey(describe_key(l, key_idx)))?)

@@ -360,7 +360,7 @@ impl Walk {
                         Err(_) => Value::Bytes(bytes.to_vec()),
                     }
                 }
-                ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, -1).is_null() => Value::Null,
+                // savechain.null as a key: refused, with the path, by the tree.
                 _ => return Err(GiveUp),
             };
             if ffi::lua_checkstack(l, 3) == 0 {
