@@ -30,8 +30,12 @@ else
   -- number from -2^53 to 2^53 (but -0.0) is written as an integer, and an integer beyond
   -- that range is refused rather than rounded; the sign and payload of a NaN are not kept.
   core = (function()
-    local type, next, pairs, getmetatable, setmetatable, rawget, rawset, tostring, tonumber, error, pcall, select =
-      type, next, pairs, getmetatable, setmetatable, rawget, rawset, tostring, tonumber, error, pcall, select
+    local type, next, pairs, setmetatable, rawget, rawset, rawequal, tostring, tonumber, error, pcall =
+      type, next, pairs, setmetatable, rawget, rawset, rawequal, tostring, tonumber, error, pcall
+    -- A class's metatable may hide itself (__metatable): debug.getmetatable sees it where
+    -- the host has the debug library. (And tests of null are raw: a class's __eq must not
+    -- make one of its instances equal to null.)
+    local getmetatable = debug and debug.getmetatable or getmetatable
     local byte, char, sub, find, match, format, gsub, rep, lower =
       string.byte, string.char, string.sub, string.find, string.match, string.format, string.gsub,
       string.rep, string.lower
@@ -99,8 +103,8 @@ else
       return nil
     end
 
-    -- UTF-8 text or not. Lua 5.4's utf8.len is strict; 5.3's lets surrogates and code
-    -- points past U+10FFFF through; before 5.3, the walk above.
+    -- UTF-8 text or not. Lua 5.4's utf8.len is strict; 5.3's lets surrogates (and, before
+    -- 5.3.6, code points past U+10FFFF) through; before 5.3, the walk above.
     local is_utf8
     local utf8_len = utf8 and utf8.len
     if utf8_len and _VERSION == "Lua 5.4" then
@@ -119,19 +123,23 @@ else
     end
 
     -- Lua compares strings with the C library's strcoll, bytewise only in the C locale.
-    local bytewise
-    if "B" < "a" and "a" < "ab" and "z" < char(128) then
-      bytewise = function(a, b) return a < b end
-    else
-      bytewise = function(a, b)
-        local n = #a < #b and #a or #b
-        for i = 1, n do
-          local x, y = byte(a, i), byte(b, i)
-          if x ~= y then return x < y end
-        end
-        return #a < #b
+    -- (Checked at each encoding: a game may set the locale after loading this file.)
+    local function less(a, b) return a < b end
+    local function less_by_bytes(a, b)
+      local n = #a < #b and #a or #b
+      for i = 1, n do
+        local x, y = byte(a, i), byte(b, i)
+        if x ~= y then return x < y end
       end
+      return #a < #b
     end
+    local function bytewise_comparison()
+      if "B" < "a" and "a" < "ab" and "a-c" < "ab" and "a" < "a\0" and "z" < char(128) then
+        return less
+      end
+      return less_by_bytes
+    end
+    local bytewise = bytewise_comparison()
 
     -- Doubles --------------------------------------------------------------------------
 
@@ -346,7 +354,7 @@ else
         return is_utf8(v) and S_STRING or S_BYTES
       end
       if t == "table" then
-        if v == null then return S_NULL end
+        if rawequal(v, null) then return S_NULL end
         local mt = getmetatable(v)
         if mt == U64 then return S_INT end
         if mt == BYTES then return S_BYTES end
@@ -367,7 +375,7 @@ else
       if t == "boolean" then return 1 end
       if t == "number" then return 2 end
       if t == "string" then return is_utf8(k) and 3 or 4 end
-      if k == null then return 0 end
+      if rawequal(k, null) then return 0 end
       local mt = getmetatable(k)
       if mt == U64 then return 2 end
       if mt == BYTES then return 4 end
@@ -406,7 +414,7 @@ else
     -- text that orders a table among the keys of another: a table met before is shared
     -- after all (the walk starts over), and when sharing is known, a shared table stands
     -- as a reference, so that a table reached from its own keys ends.
-    local function encoder(pretty, shared, outer_seen)
+    local function encoder(pretty, shared, outer_seen, texts)
       local out, n, escapes = {}, 0, 0
       local keys, ids, next_id = {}, {}, 1
       local seen = outer_seen and setmetatable({}, { __index = outer_seen }) or {}
@@ -573,7 +581,7 @@ else
             out[n] = pretty and '["d", "' .. spell(v) .. '"]' or '["d","' .. spell(v) .. '"]'
           end
         elseif t == "table" then
-          if v == null then
+          if rawequal(v, null) then
             n = n + 1
             out[n] = "null"
           else
@@ -680,16 +688,11 @@ else
       local function keyed(v, depth, level)
         local entries, len = {}, 0
         for k, x in next, v do
-          if k == null then
+          if rawequal(k, null) then
             fail("savechain.null cannot be a table key: the save could not be read back", level)
           end
           len = len + 1
           entries[len] = { k, x, key_rank(k) }
-        end
-        -- A table key's text, and its value's text for keys of the same text.
-        for i = 1, len do
-          local e = entries[i]
-          if e[3] == 5 then e[4], e[5] = key_text(e[1]), key_text(e[2]) end
         end
         sort(entries, function(a, b)
           local ra, rb = a[3], b[3]
@@ -711,8 +714,10 @@ else
             if type(y) == "table" then y = rawget(y, 1) end
             return bytewise(x, y)
           elseif ra == 5 then
-            if a[4] ~= b[4] then return bytewise(a[4], b[4]) end
-            return bytewise(a[5], b[5])
+            -- By their texts, made only when two tables as keys meet, and once each.
+            local tx, ty = key_text(x), key_text(y)
+            if tx ~= ty then return bytewise(tx, ty) end
+            return bytewise(key_text(a[2]), key_text(b[2]))
           end
           return false
         end)
@@ -784,8 +789,17 @@ else
       end
 
       -- The compact text of a table used as a key, which orders it among the others.
+      -- (`texts` keeps those of tables for the whole encoding: a table's text depends on
+      -- nothing else, and keys within keys would otherwise be written again and again.)
+      texts = texts or {}
       function key_text(k)
-        return encoder(false, shared, seen)(k)
+        if type(k) ~= "table" then return encoder(false, shared, seen, texts)(k) end
+        local text = texts[k]
+        if text == nil then
+          text = encoder(false, shared, seen, texts)(k)
+          texts[k] = text
+        end
+        return text
       end
 
       return function(v)
@@ -823,7 +837,7 @@ else
     local function find_shared(root)
       local seen, shared, any = {}, {}, false
       local function walk(v, level)
-        if type(v) ~= "table" or v == null or level > MAX_DEPTH then return end
+        if type(v) ~= "table" or rawequal(v, null) or level > MAX_DEPTH then return end
         local mt = getmetatable(v)
         if mt == U64 or mt == BYTES then return end
         if seen[v] then
@@ -841,6 +855,7 @@ else
     end
 
     function c.encode(value, compact)
+      bytewise = bytewise_comparison()
       local pretty = not compact
       local ok, text = pcall(encoder(pretty, nil), value)
       if not ok and text == MET_AGAIN then
@@ -1053,35 +1068,38 @@ else
         local t = {}
         for i = 1, #second do
           local pair = second[i]
-          if type(pair) ~= "table" or getmetatable(pair) ~= nil or #pair ~= 2 then
+          if type(pair) ~= "table" or getmetatable(pair) ~= nil or r.made[pair] or #pair ~= 2 then
             fail(text, second_at, "entry " .. (i - 1) .. " of a keyed table is not a [key, value] pair")
           end
           local k, v = pair[1], pair[2]
-          if k == null then fail(text, second_at, "a keyed table's key cannot be null") end
-          if k ~= k then fail(text, second_at, "a keyed table's key cannot be NaN") end
+          if rawequal(k, null) then fail(text, second_at, "a keyed table's key cannot be null") end
+          if type(k) == "number" and k ~= k then fail(text, second_at, "a keyed table's key cannot be NaN") end
           if rawget(t, k) ~= nil then
             fail(text, second_at, "the key " .. tostring(k) .. " is given twice in a keyed table")
           end
           t[k] = v
         end
+        r.made[t] = "t"
         return t, S_TABLE
       elseif letter == "s" then
         local id, body = second[1], second[2]
         if second_shape ~= S_ARRAY or #second ~= 2 or type(id) ~= "number" or not is_integer(id)
-          or id < 1 or type(body) ~= "table" or body == null or getmetatable(body) == U64
-          or getmetatable(body) == BYTES then
-          fail(text, second_at, "a shared table is [\"s\", [id, table]]")
+          or id < 1 or type(body) ~= "table" or rawequal(body, null) or getmetatable(body) == U64
+          or getmetatable(body) == BYTES or r.made[body] == "s" or r.made[body] == "r" then
+          fail(text, second_at, "a shared table is [\"s\", [id, table]], the table an array, an object, "
+            .. "a keyed table or a class instance")
         end
         if r.defined[id] then fail(text, second_at, "the shared table " .. id .. " is defined twice") end
         r.defined[id] = true
         local placeholder = r.tables[id]
         if placeholder == nil then
-          r.tables[id] = body
+          r.tables[id], r.made[body] = body, "s"
           return body, S_TABLE
         end
         -- Referred to before its definition: the table made for the references gets it.
-        for k, v in next, body do placeholder[k] = v end
+        for k, v in next, body do rawset(placeholder, k, v) end
         setmetatable(placeholder, getmetatable(body))
+        r.made[placeholder] = "s"
         return placeholder, S_TABLE
       elseif letter == "r" then
         local id = second[1]
@@ -1092,15 +1110,17 @@ else
         local t = r.tables[id]
         if t == nil then
           t = {}
-          r.tables[id] = t
+          r.tables[id], r.made[t] = t, "r"
           r.pending[#r.pending + 1] = { id, second_at }
         end
         return t, S_TABLE
       elseif letter == "c" then
         local name, body = second[1], second[2]
         if second_shape ~= S_ARRAY or #second ~= 2 or type(name) ~= "string" or type(body) ~= "table"
-          or body == null or (getmetatable(body) ~= nil and getmetatable(body) ~= ARRAY) then
-          fail(text, second_at, "a class instance is [\"c\", [\"ClassName\", table]]")
+          or rawequal(body, null) or (getmetatable(body) ~= nil and getmetatable(body) ~= ARRAY)
+          or (r.made[body] ~= nil and r.made[body] ~= "t") then
+          fail(text, second_at, "a class instance is [\"c\", [\"ClassName\", table]], the table an array, an "
+            .. "object or a keyed table")
         end
         local mt = c.classes[name]
         if mt == nil then
@@ -1113,10 +1133,33 @@ else
         .. "array of \"" .. letter .. "\" and another value is written [\"a\", [\"" .. letter .. "\", ...]]")
     end
 
+    -- Where the array or object starting at `at` ends (just after its closing bracket), by
+    -- brackets and strings alone, or nil if the text ends first.
+    local function value_end(text, at)
+      local depth, i = 0, at
+      while true do
+        i = find(text, '[][{}"]', i)
+        if i == nil then return nil end
+        local b = byte(text, i)
+        if b == 34 then
+          repeat
+            i = find(text, '["\\]', i + 1)
+            if i == nil then return nil end
+            local quote = byte(text, i) == 34
+            if not quote then i = i + 1 end
+          until quote
+        elseif b == 91 or b == 123 then
+          depth = depth + 1
+        else
+          depth = depth - 1
+          if depth == 0 then return i + 1 end
+        end
+        i = i + 1
+      end
+    end
+
     -- Reads the array whose '[' is at `at`: the value, where it ends, and its shape. A
-    -- `literal` array (the second element of ["a", ...]) is not read as a tag itself; it
-    -- returns what would make it one, for when the array around it turns out not to be the
-    -- escape (["a", [...], 3]).
+    -- `literal` array (what an ["a", ...] escape holds) is an array whatever its shape.
     local function read_array(r, at, depth, literal)
       local text = r.text
       if depth > MAX_DEPTH then
@@ -1135,12 +1178,16 @@ else
       if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if byte(text, i) == 93 then return setmetatable({}, ARRAY), i + 1, S_ARRAY end
       local items, n = {}, 0
-      local first_letter, second_shape, second_text, second_at, big, inner
+      local first_letter, second_shape, second_text, second_at, big
       while true do
         local v, s, vtext
         local start = i
         if n == 1 and first_letter == "a" and not literal and byte(text, i) == 91 then
-          v, i, s, inner = read_array(r, i, depth + 1, true)
+          -- ["a", [...]] is an escape, and what it holds a literal array, when the array
+          -- closes right after: looked ahead, since reading it depends on it.
+          local stop = value_end(text, i)
+          local escape = stop and match(text, "^[ \t\r\n]*%]", stop)
+          v, i, s = read_array(r, i, depth + 1, escape and true or false)
         else
           v, i, s, vtext = read_value(r, i, depth)
         end
@@ -1152,7 +1199,7 @@ else
         end
         if v == nil then
           -- An integer out of range is a double's value in ["d", ...], and an error elsewhere.
-          if n ~= 2 or first_letter ~= "d" then out_of_range(text, start, vtext) end
+          if n ~= 2 or first_letter ~= "d" or literal then out_of_range(text, start, vtext) end
           big, v = vtext, false
         end
         items[n] = v
@@ -1170,24 +1217,11 @@ else
           fail(text, i, "expected another element after ',' (JSON allows no trailing comma), found ']'")
         end
       end
-      local tagged = n == 2 and first_letter ~= nil and is_tag(first_letter, second_shape)
-      if big and not tagged then out_of_range(text, second_at, big) end
-      if literal then
-        return items, i, S_ARRAY, tagged and { at, second_shape, big or second_text, second_at, big } or nil
-      end
-      if tagged then
-        if first_letter == "a" and inner and inner[5] then
-          -- ["a", ["d", <integer out of range>]]: the integer is an element, not a double.
-          out_of_range(text, inner[4], inner[5])
-        end
+      if not literal and n == 2 and first_letter ~= nil and is_tag(first_letter, second_shape) then
         local v, s = tag_value(r, at, first_letter, items[2], second_shape, big or second_text, second_at)
         return v, i, s
       end
       if big then out_of_range(text, second_at, big) end
-      if inner then
-        -- ["a", X, ...] is no escape: X is read as any array is.
-        items[2] = tag_value(r, inner[1], items[2][1], items[2][2], inner[2], inner[3], inner[4])
-      end
       return items, i, S_ARRAY
     end
 
@@ -1209,7 +1243,6 @@ else
         if rawget(t, key) ~= nil then
           fail(text, key_at, "the key \"" .. key .. "\" is given twice in this object")
         end
-        i = i
         if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         if byte(text, i) ~= 58 then fail(text, i, "expected ':' after a key, found " .. found(text, i)) end
         local v, vtext
@@ -1217,7 +1250,6 @@ else
         v, i, _, vtext = read_value(r, value_at, depth)
         if v == nil then out_of_range(text, value_at, vtext) end
         t[key] = v
-        i = i
         if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         local b = byte(text, i)
         if b == 125 then break end
@@ -1263,20 +1295,21 @@ else
       if utf8_len and not is_utf8(text) then fail(text, invalid_at(text), "invalid UTF-8") end
       local start = 1
       if sub(text, 1, 3) == "\239\187\191" then start = 4 end
-      local r = { text = text, tables = {}, defined = {}, pending = {}, kind = nil, last_kind = nil }
+      -- The shared tables by id, the ids defined, references waiting for their definition,
+      -- and which tag made each table a tag made (what a tag may hold depends on it).
+      local r = { text = text, tables = {}, defined = {}, pending = {}, made = {} }
       local i = start
       if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if i > #text then fail(text, i, "expected a value, found the end of the text") end
       local v, s, vtext
       v, i, s, vtext = read_value(r, i, 0)
       if v == nil then out_of_range(text, start, vtext) end
-      i = i
       if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if i <= #text then fail(text, i, "expected the end of the text after the value, found " .. found(text, i)) end
       for _, p in ipairs(r.pending) do
         if not r.defined[p[1]] then fail(text, p[2], "the shared table " .. p[1] .. " is referred to but never defined") end
       end
-      if v == null then return nil end
+      if rawequal(v, null) then return nil end
       return v
     end
 
@@ -1418,6 +1451,9 @@ end
 function M.register_class(name, metatable)
   if type(name) ~= "string" or name == "" then
     error("savechain.register_class expects a class name", 2)
+  end
+  if not (core.is_utf8 or function(s) return utf8.len(s) ~= nil end)(name) then
+    error("savechain.register_class: a class name is UTF-8 text (it is written in the save)", 2)
   end
   if type(metatable) ~= "table" then
     error("savechain.register_class expects a metatable", 2)
