@@ -19,6 +19,10 @@
 -- (default 5) runs in which the ways alternate, with a full collection before each timed
 -- call, outside the timing; decode + encode is the best sum of one run's two calls.
 
+-- timing.lua, beside this script.
+package.path = (arg[0]:match("^(.*[/\\])") or "./") .. "?.lua;" .. package.path
+local timing = require("timing")
+
 local savechain = require("savechain")
 local cjson = require("cjson")
 
@@ -29,14 +33,8 @@ if game_path == nil or plain_path == nil then
   os.exit(2)
 end
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
-  f:close()
-  return text
-end
 
-local text, plain = read(game_path), read(plain_path)
+local text, plain = timing.read(game_path), timing.read(plain_path)
 local MIB = 1024 * 1024
 
 -- What each way keeps, checked once before timing -------------------------------------
@@ -110,40 +108,4 @@ local ways = {
   },
 }
 
-local function timed(f, x)
-  collectgarbage("collect")
-  local start = os.clock()
-  local y = f(x)
-  return os.clock() - start, y
-end
-
-for _, way in ipairs(ways) do
-  way.best_decode, way.best_encode, way.best_both = math.huge, math.huge, math.huge
-end
-for run = 1, runs do
-  for _, way in ipairs(ways) do
-    local d, value = timed(way.decode, way.input)
-    local e, out = timed(way.encode, value)
-    value, out = nil, nil
-    way.best_decode = math.min(way.best_decode, d)
-    way.best_encode = math.min(way.best_encode, e)
-    way.best_both = math.min(way.best_both, d + e)
-  end
-  io.stderr:write(("run %d of %d done\n"):format(run, runs))
-end
-
-print()
-print(("best of %d runs, %s, %s"):format(runs, _VERSION, "processor time"))
-print(("%-30s %12s %12s %16s %8s"):format("way", "decode ms", "encode ms", "decode+encode ms", "MiB/s"))
-for _, way in ipairs(ways) do
-  print(("%-30s %12.1f %12.1f %16.1f %8.1f"):format(way.name, way.best_decode * 1e3,
-    way.best_encode * 1e3, way.best_both * 1e3, #way.input / MIB / way.best_both))
-end
-print()
-local native = ways[1]
-for i = 2, #ways do
-  local other = ways[i]
-  print(("%s / savechain native: decode %.2fx, encode %.2fx, decode+encode %.2fx"):format(
-    other.name, other.best_decode / native.best_decode, other.best_encode / native.best_encode,
-    other.best_both / native.best_both))
-end
+timing.compare(ways, runs)

@@ -18,6 +18,10 @@
 -- (default 3) runs in which the ways alternate, with a full collection before each timed
 -- call, outside the timing; decode + encode is the best sum of one run's two calls.
 
+-- timing.lua, beside this script.
+package.path = (arg[0]:match("^(.*[/\\])") or "./") .. "?.lua;" .. package.path
+local timing = require("timing")
+
 local savechain = require("savechain")
 local dkjson = require("dkjson")
 
@@ -30,14 +34,8 @@ end
 assert(package.loaded["savechain.core"] == nil and not package.cpath:find("savechain"),
   "this benchmark is of the pure-Lua codec: run it without the native module")
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
 
-local text, plain = read(game_path), read(plain_path)
+local text, plain = timing.read(game_path), timing.read(plain_path)
 local MIB = 1024 * 1024
 
 do
@@ -58,40 +56,4 @@ local ways = {
   { name = "dkjson, savechain's text", input = text, decode = dkjson.decode, encode = dkjson.encode },
 }
 
-local function timed(f, x)
-  collectgarbage("collect")
-  local start = os.clock()
-  local y = f(x)
-  return os.clock() - start, y
-end
-
-for _, way in ipairs(ways) do
-  way.best_decode, way.best_encode, way.best_both = math.huge, math.huge, math.huge
-end
-for run = 1, runs do
-  for _, way in ipairs(ways) do
-    local d, value = timed(way.decode, way.input)
-    local e = timed(way.encode, value)
-    value = nil
-    way.best_decode = math.min(way.best_decode, d)
-    way.best_encode = math.min(way.best_encode, e)
-    way.best_both = math.min(way.best_both, d + e)
-  end
-  io.stderr:write(("run %d of %d done\n"):format(run, runs))
-end
-
-print()
-print(("best of %d runs, %s, %s"):format(runs, jit and jit.version or _VERSION, "processor time"))
-print(("%-30s %12s %12s %16s %8s"):format("way", "decode ms", "encode ms", "decode+encode ms", "MiB/s"))
-for _, way in ipairs(ways) do
-  print(("%-30s %12.1f %12.1f %16.1f %8.1f"):format(way.name, way.best_decode * 1e3,
-    way.best_encode * 1e3, way.best_both * 1e3, #way.input / MIB / way.best_both))
-end
-print()
-local pure = ways[1]
-for i = 2, #ways do
-  local other = ways[i]
-  print(("%s / savechain pure Lua: decode %.2fx, encode %.2fx, decode+encode %.2fx"):format(
-    other.name, other.best_decode / pure.best_decode, other.best_encode / pure.best_encode,
-    other.best_both / pure.best_both))
-end
+timing.compare(ways, runs)
