@@ -1357,6 +1357,9 @@ M.null = core.null
 -- Arrays read from a save that are empty arrive marked.
 function M.array(t)
   t = t or {}
+  if type(t) ~= "table" then
+    error("savechain.array expects a table (or nothing, for a new one), not a " .. type(t), 2)
+  end
   local mt = getmetatable(t)
   if mt ~= nil and mt ~= core.array_mt then
     error("savechain.array: the table already has a metatable", 2)
@@ -1508,7 +1511,7 @@ local VERSIONS = "savechain.versions"
 -- or nothing when it changed the state in place). A state saved before the module had a
 -- version is version 1.
 function M.register(name, handlers)
-  if type(name) ~= "string" then
+  if type(name) ~= "string" or name == "" then
     error("savechain.register expects a module name", 2)
   end
   if name == VERSIONS then
@@ -1553,7 +1556,11 @@ function M.collect()
     states[name], versions[name] = state, kept_versions[name]
   end
   for name, handlers in pairs(modules) do
-    states[name], versions[name] = handlers.save(), handlers.version
+    local ok, state = pcall(handlers.save)
+    if not ok then
+      error("savechain.collect: the save function of " .. name .. " failed: " .. tostring(state), 2)
+    end
+    states[name], versions[name] = state, handlers.version
   end
   if next(versions) ~= nil then
     states[VERSIONS] = versions

@@ -131,4 +131,22 @@ function tests.nesting_limit()
   fails_with(function() savechain.decode(string.rep("[", 513) .. string.rep("]", 513)) end, "512")
 end
 
+function tests.careless_calls_get_plain_messages()
+  fails_with(function() savechain.array("abc") end, "savechain.array expects a table")
+  fails_with(function() savechain.register("", { save = print, load = print }) end, "module name")
+  fails_with(function() savechain.restore("{}") end, "savechain.restore expects the table")
+  fails_with(function() savechain.encode({ [savechain.null] = 1 }) end, "cannot be a table key")
+  local ok, message = pcall(savechain.register_class, "\255", {})
+  assert(not ok and tostring(message):find("UTF-8", 1, true), tostring(message))
+end
+
+function tests.a_failing_save_or_load_is_named()
+  savechain.register("codec_test_failing", {
+    save = function() error("kaboom") end,
+    load = function() error("bang") end,
+  })
+  fails_with(function() savechain.collect() end, "the save function of codec_test_failing failed")
+  fails_with(function() savechain.restore({}) end, "the load function of codec_test_failing failed")
+end
+
 return tests
