@@ -706,12 +706,17 @@ else
             if fx ~= fy then return fx < fy end
             local ix, iy = type(x) == "table" or is_integer(x), type(y) == "table" or is_integer(y)
             if ix ~= iy then return ix end
-            return bytewise(tostring(x), tostring(y))
+            local tx, ty = tostring(x), tostring(y)
+            -- Two u64 boxes of the same bits are two keys: their values decide.
+            if tx == ty then return bytewise(key_text(a[2]), key_text(b[2])) end
+            return bytewise(tx, ty)
           elseif ra == 1 then
             return x == false and y == true
           elseif ra == 3 or ra == 4 then
             if type(x) == "table" then x = rawget(x, 1) end
             if type(y) == "table" then y = rawget(y, 1) end
+            -- Two boxes of the same bytes are two keys: their values decide.
+            if x == y then return bytewise(key_text(a[2]), key_text(b[2])) end
             return bytewise(x, y)
           elseif ra == 5 then
             -- By their texts, made only when two tables as keys meet, and once each.
@@ -1477,6 +1482,17 @@ end
 -- The save text of a value (canonical, pretty unless opts.compact).
 -- An error is its message alone: where in the text, or in the value, and what is wrong.
 function M.encode(value, opts)
+  if opts ~= nil then
+    -- A misspelt option is an error rather than pretty text nobody asked for.
+    if type(opts) ~= "table" then
+      error("savechain.encode: options are a table such as { compact = true }, not a " .. type(opts), 2)
+    end
+    for key, v in pairs(opts) do
+      if key ~= "compact" or type(v) ~= "boolean" then
+        error("savechain.encode: the only option is compact = true or false, not " .. tostring(key), 2)
+      end
+    end
+  end
   local text, err = core.encode(value, opts ~= nil and opts.compact == true)
   if text == nil then error(err, 0) end
   return text

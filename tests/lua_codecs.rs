@@ -1265,3 +1265,23 @@ fn tables_as_keys_nested_deep_are_written_as_rust_writes_them() {
 fn class_names_are_text() {
     same_as_rust(&ALL, "return s.register_class('\\255', {})", None);
 }
+
+#[test]
+fn boxes_of_the_same_contents_as_keys_are_ordered_by_their_values() {
+    // Two byte-string or u64 boxes holding the same are two keys: the order of their
+    // entries must not be the order Lua walks the table in.
+    for source in [
+        "return s.encode({[s.bytes('')] = s.null, [s.bytes('')] = s.bytes('<'), [1] = 2}, \
+         {compact = true})",
+        "return s.encode({[s.u64('18446744073709551615')] = 'b', \
+         [s.u64('18446744073709551615')] = 'a'}, {compact = true})",
+    ] {
+        same_as_rust(&[Imp::Pure54, Imp::Native], source, None);
+    }
+    same_as_rust(
+        &[Imp::Pure51, Imp::PureJit],
+        "return s.encode({[s.bytes('')] = s.null, [s.bytes('')] = s.bytes('<'), [1] = 2}, \
+         {compact = true})",
+        None,
+    );
+}

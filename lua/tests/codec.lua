@@ -136,6 +136,8 @@ function tests.careless_calls_get_plain_messages()
   fails_with(function() savechain.register("", { save = print, load = print }) end, "module name")
   fails_with(function() savechain.restore("{}") end, "savechain.restore expects the table")
   fails_with(function() savechain.encode({ [savechain.null] = 1 }) end, "cannot be a table key")
+  fails_with(function() savechain.encode({}, "compact") end, "options are a table")
+  fails_with(function() savechain.encode({}, { compat = true }) end, "the only option is compact")
   local ok, message = pcall(savechain.register_class, "\255", {})
   assert(not ok and tostring(message):find("UTF-8", 1, true), tostring(message))
 end

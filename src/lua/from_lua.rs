@@ -3,7 +3,6 @@
 //! Works on the raw Lua stack (through `mlua::ffi`) rather than mlua's handles, which cost
 //! a registry slot and often a protected call each: a save holds millions of values.
 
-use std::cmp::Ordering;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
@@ -493,14 +492,11 @@ impl Walker {
             .drain(base..)
             .map(|(key, value)| (key_value(key), value))
             .collect();
-        // Tables as keys can have the same text; their values then decide.
+        // Keys that are tables can have the same text, and so can boxes (two u64 or bytes
+        // boxes of the same contents are two keys): their values then decide, so that the
+        // order never depends on the order Lua walks the table in.
         pairs.sort_by(|a, b| {
-            key_order(&a.0, &b.0).then_with(|| match a.0 {
-                Value::Array(_) | Value::Object(_) | Value::Table(_) => {
-                    a.1.to_string().cmp(&b.1.to_string())
-                }
-                _ => Ordering::Equal,
-            })
+            key_order(&a.0, &b.0).then_with(|| a.1.to_string().cmp(&b.1.to_string()))
         });
         Value::from(Table::Keyed(pairs))
     }
