@@ -7,10 +7,11 @@ use std::path::Path as FsPath;
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::fsio;
 use crate::path::{Path, Segment};
+use crate::text::build::Build;
 use crate::text::reader::{utf8, Parsed, Reader};
 use crate::text::write::write_members;
 use crate::text::Style;
-use crate::text::Tree;
+use crate::text::{Sparse, Tree};
 use crate::value::{Map, Value};
 
 /// The `meta` section of a save.
@@ -36,6 +37,34 @@ impl Meta {
             None => meta.remove("writer"),
         };
         Value::Object(meta)
+    }
+
+    /// Reads the `meta` of the save whose text is `bytes`, building nothing of its data:
+    /// for a program that wants a save's version (to list saves, or to tell whether one
+    /// needs an upgrade) at the cost of a syntax check of the text, without the memory of
+    /// loading it.
+    ///
+    /// The text must be strict JSON with the format's tags throughout, and a save's
+    /// envelope, or the error is the one [`Save::from_slice`] gives. What only a loaded
+    /// document shows, such as a duplicate key inside `data`, is not checked: a save this
+    /// reads may still fail to load.
+    ///
+    /// ```
+    /// use savechain::Meta;
+    ///
+    /// let meta = Meta::from_slice(br#"{"data": {"hp": 3}, "meta": {"version": 4, "writer": "2.1.0", "slot": 2}}"#)?;
+    /// assert_eq!(meta.version, 4);
+    /// assert_eq!(meta.writer, Some(savechain::semver::Version::new(2, 1, 0)));
+    /// assert_eq!(meta.extra["slot"].as_u64(), Some(2));
+    ///
+    /// let err = Meta::from_slice(b"{\"meta\": {\"version\": 4}, \"data\": [1,]}").unwrap_err();
+    /// assert_eq!((err.line(), err.column()), (Some(1), Some(37)));
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn from_slice(bytes: &[u8]) -> Result<Meta> {
+        let text = utf8(bytes)?;
+        let (document, offsets) = read_meta_document(text)?;
+        Ok(checked_envelope(text, document, &offsets)?.meta)
     }
 }
 
@@ -72,12 +101,7 @@ impl Save {
     pub fn from_slice(bytes: &[u8]) -> Result<Save> {
         let text = utf8(bytes)?;
         let (document, offsets) = read_document(text)?;
-        let kind = envelope_error_kind(&document);
-        envelope(document).map_err(|(path, message)| {
-            Error::new(kind, message)
-                .at(Location::of_offset(text.as_bytes(), offsets.of(&path)))
-                .in_path(path)
-        })
+        checked_envelope(text, document, &offsets)
     }
 
     /// A save from a document that is already parsed (`{"meta": ..., "data": ...}`).
@@ -261,6 +285,17 @@ fn envelope_error_kind(document: &Value) -> ErrorKind {
         Value::Object(top) if top.contains_key("meta") => ErrorKind::Envelope,
         _ => ErrorKind::NotASave,
     }
+}
+
+/// The save `document` holds, read from `text`; an envelope error points at the member
+/// it is about.
+fn checked_envelope(text: &str, document: Value, offsets: &Offsets) -> Result<Save> {
+    let kind = envelope_error_kind(&document);
+    envelope(document).map_err(|(path, message)| {
+        Error::new(kind, message)
+            .at(Location::of_offset(text.as_bytes(), offsets.of(&path)))
+            .in_path(path)
+    })
 }
 
 /// Splits a parsed document into meta and data, checking it is a save.
@@ -452,12 +487,28 @@ fn read_data<'de, T: serde::Deserialize<'de>>(reader: &mut Reader<'de, Tree>) ->
 /// `meta` start, so that envelope errors point at them without a second reading.
 fn read_document(text: &str) -> Result<(Value, Offsets)> {
     let mut reader = Reader::new(text, Tree);
-    let document = read_top(&mut reader).map_err(|e| reader.error(e))?;
+    let document = read_top(&mut reader, |_, _| {}).map_err(|e| reader.error(e))?;
     reader.end().map_err(|e| reader.error(e))?;
     Ok(document)
 }
 
-fn read_top(reader: &mut Reader<'_, Tree>) -> Parsed<(Value, Offsets)> {
+/// Reads a whole document as [`read_document`] does, building only `meta` (the other
+/// top-level members read as `null`).
+fn read_meta_document(text: &str) -> Result<(Value, Offsets)> {
+    let mut reader = Reader::new(text, Sparse::default());
+    let skip = |reader: &mut Reader<'_, Sparse>, on| reader.builder.skipping = on;
+    let document = read_top(&mut reader, skip).map_err(|e| reader.error(e))?;
+    reader.end().map_err(|e| reader.error(e))?;
+    Ok(document)
+}
+
+/// Reads the top-level value, with the offsets of the envelope's members; `skip(reader,
+/// true)` is called before each top-level member other than `meta` is read, and
+/// `skip(reader, false)` after.
+fn read_top<'a, B: Build<'a, Value = Value>>(
+    reader: &mut Reader<'a, B>,
+    skip: impl Fn(&mut Reader<'a, B>, bool),
+) -> Parsed<(Value, Offsets)> {
     reader.skip_whitespace();
     let mut offsets = Offsets {
         root: reader.pos(),
@@ -469,7 +520,13 @@ fn read_top(reader: &mut Reader<'_, Tree>) -> Parsed<(Value, Offsets)> {
     }
     let (top, top_offsets) = reader.object_with(|reader, key| {
         reader.skip_whitespace();
-        if key != "meta" || reader.peek() != Some(b'{') {
+        if key != "meta" {
+            skip(reader, true);
+            let value = reader.value();
+            skip(reader, false);
+            return value;
+        }
+        if reader.peek() != Some(b'{') {
             return reader.value();
         }
         let (meta, meta_offsets) = reader.object_with(|reader, _| reader.value())?;

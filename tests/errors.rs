@@ -1,13 +1,29 @@
 //! Error messages are part of the interface: pinned by snapshots, so a change to one is seen
 //! and reviewed.
 
-use savechain::{ErrorKind, Save};
+use savechain::{ErrorKind, Meta, Save};
 
 /// Loads each case as a save and lists the errors, one block per case.
 fn report(cases: &[(&str, &str)]) -> String {
     let mut out = String::new();
     for (name, text) in cases {
         let err = Save::from_str(text).expect_err(name).with_file("save.json");
+        // Reading `meta` alone finds the same error, but for the checks of a loaded
+        // document's values (a duplicate key, a malformed table inside `data`).
+        match Meta::from_slice(text.as_bytes()) {
+            Err(meta_err) => {
+                assert_eq!(
+                    meta_err.with_file("save.json").to_string(),
+                    err.to_string(),
+                    "{name}"
+                )
+            }
+            Ok(_) => assert_eq!(
+                err.kind(),
+                ErrorKind::Value,
+                "{name}: read by Meta::from_slice"
+            ),
+        }
         out.push_str(&format!(
             "# {name}\n{text}\n=> [{:?}] {err}\n\n",
             err.kind()

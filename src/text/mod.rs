@@ -15,8 +15,8 @@ pub(crate) mod tags;
 mod tree;
 pub(crate) mod write;
 
-pub(crate) use tree::Tree;
 pub use tree::{from_slice, from_str};
+pub(crate) use tree::{Sparse, Tree};
 pub use write::{
     reformat, to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style,
 };

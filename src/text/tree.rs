@@ -96,3 +96,82 @@ pub fn from_slice(bytes: &[u8]) -> Result<Value> {
 pub fn from_str(text: &str) -> Result<Value> {
     from_slice(text.as_bytes())
 }
+
+/// Builds [`Value`]s as [`Tree`] does, or nothing while `skipping`: for readers that want
+/// one part of a document (a save's `meta`) and only a syntax check of the rest. What is
+/// skipped reads as `null`, and its objects' keys are not checked for duplicates.
+#[derive(Default)]
+pub(crate) struct Sparse {
+    pub(crate) skipping: bool,
+}
+
+impl<'a> Build<'a> for Sparse {
+    type Value = Value;
+    type Key = Key;
+
+    fn null(&mut self) -> Value {
+        Value::Null
+    }
+
+    fn bool(&mut self, b: bool) -> Value {
+        self.or_null(|| Tree.bool(b))
+    }
+
+    fn int(&mut self, i: i64) -> Value {
+        self.or_null(|| Tree.int(i))
+    }
+
+    fn uint(&mut self, u: u64) -> Value {
+        self.or_null(|| Tree.uint(u))
+    }
+
+    fn double(&mut self, d: f64) -> Value {
+        self.or_null(|| Tree.double(d))
+    }
+
+    fn string(&mut self, s: Cow<'a, str>) -> Value {
+        self.or_null(|| Tree.string(s))
+    }
+
+    fn bytes(&mut self, b: Vec<u8>) -> Value {
+        self.or_null(|| Tree.bytes(b))
+    }
+
+    fn key(&mut self, k: Cow<'a, str>) -> Key {
+        match self.skipping {
+            true => Key::default(),
+            false => <Tree as Build<'a>>::key(&mut Tree, k),
+        }
+    }
+
+    fn array(&mut self, items: Drain<'_, Value>) -> Value {
+        self.or_null(|| Tree.array(items))
+    }
+
+    fn object(
+        &mut self,
+        members: Drain<'_, (Key, Value)>,
+    ) -> std::result::Result<Value, (usize, usize)> {
+        match self.skipping {
+            true => Ok(Value::Null),
+            false => Tree.object(members),
+        }
+    }
+
+    fn table(&mut self, tag: u8, content: Value) -> std::result::Result<Value, String> {
+        match self.skipping {
+            true => Ok(Value::Null),
+            false => <Tree as Build<'a>>::table(&mut Tree, tag, content),
+        }
+    }
+}
+
+impl Sparse {
+    #[inline]
+    fn or_null(&self, build: impl FnOnce() -> Value) -> Value {
+        match self.skipping {
+            true => Value::Null,
+            false => build(),
+        }
+    }
+}
