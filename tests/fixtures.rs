@@ -81,6 +81,44 @@ fn every_fixture_upgrades_to_its_expected_form() {
     assert!(stderr.contains("fixtures: 19 match, 0 differ"), "{stderr}");
 }
 
+/// `upgrades/` holds the example game's whole chain in Lua (the Lua twins of its three Rust
+/// steps beside its Lua steps), as a program that runs Lua steps only (the C ABI, stock
+/// Lua) builds it: it upgrades every fixture to its expected form byte for byte, as the
+/// built-in chain does.
+#[test]
+fn the_lua_chain_of_upgrades_makes_the_built_in_chains_saves() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let chain = savechain::upgrade::Chain::from_lua_dir("0.1.0", format!("{root}/upgrades"))
+        .unwrap()
+        .for_game("Starlane Traders")
+        .unwrap();
+    assert_eq!((chain.oldest(), chain.latest()), (1, 9));
+    let mut compared = 0;
+    for entry in walkdir::WalkDir::new(format!("{root}/fixtures")) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let relative = entry
+            .path()
+            .strip_prefix(format!("{root}/fixtures"))
+            .unwrap();
+        let text = std::fs::read(entry.path()).unwrap();
+        let upgraded = chain
+            .upgrader()
+            .upgrade_text(&text, &savechain::Options::default())
+            .unwrap();
+        let expected = std::fs::read(format!("{root}/expected/{}", relative.display())).unwrap();
+        assert!(
+            upgraded.text.unwrap_or(text) == expected,
+            "{}",
+            relative.display()
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 19);
+}
+
 /// The example game's mod, `mods/cartographer`, with its fixtures at each of its data
 /// versions: each upgrades, after the game's chain, to its expected form.
 #[test]

@@ -142,8 +142,8 @@ fn formatting_and_the_decimal_view_are_the_librarys() {
     assert!(view.contains("[\"d\", 96.5]"), "{view}");
 }
 
-/// The example game's Lua steps, `names`, copied into a steps folder of their own (the
-/// whole of `upgrades/` is not a chain: the Rust steps between them are missing).
+/// The example game's Lua steps, `names`, copied into a steps folder of their own: a chain
+/// over those versions alone, to compare with the library's built-in chain there.
 fn steps_folder(names: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for name in names {
