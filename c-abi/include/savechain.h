@@ -1,0 +1,428 @@
+/*
+ * savechain: lossless, versioned JSON saves, for C and C++ engines.
+ *
+ * Link with -lsavechain_c (cargo build --release -p savechain-c makes
+ * target/release/libsavechain_c.so and libsavechain_c.a; the static library also
+ * needs -lpthread -ldl -lm). README.md, "From C and C++", has a worked example.
+ *
+ * Ownership. Every pointer savechain hands out is owned by the caller and freed by the
+ * free function of its type: savechain_chain_free, savechain_report_free,
+ * savechain_error_free, savechain_text_free. Each accepts NULL. Strings inside a
+ * report or an error belong to it and live until it is freed. Pointers the caller passes
+ * in are only read during the call; savechain keeps none of them.
+ *
+ * Errors. A call that can fail returns SAVECHAIN_OK or the kind of its failure. Given a
+ * non-NULL `savechain_error **error_out`, it stores there NULL on success, or an error
+ * (kind, message, file, line, column, path in the document) to free with
+ * savechain_error_free. A NULL pointer where one is required, a string that is not
+ * UTF-8, an unknown flag or style: SAVECHAIN_ERROR_ARGUMENT, never a crash. A length
+ * longer than the buffer it describes cannot be seen, and is undefined behaviour, as in
+ * any C API. No panic crosses the boundary (SAVECHAIN_ERROR_INTERNAL). Out pointers are
+ * set to NULL first, so freeing them after a failure is safe.
+ *
+ * Threads. All calls may run at once on different threads, on different objects or on
+ * the same chain: a chain, once set up, is only read. The calls that set a chain up
+ * (savechain_chain_set_game, savechain_chain_add_mods, savechain_chain_set_limits) and
+ * savechain_chain_free must not run while another call uses that chain. Reports, errors
+ * and texts may be freed on any thread.
+ *
+ * Global state. None a caller sees: no initialisation, no shutdown. Lua steps run in Lua
+ * states of savechain's own (Lua 5.4, compiled in, apart from any Lua the engine has),
+ * one set per upgrade, so nothing one save's steps do reaches another's. Upgrades of files
+ * take an advisory lock (flock) on the save while they work on it.
+ *
+ * Text. Save text is UTF-8 given as a pointer and a length (no NUL needed); texts handed
+ * out are NUL-terminated too, and never contain a NUL byte. A text that is not UTF-8 is a
+ * SAVECHAIN_ERROR_SYNTAX with its line and column.
+ */
+
+
+#ifndef SAVECHAIN_H
+#define SAVECHAIN_H
+
+/* Made by cbindgen from c-abi/src/ (tests/header.rs checks it): do not edit by hand. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// Style: the canonical layout a save is stored in (sorted keys, two-space indent,
+// doubles as `["d", "<hexfloat>"]`).
+#define SAVECHAIN_PRETTY 0
+
+// Style: the same document on one line, without spaces.
+#define SAVECHAIN_COMPACT 1
+
+// Style: the decimal view for a person editing by hand: each double as its shortest
+// decimal, tagged `["d", 0.1]`, reading back as the same bits (docs/FORMAT.md 5.1).
+#define SAVECHAIN_DECIMAL 2
+
+// Flag: when a mod's step fails, upgrade the rest of the save and hold that mod's data
+// back at its old version, marked in the save (`meta.mods.<name>.held`), instead of
+// failing the save. The game's own steps always fail the save.
+#define SAVECHAIN_KEEP_GOING 1
+
+// Flag: fail a step that removes a path in the save it did not declare dropped.
+#define SAVECHAIN_STRICT 2
+
+// Flag, for `savechain_upgrade_file`: write nothing; the report says which steps would
+// run.
+#define SAVECHAIN_DRY_RUN 4
+
+// What a call did: `SAVECHAIN_OK`, or the kind of problem that stopped it (the kinds of the
+// library's `ErrorKind`, and two of the ABI's own).
+typedef enum savechain_status {
+  // It worked.
+  SAVECHAIN_OK = 0,
+  // Reading or writing a file failed.
+  SAVECHAIN_ERROR_IO = 1,
+  // The text is not strict JSON, or not UTF-8.
+  SAVECHAIN_ERROR_SYNTAX = 2,
+  // Valid JSON that holds something a save cannot: a malformed tag, an integer out of
+  // range, a duplicate key, nesting that is too deep.
+  SAVECHAIN_ERROR_VALUE = 3,
+  // A save whose envelope is broken: `meta` not an object, `meta.version` missing or not
+  // an integer, `data` missing, an unknown top-level member.
+  SAVECHAIN_ERROR_ENVELOPE = 4,
+  // Valid JSON that is not a save at all (no `meta` member): a settings file, say.
+  SAVECHAIN_ERROR_NOT_A_SAVE = 5,
+  // Files that cannot be worked on as asked: an output path that is the save itself.
+  SAVECHAIN_ERROR_USAGE = 6,
+  // Lua failed: a step raised an error or ran out of a limit.
+  SAVECHAIN_ERROR_LUA = 7,
+  // The chain is malformed, a save's version is outside it (a save newer than the
+  // game), or a step failed.
+  SAVECHAIN_ERROR_UPGRADE = 8,
+  // Another program wrote the file while it was being upgraded: it is left as that
+  // program made it, and upgrading again works on its new content.
+  SAVECHAIN_ERROR_CHANGED = 9,
+  // The call's arguments are wrong: a NULL pointer where one is required, a string that
+  // is not UTF-8, an unknown flag or style, a limit out of range.
+  SAVECHAIN_ERROR_ARGUMENT = 10,
+  // A bug in savechain, caught at the boundary (a panic): the call did nothing to any
+  // file, and the library may be used on.
+  SAVECHAIN_ERROR_INTERNAL = 11,
+} savechain_status;
+
+// Why Lua failed, for errors of `SAVECHAIN_ERROR_LUA`, and of `SAVECHAIN_ERROR_UPGRADE`
+// that a Lua step caused.
+typedef enum savechain_lua_failure {
+  // Lua did not fail (or the error says no more).
+  SAVECHAIN_LUA_NONE = 0,
+  // A script ran more instructions than its limit.
+  SAVECHAIN_LUA_INSTRUCTIONS = 1,
+  // A script needed more memory than its limit.
+  SAVECHAIN_LUA_MEMORY = 2,
+  // A script ran longer than its time limit.
+  SAVECHAIN_LUA_TIME = 3,
+  // A file did not compile.
+  SAVECHAIN_LUA_SYNTAX = 4,
+  // A script raised an error, or did what the sandbox refuses.
+  SAVECHAIN_LUA_RUNTIME = 5,
+  // A script left a value a save cannot hold (a function, say).
+  SAVECHAIN_LUA_UNSAVEABLE = 6,
+} savechain_lua_failure;
+
+// A game's upgrade chain (opaque): its Lua steps, its version, its mods and the limits of
+// their steps. Made by `savechain_chain_new`, set up by the `savechain_chain_set_*` and
+// `savechain_chain_add_*` calls, freed by `savechain_chain_free`. Once set up it may be
+// used by any number of threads at once (it is only read); the calls that set it up
+// must not run while any other call uses it.
+typedef struct savechain_chain savechain_chain;
+
+// An error, as a caller reads it. Every string is NUL-terminated UTF-8 owned by the error,
+// valid until `savechain_error_free`.
+typedef struct savechain_error {
+  // The kind of problem; never `SAVECHAIN_OK`.
+  enum savechain_status kind;
+  // The whole error as savechain prints it, for a log or a player:
+  // `file:line:column: at data.ship.hull: message`, leaving out what is not known.
+  const char *text;
+  // What went wrong and what was expected, alone.
+  const char *message;
+  // The file the error is about, or NULL.
+  const char *file;
+  // The line in the text, counted from 1; 0 when the error is not about a place in a
+  // text.
+  uint64_t line;
+  // The column in that line, in characters, counted from 1; 0 when not known.
+  uint64_t column;
+  // The path inside the document (`data.ship.hull`, `data.items[3]`), or "" for the
+  // whole document or an error about no part of one.
+  const char *path;
+  // The mod whose step or data failed, or NULL.
+  const char *failed_mod;
+  // Why Lua failed, or `SAVECHAIN_LUA_NONE`.
+  enum savechain_lua_failure lua_failure;
+} savechain_error;
+
+// One step that ran. Strings are NUL-terminated UTF-8 owned by the report.
+typedef struct savechain_step {
+  // The step's name, its file's (`0003-hull.lua`).
+  const char *name;
+  // The version it upgraded from.
+  uint64_t from;
+  // The version it made.
+  uint64_t to;
+  // `"lua"` or `"rust"`.
+  const char *kind;
+  // What the step says it does ("" when it says nothing).
+  const char *description;
+  // The mod the step is of, or NULL for a step of the game's chain.
+  const char *mod_name;
+  // The lines the step printed, in order: `printed_count` strings. Savechain shows them
+  // nowhere: the caller does, with the save and the step's name.
+  const char *const *printed;
+  // How many lines `printed` has.
+  size_t printed_count;
+} savechain_step;
+
+// Where one mod's data stands after the upgrade.
+typedef struct savechain_mod {
+  // The mod's name, its key in `meta.mods`.
+  const char *name;
+  // Whether the save recorded a data version of the mod (`from`).
+  bool has_from;
+  // The data version the save had for it (when `has_from`).
+  uint64_t from;
+  // Whether the save records one after the upgrade (`to`).
+  bool has_to;
+  // The data version it has after (when `has_to`).
+  uint64_t to;
+  // `"upgraded"`, `"current"`, `"not in the save"`, `"not installed"`, `"held"` or
+  // `"waiting"` (the game's upgrade stopped before its latest version).
+  const char *status;
+  // For a mod held back (`SAVECHAIN_KEEP_GOING`): why; NULL otherwise.
+  const char *held_because;
+} savechain_mod;
+
+// What an upgrade did. Strings are NUL-terminated UTF-8 (`written` and `backup`: the
+// paths' bytes); everything is owned by the report, valid until `savechain_report_free`.
+typedef struct savechain_report {
+  // The save's version (the game's data version) before.
+  uint64_t from;
+  // Its version after (with `SAVECHAIN_DRY_RUN`: would have).
+  uint64_t to;
+  // `savechain_upgrade_text`: whether the save changed (a step ran, or a mod's mark
+  // was made or dropped); when false, the text given is the upgraded save, byte for
+  // byte. `savechain_upgrade_file`: whether any step ran (with `SAVECHAIN_DRY_RUN`:
+  // would run); `written` says what was written.
+  bool changed;
+  // `savechain_upgrade_text`: the upgraded save's canonical text, `text_len` bytes and
+  // a NUL; NULL when `changed` is false. NULL for a file.
+  const char *text;
+  // The length of `text` in bytes, without its NUL.
+  size_t text_len;
+  // `savechain_upgrade_file`: the file written, or NULL when none was (a save already
+  // current, upgraded in place; a dry run).
+  const char *written;
+  // `savechain_upgrade_file` in place: the backup of the original (`<name>.v<N>.bak`),
+  // or NULL when none was written.
+  const char *backup;
+  // The steps that ran, the game's then each mod's (with `SAVECHAIN_DRY_RUN`: would
+  // run): `step_count` of them.
+  const struct savechain_step *steps;
+  // How many steps `steps` has.
+  size_t step_count;
+  // Every mod installed in the chain or recorded in the save: `mod_count` of them.
+  const struct savechain_mod *mods;
+  // How many mods `mods` has.
+  size_t mod_count;
+} savechain_report;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+// The version of savechain this library is, as a NUL-terminated string ("0.1.0"), static.
+const char *savechain_version(void);
+
+// Makes the chain of the game at version `writer` (a semantic version such as "2.3.0",
+// written into every save it upgrades) from the Lua steps in the folder `steps_dir`
+// (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
+// steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
+// misnamed file or a step that does not compile is an error naming the file (and the
+// line, for Lua).
+//
+// On success `*chain_out` is the new chain, which the caller frees with
+// `savechain_chain_free`; on failure it is NULL.
+//
+// # Safety
+// `writer` and `steps_dir` are NULL or NUL-terminated strings; `chain_out` points to
+// writable memory; `error_out` is NULL or points to writable memory.
+enum savechain_status savechain_chain_new(const char *writer,
+                                          const char *steps_dir,
+                                          struct savechain_chain **chain_out,
+                                          struct savechain_error **error_out);
+
+// Names the game the chain's saves belong to: the chain then upgrades only saves whose
+// `meta.game` is exactly `game`, and refuses a save that names another game or none. An
+// empty name is an error; on failure the chain is as it was.
+//
+// # Safety
+// `chain` is a live chain no other call is using; `game` a NUL-terminated string;
+// `error_out` NULL or writable.
+enum savechain_status savechain_chain_set_game(struct savechain_chain *chain,
+                                               const char *game,
+                                               struct savechain_error **error_out);
+
+// Adds the mods of the folder `mods_dir` (one folder per mod, each with its `mod.json`
+// and its own Lua steps), put in order after the game's steps as the library's
+// `Chain::with_mods_dir` does. A malformed mod, or a mod of a name the chain has, is an
+// error naming its file; on failure the chain is as it was.
+//
+// # Safety
+// As `savechain_chain_set_game`.
+enum savechain_status savechain_chain_add_mods(struct savechain_chain *chain,
+                                               const char *mods_dir,
+                                               struct savechain_error **error_out);
+
+// Sets what each Lua step may use, per step run: `instructions` (Lua VM instructions),
+// `memory_bytes` (what its Lua state may hold) and `seconds` (processor time). 0 keeps a
+// limit as it is; the defaults are 300 million instructions, 1 GiB and 30 seconds. A
+// step that goes over a limit fails its save alone. A negative, NaN or infinite
+// `seconds` is an error, and the chain is then as it was.
+//
+// # Safety
+// `chain` is a live chain no other call is using; `error_out` NULL or writable.
+enum savechain_status savechain_chain_set_limits(struct savechain_chain *chain,
+                                                 uint64_t instructions,
+                                                 uint64_t memory_bytes,
+                                                 double seconds,
+                                                 struct savechain_error **error_out);
+
+// The chain's latest version: what its saves are upgraded to. 0 when `chain` is NULL.
+//
+// # Safety
+// `chain` is NULL or a live chain.
+uint64_t savechain_chain_latest(const struct savechain_chain *chain);
+
+// The oldest version the chain upgrades from (its first step's); a save older than it is
+// refused. 0 when `chain` is NULL.
+//
+// # Safety
+// `chain` is NULL or a live chain.
+uint64_t savechain_chain_oldest(const struct savechain_chain *chain);
+
+// Frees a chain. NULL is ignored.
+//
+// # Safety
+// `chain` is NULL or a chain from `savechain_chain_new`, not freed before, that no other
+// call is using.
+void savechain_chain_free(struct savechain_chain *chain);
+
+// A word or two naming `status`, for logs: "ok", "io", "syntax", "value", "envelope",
+// "not a save", "usage", "lua", "upgrade", "changed", "argument", "internal"; "unknown"
+// for a value that is none of these. The string is static.
+const char *savechain_status_name(int status);
+
+// Frees an error a call stored. NULL is ignored.
+//
+// # Safety
+// `error` is NULL or an error a savechain call stored, not freed before.
+void savechain_error_free(struct savechain_error *error);
+
+// Writes the document whose text is the `text_len` bytes at `text` in `style`
+// (`SAVECHAIN_PRETTY`, `SAVECHAIN_COMPACT` or `SAVECHAIN_DECIMAL`), every value kept
+// exactly. Any document of the format is accepted, a save or not.
+//
+// On success `*out` is the new text, NUL-terminated, freed by `savechain_text_free`,
+// and `*out_len` (when `out_len` is not NULL) its length without the NUL. Text that is
+// not the format's JSON is an error with its line, column and document path.
+//
+// # Safety
+// `text` points to `text_len` readable bytes (or is NULL with `text_len` 0); `out` points
+// to writable memory; `out_len` and `error_out` are NULL or writable.
+enum savechain_status savechain_format(const char *text,
+                                       size_t text_len,
+                                       uint32_t style,
+                                       char **out,
+                                       size_t *out_len,
+                                       struct savechain_error **error_out);
+
+// Reads the version and `meta` of the save whose text is the `text_len` bytes at `text`,
+// building nothing of its data (the whole text is still checked as the format's JSON):
+// to list saves, or to tell whether one needs an upgrade (its version below
+// `savechain_chain_latest`).
+//
+// On success `*version_out` is `meta.version`, and, when `meta_out` is not NULL,
+// `*meta_out` is the `meta` object as compact canonical JSON, freed by
+// `savechain_text_free`, with its length in `*meta_len_out` (when not NULL). Text that
+// is not a save is an error (`SAVECHAIN_ERROR_NOT_A_SAVE` when it is JSON with no `meta`).
+//
+// # Safety
+// `text` points to `text_len` readable bytes (or is NULL with `text_len` 0);
+// `version_out` points to writable memory; `meta_out`, `meta_len_out` and `error_out`
+// are NULL or writable.
+enum savechain_status savechain_read_meta(const char *text,
+                                          size_t text_len,
+                                          uint64_t *version_out,
+                                          char **meta_out,
+                                          size_t *meta_len_out,
+                                          struct savechain_error **error_out);
+
+// Frees a text a savechain call stored. NULL is ignored.
+//
+// # Safety
+// `text` is NULL or a text a savechain call stored, not freed before.
+void savechain_text_free(char *text);
+
+// Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed)
+// to version `to` (0: the chain's latest), in memory, as the library's
+// `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
+// `SAVECHAIN_STRICT` or-ed.
+//
+// On success `*report_out` is the report, with the upgraded canonical text (or, when
+// nothing changed, NULL text: the text given is the save), freed by
+// `savechain_report_free`. Text that is not a save, a save newer than the chain or of
+// another game, and a step that fails are errors with the line, column and document path
+// where they apply; the error's file is NULL. Steps run in sandboxes of their own, with
+// the chain's limits: nothing one upgrade's steps do reaches another's.
+//
+// # Safety
+// `chain` is a live chain; `text` points to `text_len` readable bytes (or is NULL with
+// `text_len` 0); `report_out` points to writable memory; `error_out` is NULL or writable.
+enum savechain_status savechain_upgrade_text(const struct savechain_chain *chain,
+                                             const char *text,
+                                             size_t text_len,
+                                             uint64_t to,
+                                             uint32_t flags,
+                                             struct savechain_report **report_out,
+                                             struct savechain_error **error_out);
+
+// Upgrades the save in the file `path` to version `to` (0: the chain's latest), as the
+// library's `upgrade_file` does: into the file `out_path` (its folder made; the source
+// left as it is; a save already current copied byte for byte), or, when `out_path` is
+// NULL, in place, after keeping the original beside it as `<name>.v<N>.bak` (a different
+// file of that name is never overwritten). Every write is atomic (a temporary file,
+// flushed, renamed): a crash or a failure leaves each file as it was or whole. A save
+// already current is not rewritten in place. `flags`: 0, or `SAVECHAIN_KEEP_GOING`,
+// `SAVECHAIN_STRICT` and `SAVECHAIN_DRY_RUN` or-ed.
+//
+// On success `*report_out` is the report (with the paths written), freed by
+// `savechain_report_free`. Errors name the file; on any error nothing was written.
+// Upgrades of different files may run at once on different threads; two at once of the
+// same file wait for each other (a lock on the file, as every savechain writer takes).
+//
+// # Safety
+// `chain` is a live chain; `path` a NUL-terminated string; `out_path` NULL or one;
+// `report_out` writable; `error_out` NULL or writable.
+enum savechain_status savechain_upgrade_file(const struct savechain_chain *chain,
+                                             const char *path,
+                                             const char *out_path,
+                                             uint64_t to,
+                                             uint32_t flags,
+                                             struct savechain_report **report_out,
+                                             struct savechain_error **error_out);
+
+// Frees a report. NULL is ignored.
+//
+// # Safety
+// `report` is NULL or a report a savechain call stored, not freed before.
+void savechain_report_free(struct savechain_report *report);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* SAVECHAIN_H */

@@ -1,0 +1,131 @@
+//! Save text out to C without an upgrade: the canonical layouts, the decimal view, and a
+//! save's version and `meta` read alone.
+
+use std::ffi::{c_char, CString};
+use std::ptr;
+
+use savechain::text::{reformat, Style};
+use savechain::Meta;
+
+use crate::args;
+use crate::error::{guard, savechain_error, savechain_status, Failure};
+
+/// Style: the canonical layout a save is stored in (sorted keys, two-space indent,
+/// doubles as `["d", "<hexfloat>"]`).
+pub const SAVECHAIN_PRETTY: u32 = 0;
+/// Style: the same document on one line, without spaces.
+pub const SAVECHAIN_COMPACT: u32 = 1;
+/// Style: the decimal view for a person editing by hand: each double as its shortest
+/// decimal, tagged `["d", 0.1]`, reading back as the same bits (docs/FORMAT.md 5.1).
+pub const SAVECHAIN_DECIMAL: u32 = 2;
+
+/// Hands `text` (NUL-free: canonical text escapes every control character) to the caller.
+fn hand_out(text: Vec<u8>, out: *mut *mut c_char, out_len: *mut usize) {
+    let len = text.len();
+    let text = CString::new(text).expect("canonical text has no NUL");
+    // SAFETY: the callers checked both non-NULL.
+    unsafe {
+        *out = text.into_raw();
+        if !out_len.is_null() {
+            *out_len = len;
+        }
+    }
+}
+
+/// Writes the document whose text is the `text_len` bytes at `text` in `style`
+/// (`SAVECHAIN_PRETTY`, `SAVECHAIN_COMPACT` or `SAVECHAIN_DECIMAL`), every value kept
+/// exactly. Any document of the format is accepted, a save or not.
+///
+/// On success `*out` is the new text, NUL-terminated, freed by `savechain_text_free`,
+/// and `*out_len` (when `out_len` is not NULL) its length without the NUL. Text that is
+/// not the format's JSON is an error with its line, column and document path.
+///
+/// # Safety
+/// `text` points to `text_len` readable bytes (or is NULL with `text_len` 0); `out` points
+/// to writable memory; `out_len` and `error_out` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn savechain_format(
+    text: *const c_char,
+    text_len: usize,
+    style: u32,
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+    error_out: *mut *mut savechain_error,
+) -> savechain_status {
+    guard(error_out, || {
+        args::out(out, "out")?;
+        // SAFETY: checked non-NULL; the caller's promise.
+        unsafe { *out = ptr::null_mut() };
+        // SAFETY: the caller's promise.
+        let text = unsafe { args::bytes(text, text_len, "text") }?;
+        let style = match style {
+            SAVECHAIN_PRETTY => Style::Pretty,
+            SAVECHAIN_COMPACT => Style::Compact,
+            SAVECHAIN_DECIMAL => Style::Decimal,
+            other => {
+                return Err(Failure::Argument(format!(
+                    "style is {other}: SAVECHAIN_PRETTY, SAVECHAIN_COMPACT or SAVECHAIN_DECIMAL"
+                )))
+            }
+        };
+        hand_out(reformat(text, style)?, out, out_len);
+        Ok(())
+    })
+}
+
+/// Reads the version and `meta` of the save whose text is the `text_len` bytes at `text`,
+/// building nothing of its data (the whole text is still checked as the format's JSON):
+/// to list saves, or to tell whether one needs an upgrade (its version below
+/// `savechain_chain_latest`).
+///
+/// On success `*version_out` is `meta.version`, and, when `meta_out` is not NULL,
+/// `*meta_out` is the `meta` object as compact canonical JSON, freed by
+/// `savechain_text_free`, with its length in `*meta_len_out` (when not NULL). Text that
+/// is not a save is an error (`SAVECHAIN_ERROR_NOT_A_SAVE` when it is JSON with no `meta`).
+///
+/// # Safety
+/// `text` points to `text_len` readable bytes (or is NULL with `text_len` 0);
+/// `version_out` points to writable memory; `meta_out`, `meta_len_out` and `error_out`
+/// are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn savechain_read_meta(
+    text: *const c_char,
+    text_len: usize,
+    version_out: *mut u64,
+    meta_out: *mut *mut c_char,
+    meta_len_out: *mut usize,
+    error_out: *mut *mut savechain_error,
+) -> savechain_status {
+    guard(error_out, || {
+        args::out(version_out, "version_out")?;
+        if !meta_out.is_null() {
+            // SAFETY: the caller's promise.
+            unsafe { *meta_out = ptr::null_mut() };
+        }
+        // SAFETY: the caller's promise.
+        let text = unsafe { args::bytes(text, text_len, "text") }?;
+        let meta = Meta::from_slice(text)?;
+        // SAFETY: checked non-NULL above.
+        unsafe { *version_out = meta.version };
+        if !meta_out.is_null() {
+            hand_out(
+                savechain::text::to_vec_compact(&meta.to_value())?,
+                meta_out,
+                meta_len_out,
+            );
+        }
+        Ok(())
+    })
+}
+
+/// Frees a text a savechain call stored. NULL is ignored.
+///
+/// # Safety
+/// `text` is NULL or a text a savechain call stored, not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn savechain_text_free(text: *mut c_char) {
+    if !text.is_null() {
+        // SAFETY: the caller's promise: it came from CString::into_raw.
+        drop(unsafe { CString::from_raw(text) });
+    }
+}

@@ -1,0 +1,366 @@
+//! Upgrades out to C: save text upgraded in memory, a file upgraded in place or into
+//! another path, and the report of either.
+
+use std::ffi::{c_char, CString};
+use std::ptr;
+
+use savechain::upgrade::{
+    upgrade_file, FileReport, ModReport, ModStatus, StepReport, Target, UpgradedText,
+};
+use savechain::Options;
+
+use crate::args;
+use crate::chain::{chain_ref, savechain_chain};
+use crate::error::{c_string, guard, savechain_error, savechain_status, Failure};
+
+/// Flag: when a mod's step fails, upgrade the rest of the save and hold that mod's data
+/// back at its old version, marked in the save (`meta.mods.<name>.held`), instead of
+/// failing the save. The game's own steps always fail the save.
+pub const SAVECHAIN_KEEP_GOING: u32 = 1;
+/// Flag: fail a step that removes a path in the save it did not declare dropped.
+pub const SAVECHAIN_STRICT: u32 = 2;
+/// Flag, for `savechain_upgrade_file`: write nothing; the report says which steps would
+/// run.
+pub const SAVECHAIN_DRY_RUN: u32 = 4;
+
+/// One step that ran. Strings are NUL-terminated UTF-8 owned by the report.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub struct savechain_step {
+    /// The step's name, its file's (`0003-hull.lua`).
+    pub name: *const c_char,
+    /// The version it upgraded from.
+    pub from: u64,
+    /// The version it made.
+    pub to: u64,
+    /// `"lua"` or `"rust"`.
+    pub kind: *const c_char,
+    /// What the step says it does ("" when it says nothing).
+    pub description: *const c_char,
+    /// The mod the step is of, or NULL for a step of the game's chain.
+    pub mod_name: *const c_char,
+    /// The lines the step printed, in order: `printed_count` strings. Savechain shows them
+    /// nowhere: the caller does, with the save and the step's name.
+    pub printed: *const *const c_char,
+    /// How many lines `printed` has.
+    pub printed_count: usize,
+}
+
+/// Where one mod's data stands after the upgrade.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub struct savechain_mod {
+    /// The mod's name, its key in `meta.mods`.
+    pub name: *const c_char,
+    /// Whether the save recorded a data version of the mod (`from`).
+    pub has_from: bool,
+    /// The data version the save had for it (when `has_from`).
+    pub from: u64,
+    /// Whether the save records one after the upgrade (`to`).
+    pub has_to: bool,
+    /// The data version it has after (when `has_to`).
+    pub to: u64,
+    /// `"upgraded"`, `"current"`, `"not in the save"`, `"not installed"`, `"held"` or
+    /// `"waiting"` (the game's upgrade stopped before its latest version).
+    pub status: *const c_char,
+    /// For a mod held back (`SAVECHAIN_KEEP_GOING`): why; NULL otherwise.
+    pub held_because: *const c_char,
+}
+
+/// What an upgrade did. Strings are NUL-terminated UTF-8 (`written` and `backup`: the
+/// paths' bytes); everything is owned by the report, valid until `savechain_report_free`.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+pub struct savechain_report {
+    /// The save's version (the game's data version) before.
+    pub from: u64,
+    /// Its version after (with `SAVECHAIN_DRY_RUN`: would have).
+    pub to: u64,
+    /// `savechain_upgrade_text`: whether the save changed (a step ran, or a mod's mark
+    /// was made or dropped); when false, the text given is the upgraded save, byte for
+    /// byte. `savechain_upgrade_file`: whether any step ran (with `SAVECHAIN_DRY_RUN`:
+    /// would run); `written` says what was written.
+    pub changed: bool,
+    /// `savechain_upgrade_text`: the upgraded save's canonical text, `text_len` bytes and
+    /// a NUL; NULL when `changed` is false. NULL for a file.
+    pub text: *const c_char,
+    /// The length of `text` in bytes, without its NUL.
+    pub text_len: usize,
+    /// `savechain_upgrade_file`: the file written, or NULL when none was (a save already
+    /// current, upgraded in place; a dry run).
+    pub written: *const c_char,
+    /// `savechain_upgrade_file` in place: the backup of the original (`<name>.v<N>.bak`),
+    /// or NULL when none was written.
+    pub backup: *const c_char,
+    /// The steps that ran, the game's then each mod's (with `SAVECHAIN_DRY_RUN`: would
+    /// run): `step_count` of them.
+    pub steps: *const savechain_step,
+    /// How many steps `steps` has.
+    pub step_count: usize,
+    /// Every mod installed in the chain or recorded in the save: `mod_count` of them.
+    pub mods: *const savechain_mod,
+    /// How many mods `mods` has.
+    pub mod_count: usize,
+}
+
+/// The report handed out, with everything its pointers point into: `public` first.
+#[repr(C)]
+struct OwnedReport {
+    public: savechain_report,
+    _strings: Vec<CString>,
+    _text: Option<CString>,
+    _steps: Vec<savechain_step>,
+    _printed: Vec<Vec<*const c_char>>,
+    _mods: Vec<savechain_mod>,
+}
+
+/// Where the strings of a report are kept while it is built.
+#[derive(Default)]
+struct Strings(Vec<CString>);
+
+impl Strings {
+    fn keep(&mut self, text: &str) -> *const c_char {
+        let s = c_string(text);
+        let p = s.as_ptr();
+        self.0.push(s);
+        p
+    }
+
+    fn keep_path(&mut self, path: Option<&std::path::Path>) -> *const c_char {
+        let Some(path) = path else {
+            return ptr::null();
+        };
+        #[cfg(unix)]
+        let s = {
+            use std::os::unix::ffi::OsStrExt;
+            CString::new(path.as_os_str().as_bytes()).expect("a path has no NUL")
+        };
+        #[cfg(not(unix))]
+        let s = c_string(&path.to_string_lossy());
+        let p = s.as_ptr();
+        self.0.push(s);
+        p
+    }
+}
+
+/// The parts of a report that upgrades of text and of files share.
+struct Parts<'a> {
+    from: u64,
+    to: u64,
+    changed: bool,
+    steps: &'a [StepReport],
+    mods: &'a [ModReport],
+}
+
+fn report(parts: Parts<'_>, text: Option<Vec<u8>>, file: Option<&FileReport>) -> Box<OwnedReport> {
+    let mut strings = Strings::default();
+    let mut printed: Vec<Vec<*const c_char>> = parts
+        .steps
+        .iter()
+        .map(|s| s.printed.iter().map(|line| strings.keep(line)).collect())
+        .collect();
+    let steps = parts
+        .steps
+        .iter()
+        .zip(&mut printed)
+        .map(|(step, lines)| savechain_step {
+            name: strings.keep(&step.name),
+            from: step.from,
+            to: step.to,
+            kind: strings.keep(step.kind),
+            description: strings.keep(&step.description),
+            mod_name: step
+                .in_mod
+                .as_deref()
+                .map_or(ptr::null(), |m| strings.keep(m)),
+            printed: lines.as_ptr(),
+            printed_count: lines.len(),
+        })
+        .collect::<Vec<_>>();
+    let mods = parts
+        .mods
+        .iter()
+        .map(|m| savechain_mod {
+            name: strings.keep(&m.name),
+            has_from: m.from.is_some(),
+            from: m.from.unwrap_or(0),
+            has_to: m.to.is_some(),
+            to: m.to.unwrap_or(0),
+            status: strings.keep(m.status.word()),
+            held_because: match &m.status {
+                ModStatus::Held(why) => strings.keep(why),
+                _ => ptr::null(),
+            },
+        })
+        .collect::<Vec<_>>();
+    // Canonical text escapes every control character: it has no NUL.
+    let text = text.map(|t| CString::new(t).expect("canonical text has no NUL"));
+    let public = savechain_report {
+        from: parts.from,
+        to: parts.to,
+        changed: parts.changed,
+        text: text.as_ref().map_or(ptr::null(), |t| t.as_ptr()),
+        text_len: text.as_ref().map_or(0, |t| t.as_bytes().len()),
+        written: strings.keep_path(file.and_then(|f| f.written.as_deref())),
+        backup: strings.keep_path(file.and_then(|f| f.backup.as_deref())),
+        steps: steps.as_ptr(),
+        step_count: steps.len(),
+        mods: mods.as_ptr(),
+        mod_count: mods.len(),
+    };
+    Box::new(OwnedReport {
+        public,
+        _strings: strings.0,
+        _text: text,
+        _steps: steps,
+        _printed: printed,
+        _mods: mods,
+    })
+}
+
+/// The run options of a call: the chain's limits, the target version and the flags.
+fn options(chain: &savechain_chain, to: u64, flags: u32, allowed: u32) -> Result<Options, Failure> {
+    if flags & !allowed != 0 {
+        return Err(Failure::Argument(format!(
+            "flags has bits savechain does not know here: {:#x}",
+            flags & !allowed
+        )));
+    }
+    let mut options = Options::default();
+    options.limits = chain.limits;
+    options.target = (to != 0).then_some(to);
+    options.keep_going = flags & SAVECHAIN_KEEP_GOING != 0;
+    options.strict = flags & SAVECHAIN_STRICT != 0;
+    Ok(options)
+}
+
+/// Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed)
+/// to version `to` (0: the chain's latest), in memory, as the library's
+/// `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
+/// `SAVECHAIN_STRICT` or-ed.
+///
+/// On success `*report_out` is the report, with the upgraded canonical text (or, when
+/// nothing changed, NULL text: the text given is the save), freed by
+/// `savechain_report_free`. Text that is not a save, a save newer than the chain or of
+/// another game, and a step that fails are errors with the line, column and document path
+/// where they apply; the error's file is NULL. Steps run in sandboxes of their own, with
+/// the chain's limits: nothing one upgrade's steps do reaches another's.
+///
+/// # Safety
+/// `chain` is a live chain; `text` points to `text_len` readable bytes (or is NULL with
+/// `text_len` 0); `report_out` points to writable memory; `error_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn savechain_upgrade_text(
+    chain: *const savechain_chain,
+    text: *const c_char,
+    text_len: usize,
+    to: u64,
+    flags: u32,
+    report_out: *mut *mut savechain_report,
+    error_out: *mut *mut savechain_error,
+) -> savechain_status {
+    guard(error_out, || {
+        args::out(report_out, "report_out")?;
+        // SAFETY: checked non-NULL; the caller's promise.
+        unsafe { *report_out = ptr::null_mut() };
+        // SAFETY: the caller's promise.
+        let handle = unsafe { chain_ref(chain) }?;
+        // SAFETY: the caller's promise.
+        let text = unsafe { args::bytes(text, text_len, "text") }?;
+        let options = options(handle, to, flags, SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT)?;
+        let UpgradedText {
+            text,
+            from,
+            to,
+            steps,
+            mods,
+            ..
+        } = handle.chain.upgrader().upgrade_text(text, &options)?;
+        let parts = Parts {
+            from,
+            to,
+            changed: text.is_some(),
+            steps: &steps,
+            mods: &mods,
+        };
+        let owned = report(parts, text, None);
+        // SAFETY: checked non-NULL above.
+        unsafe { *report_out = Box::into_raw(owned).cast::<savechain_report>() };
+        Ok(())
+    })
+}
+
+/// Upgrades the save in the file `path` to version `to` (0: the chain's latest), as the
+/// library's `upgrade_file` does: into the file `out_path` (its folder made; the source
+/// left as it is; a save already current copied byte for byte), or, when `out_path` is
+/// NULL, in place, after keeping the original beside it as `<name>.v<N>.bak` (a different
+/// file of that name is never overwritten). Every write is atomic (a temporary file,
+/// flushed, renamed): a crash or a failure leaves each file as it was or whole. A save
+/// already current is not rewritten in place. `flags`: 0, or `SAVECHAIN_KEEP_GOING`,
+/// `SAVECHAIN_STRICT` and `SAVECHAIN_DRY_RUN` or-ed.
+///
+/// On success `*report_out` is the report (with the paths written), freed by
+/// `savechain_report_free`. Errors name the file; on any error nothing was written.
+/// Upgrades of different files may run at once on different threads; two at once of the
+/// same file wait for each other (a lock on the file, as every savechain writer takes).
+///
+/// # Safety
+/// `chain` is a live chain; `path` a NUL-terminated string; `out_path` NULL or one;
+/// `report_out` writable; `error_out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn savechain_upgrade_file(
+    chain: *const savechain_chain,
+    path: *const c_char,
+    out_path: *const c_char,
+    to: u64,
+    flags: u32,
+    report_out: *mut *mut savechain_report,
+    error_out: *mut *mut savechain_error,
+) -> savechain_status {
+    guard(error_out, || {
+        args::out(report_out, "report_out")?;
+        // SAFETY: checked non-NULL; the caller's promise.
+        unsafe { *report_out = ptr::null_mut() };
+        // SAFETY: the caller's promise.
+        let handle = unsafe { chain_ref(chain) }?;
+        // SAFETY: the caller's promise.
+        let path = unsafe { args::path(path, "path") }?;
+        let out = match out_path.is_null() {
+            true => None,
+            // SAFETY: the caller's promise.
+            false => Some(unsafe { args::path(out_path, "out_path") }?),
+        };
+        let all = SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT | SAVECHAIN_DRY_RUN;
+        let options = options(handle, to, flags, all)?;
+        let target = match (&out, flags & SAVECHAIN_DRY_RUN != 0) {
+            (_, true) => Target::Nowhere,
+            (Some(out), false) => Target::To(out),
+            (None, false) => Target::InPlace { backup: true },
+        };
+        let file = upgrade_file(&mut handle.chain.upgrader(), &path, target, &options)?;
+        let changed = !file.was_current();
+        let parts = Parts {
+            from: file.from,
+            to: file.to,
+            changed,
+            steps: &file.steps,
+            mods: &file.mods,
+        };
+        let owned = report(parts, None, Some(&file));
+        // SAFETY: checked non-NULL above.
+        unsafe { *report_out = Box::into_raw(owned).cast::<savechain_report>() };
+        Ok(())
+    })
+}
+
+/// Frees a report. NULL is ignored.
+///
+/// # Safety
+/// `report` is NULL or a report a savechain call stored, not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn savechain_report_free(report: *mut savechain_report) {
+    if !report.is_null() {
+        // SAFETY: the caller's promise: it came from `report`, a Box<OwnedReport>.
+        drop(unsafe { Box::from_raw(report.cast::<OwnedReport>()) });
+    }
+}
