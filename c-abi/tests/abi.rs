@@ -1,0 +1,724 @@
+//! The C ABI against the library it wraps: the same results and the same errors for the
+//! same input (property tests over random documents, and damaged ones); wrong arguments
+//! refused with SAVECHAIN_ERROR_ARGUMENT, never a crash; one chain shared by threads.
+
+use std::ffi::{c_char, CStr, CString};
+use std::ptr;
+
+use proptest::prelude::*;
+use savechain::text::Style;
+use savechain::upgrade::{upgrade_file, Chain, Target};
+use savechain::{Map, Meta, Options, Value};
+use savechain_c::*;
+
+/// An error the ABI stored, read into Rust, and freed.
+#[derive(Debug, PartialEq)]
+struct Read {
+    kind: savechain_status,
+    text: String,
+    message: String,
+    file: Option<String>,
+    line: u64,
+    column: u64,
+    path: String,
+}
+
+fn string(p: *const c_char) -> String {
+    // SAFETY: strings of a live error or report.
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string()
+}
+
+fn take_error(status: savechain_status, error: *mut savechain_error) -> Read {
+    assert_ne!(status, savechain_status::SAVECHAIN_OK);
+    assert!(!error.is_null());
+    // SAFETY: the error a call just stored.
+    let e = unsafe { &*error };
+    assert_eq!(e.kind, status);
+    let read = Read {
+        kind: e.kind,
+        text: string(e.text),
+        message: string(e.message),
+        file: (!e.file.is_null()).then(|| string(e.file)),
+        line: e.line,
+        column: e.column,
+        path: string(e.path),
+    };
+    // SAFETY: stored by the call, freed once.
+    unsafe { savechain_error_free(error) };
+    read
+}
+
+/// What the ABI's error of the library's `e` must be.
+fn expected(e: &savechain::Error) -> Read {
+    Read {
+        kind: status_of(e.kind()),
+        text: e.to_string(),
+        message: e.message().to_string(),
+        file: e.file().map(|f| f.to_string_lossy().into_owned()),
+        line: e.line().unwrap_or(0) as u64,
+        column: e.column().unwrap_or(0) as u64,
+        path: if e.path().is_root() {
+            String::new()
+        } else {
+            e.path().to_string()
+        },
+    }
+}
+
+fn status_of(kind: savechain::ErrorKind) -> savechain_status {
+    use savechain::ErrorKind as K;
+    use savechain_status::*;
+    match kind {
+        K::Io => SAVECHAIN_ERROR_IO,
+        K::Syntax => SAVECHAIN_ERROR_SYNTAX,
+        K::Value => SAVECHAIN_ERROR_VALUE,
+        K::Envelope => SAVECHAIN_ERROR_ENVELOPE,
+        K::NotASave => SAVECHAIN_ERROR_NOT_A_SAVE,
+        K::Usage => SAVECHAIN_ERROR_USAGE,
+        K::Lua => SAVECHAIN_ERROR_LUA,
+        K::Upgrade => SAVECHAIN_ERROR_UPGRADE,
+        K::Changed => SAVECHAIN_ERROR_CHANGED,
+        _ => unreachable!("a kind this test does not know"),
+    }
+}
+
+/// `savechain_format` of `text`, as the library's result.
+fn abi_format(text: &[u8], style: u32) -> Result<Vec<u8>, Read> {
+    let mut out: *mut c_char = ptr::null_mut();
+    let mut len = usize::MAX;
+    let mut error = ptr::null_mut();
+    // SAFETY: valid pointers and lengths.
+    let status = unsafe {
+        savechain_format(
+            text.as_ptr().cast(),
+            text.len(),
+            style,
+            &mut out,
+            &mut len,
+            &mut error,
+        )
+    };
+    if status != savechain_status::SAVECHAIN_OK {
+        assert!(out.is_null());
+        return Err(take_error(status, error));
+    }
+    assert!(error.is_null());
+    // SAFETY: the text the call handed out, NUL-terminated.
+    let bytes = unsafe { CStr::from_ptr(out) }.to_bytes().to_vec();
+    assert_eq!(bytes.len(), len, "the length is the text's, up to its NUL");
+    // SAFETY: handed out by the call, freed once.
+    unsafe { savechain_text_free(out) };
+    Ok(bytes)
+}
+
+fn abi_meta(text: &[u8]) -> Result<(u64, Vec<u8>), Read> {
+    let mut version = 0;
+    let mut meta: *mut c_char = ptr::null_mut();
+    let mut len = 0;
+    let mut error = ptr::null_mut();
+    // SAFETY: valid pointers and lengths.
+    let status = unsafe {
+        savechain_read_meta(
+            text.as_ptr().cast(),
+            text.len(),
+            &mut version,
+            &mut meta,
+            &mut len,
+            &mut error,
+        )
+    };
+    if status != savechain_status::SAVECHAIN_OK {
+        return Err(take_error(status, error));
+    }
+    // SAFETY: handed out by the call.
+    let bytes = unsafe { std::slice::from_raw_parts(meta.cast::<u8>(), len) }.to_vec();
+    // SAFETY: handed out by the call, freed once.
+    unsafe { savechain_text_free(meta) };
+    Ok((version, bytes))
+}
+
+fn library_format(text: &[u8], style: u32) -> Result<Vec<u8>, Read> {
+    let style = [Style::Pretty, Style::Compact, Style::Decimal][style as usize];
+    savechain::text::reformat(text, style).map_err(|e| expected(&e))
+}
+
+fn library_meta(text: &[u8]) -> Result<(u64, Vec<u8>), Read> {
+    let meta = Meta::from_slice(text).map_err(|e| expected(&e))?;
+    Ok((
+        meta.version,
+        savechain::text::to_vec_compact(&meta.to_value()).unwrap(),
+    ))
+}
+
+/// Any value of the format, small.
+fn any_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::Int),
+        any::<u64>().prop_map(Value::from),
+        any::<u64>().prop_map(|bits| Value::Double(f64::from_bits(bits))),
+        ".{0,8}".prop_map(Value::String),
+        prop::collection::vec(any::<u8>(), 0..6).prop_map(Value::Bytes),
+    ];
+    leaf.prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z\u{0}\u{e9}]{0,4}", inner, 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect::<Map>())),
+        ]
+    })
+}
+
+/// The text of a save holding `data`, then damaged at `at` (a byte replaced, or the text
+/// cut) when `damage` says so.
+fn save_text(data: Value, version: u64, damage: Option<(usize, u8, bool)>) -> Vec<u8> {
+    let mut text = savechain::Save::new(version, data).to_vec().unwrap();
+    if let Some((at, byte, cut)) = damage {
+        let at = at % text.len();
+        match cut {
+            true => text.truncate(at),
+            false => text[at] = byte,
+        }
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn format_and_read_meta_are_the_librarys(
+        data in any_value(),
+        version in 0u64..20,
+        damage in proptest::option::of((any::<usize>(), any::<u8>(), any::<bool>())),
+    ) {
+        let text = save_text(data, version, damage);
+        for style in [SAVECHAIN_PRETTY, SAVECHAIN_COMPACT, SAVECHAIN_DECIMAL] {
+            prop_assert_eq!(abi_format(&text, style), library_format(&text, style));
+        }
+        prop_assert_eq!(abi_meta(&text), library_meta(&text));
+    }
+}
+
+/// A folder with a chain of two Lua steps, one printing.
+fn steps_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("0001-hp.lua"),
+        "return function(data) print('hp', data.hp) data.health = (data.hp or 0) * 10; data.hp = nil end",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("0002-name.lua"),
+        "return function(data) data.name = data.name or 'nobody' end",
+    )
+    .unwrap();
+    dir
+}
+
+fn c(text: &str) -> CString {
+    CString::new(text).unwrap()
+}
+
+fn abi_chain(dir: &std::path::Path) -> *mut savechain_chain {
+    let mut chain = ptr::null_mut();
+    let path = c(dir.to_str().unwrap());
+    // SAFETY: valid strings and out pointers.
+    let status = unsafe {
+        savechain_chain_new(
+            c"1.2.0".as_ptr(),
+            path.as_ptr(),
+            &mut chain,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, savechain_status::SAVECHAIN_OK);
+    chain
+}
+
+/// `savechain_upgrade_text`: (from, to, changed, text, step names, printed lines).
+type Upgraded = (
+    u64,
+    u64,
+    bool,
+    Option<Vec<u8>>,
+    Vec<String>,
+    Vec<Vec<String>>,
+);
+
+fn abi_upgrade(
+    chain: *const savechain_chain,
+    text: &[u8],
+    to: u64,
+    flags: u32,
+) -> Result<Upgraded, Read> {
+    let mut report = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain, valid pointers and lengths.
+    let status = unsafe {
+        savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            to,
+            flags,
+            &mut report,
+            &mut error,
+        )
+    };
+    if status != savechain_status::SAVECHAIN_OK {
+        assert!(report.is_null());
+        return Err(take_error(status, error));
+    }
+    // SAFETY: the report the call stored.
+    let r = unsafe { &*report };
+    // SAFETY: the report's arrays, of the lengths it gives.
+    let steps = unsafe { std::slice::from_raw_parts(r.steps, r.step_count) };
+    let names = steps.iter().map(|s| string(s.name)).collect();
+    let printed = steps
+        .iter()
+        // SAFETY: as above.
+        .map(|s| {
+            unsafe { std::slice::from_raw_parts(s.printed, s.printed_count) }
+                .iter()
+                .map(|&p| string(p))
+                .collect()
+        })
+        .collect();
+    // SAFETY: as above.
+    let text = (!r.text.is_null())
+        .then(|| unsafe { std::slice::from_raw_parts(r.text.cast::<u8>(), r.text_len) }.to_vec());
+    let out = (r.from, r.to, r.changed, text, names, printed);
+    // SAFETY: stored by the call, freed once.
+    unsafe { savechain_report_free(report) };
+    Ok(out)
+}
+
+fn library_upgrade(chain: &Chain, text: &[u8], to: u64) -> Result<Upgraded, Read> {
+    let mut options = Options::default();
+    options.target = (to != 0).then_some(to);
+    let u = chain
+        .upgrader()
+        .upgrade_text(text, &options)
+        .map_err(|e| expected(&e))?;
+    let names = u.steps.iter().map(|s| s.name.clone()).collect();
+    let printed = u.steps.iter().map(|s| s.printed.clone()).collect();
+    Ok((u.from, u.to, u.text.is_some(), u.text, names, printed))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn upgrades_of_text_are_the_librarys(
+        data in any_value(),
+        version in 0u64..5,
+        to in 0u64..4,
+        damage in proptest::option::of((any::<usize>(), any::<u8>(), any::<bool>())),
+    ) {
+        let dir = steps_folder();
+        let chain = abi_chain(dir.path());
+        let library = Chain::from_lua_dir("1.2.0", dir.path()).unwrap();
+        let text = save_text(data, version, damage);
+        prop_assert_eq!(abi_upgrade(chain, &text, to, 0), library_upgrade(&library, &text, to));
+        // SAFETY: made above, freed once.
+        unsafe { savechain_chain_free(chain) };
+    }
+}
+
+#[test]
+fn a_file_upgrades_in_place_with_its_backup_and_into_another_path_as_the_librarys() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let library = Chain::from_lua_dir("1.2.0", steps.path()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let original = br#"{"meta": {"version": 1}, "data": {"hp": 4}}"#;
+    for name in ["abi.json", "lib.json"] {
+        std::fs::write(dir.path().join(name), original).unwrap();
+    }
+
+    let abi_path = c(dir.path().join("abi.json").to_str().unwrap());
+    let mut report = ptr::null_mut();
+    // SAFETY: a live chain, valid strings and out pointers.
+    let status = unsafe {
+        savechain_upgrade_file(
+            chain,
+            abi_path.as_ptr(),
+            ptr::null(),
+            0,
+            0,
+            &mut report,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, savechain_status::SAVECHAIN_OK);
+    // SAFETY: the report the call stored.
+    let r = unsafe { &*report };
+    assert_eq!((r.from, r.to, r.changed, r.step_count), (1, 3, true, 2));
+    assert!(r.text.is_null());
+    assert_eq!(
+        string(r.written),
+        dir.path().join("abi.json").to_str().unwrap()
+    );
+    assert_eq!(
+        string(r.backup),
+        dir.path().join("abi.json.v1.bak").to_str().unwrap()
+    );
+    // SAFETY: stored by the call, freed once.
+    unsafe { savechain_report_free(report) };
+    let lib = upgrade_file(
+        &mut library.upgrader(),
+        dir.path().join("lib.json"),
+        Target::InPlace { backup: true },
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(lib.backup, Some(dir.path().join("lib.json.v1.bak")));
+    assert_eq!(
+        std::fs::read(dir.path().join("abi.json")).unwrap(),
+        std::fs::read(dir.path().join("lib.json")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("abi.json.v1.bak")).unwrap(),
+        original
+    );
+
+    // Into another path: the source is left alone; the output is the same save.
+    std::fs::write(dir.path().join("old.json"), original).unwrap();
+    let source = c(dir.path().join("old.json").to_str().unwrap());
+    let out = c(dir.path().join("new/old.json").to_str().unwrap());
+    // SAFETY: as above.
+    let status = unsafe {
+        savechain_upgrade_file(
+            chain,
+            source.as_ptr(),
+            out.as_ptr(),
+            0,
+            0,
+            &mut report,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, savechain_status::SAVECHAIN_OK);
+    // SAFETY: as above.
+    unsafe { savechain_report_free(report) };
+    assert_eq!(
+        std::fs::read(dir.path().join("old.json")).unwrap(),
+        original
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("new/old.json")).unwrap(),
+        std::fs::read(dir.path().join("lib.json")).unwrap()
+    );
+
+    // A dry run writes nothing, and says what would run.
+    std::fs::write(dir.path().join("dry.json"), original).unwrap();
+    let dry = c(dir.path().join("dry.json").to_str().unwrap());
+    // SAFETY: as above.
+    let status = unsafe {
+        savechain_upgrade_file(
+            chain,
+            dry.as_ptr(),
+            ptr::null(),
+            0,
+            SAVECHAIN_DRY_RUN,
+            &mut report,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, savechain_status::SAVECHAIN_OK);
+    // SAFETY: as above.
+    let r = unsafe { &*report };
+    assert_eq!(
+        (r.step_count, r.written, r.backup),
+        (2, ptr::null(), ptr::null())
+    );
+    // SAFETY: as above.
+    unsafe { savechain_report_free(report) };
+    assert_eq!(
+        std::fs::read(dir.path().join("dry.json")).unwrap(),
+        original
+    );
+    assert!(!dir.path().join("dry.json.v1.bak").exists());
+
+    // A file that fails is left as it was, and the error names it.
+    std::fs::write(
+        dir.path().join("bad.json"),
+        b"{\"meta\": {\"version\": 1}, \"data\": [1,]}",
+    )
+    .unwrap();
+    let bad = c(dir.path().join("bad.json").to_str().unwrap());
+    let mut error = ptr::null_mut();
+    // SAFETY: as above.
+    let status = unsafe {
+        savechain_upgrade_file(
+            chain,
+            bad.as_ptr(),
+            ptr::null(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        )
+    };
+    assert!(report.is_null());
+    let e = take_error(status, error);
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_SYNTAX);
+    assert_eq!(
+        e.file.as_deref(),
+        Some(dir.path().join("bad.json").to_str().unwrap())
+    );
+    assert_eq!((e.line, e.column, e.path.as_str()), (1, 37, "data"));
+    assert!(!dir.path().join("bad.json.v1.bak").exists());
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}
+
+/// Calls with wrong arguments, each refused with SAVECHAIN_ERROR_ARGUMENT and a message
+/// naming the argument.
+#[test]
+fn wrong_arguments_are_errors_not_crashes() {
+    use savechain_status::SAVECHAIN_ERROR_ARGUMENT as ARGUMENT;
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let text = br#"{"meta": {"version": 1}, "data": {}}"#;
+    let mut error = ptr::null_mut();
+    let mut report = ptr::null_mut();
+    let mut out: *mut c_char = ptr::null_mut();
+    let mut made = ptr::null_mut();
+    let refused = |status, error, about: &str| {
+        let e = take_error(status, error);
+        assert_eq!(e.kind, ARGUMENT, "{}", e.text);
+        assert!(
+            e.message.contains(about),
+            "{} does not name {about}",
+            e.message
+        );
+    };
+    // SAFETY: each call is given what the header allows, or NULLs and wrong values it says
+    // are refused.
+    unsafe {
+        let s = savechain_chain_new(ptr::null(), ptr::null(), &mut made, &mut error);
+        refused(s, error, "writer");
+        let s = savechain_chain_new(c"1.0.0".as_ptr(), ptr::null(), ptr::null_mut(), &mut error);
+        refused(s, error, "chain_out");
+        let s = savechain_chain_new(c"1.0.0\xff".as_ptr(), ptr::null(), &mut made, &mut error);
+        refused(s, error, "writer is not UTF-8");
+        assert!(made.is_null());
+        let s = savechain_upgrade_text(
+            ptr::null(),
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        refused(s, error, "chain");
+        let s = savechain_upgrade_text(chain, ptr::null(), 10, 0, 0, &mut report, &mut error);
+        refused(s, error, "text is NULL with a length of 10");
+        let s = savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            usize::MAX,
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        refused(s, error, "length of text");
+        let s = savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            0x80,
+            &mut report,
+            &mut error,
+        );
+        refused(s, error, "flags");
+        let s = savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            SAVECHAIN_DRY_RUN,
+            &mut report,
+            &mut error,
+        );
+        refused(s, error, "flags");
+        let s = savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            0,
+            ptr::null_mut(),
+            &mut error,
+        );
+        refused(s, error, "report_out");
+        let s = savechain_upgrade_file(
+            chain,
+            ptr::null(),
+            ptr::null(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        refused(s, error, "path");
+        let s = savechain_upgrade_file(
+            chain,
+            c"".as_ptr(),
+            ptr::null(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        refused(s, error, "path is empty");
+        let s = savechain_format(
+            text.as_ptr().cast(),
+            text.len(),
+            3,
+            &mut out,
+            ptr::null_mut(),
+            &mut error,
+        );
+        refused(s, error, "style");
+        let s = savechain_read_meta(
+            text.as_ptr().cast(),
+            text.len(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut error,
+        );
+        refused(s, error, "version_out");
+        for seconds in [f64::NAN, -1.0, f64::INFINITY] {
+            let s = savechain_chain_set_limits(chain, 0, 0, seconds, &mut error);
+            refused(s, error, "seconds");
+        }
+        let s = savechain_chain_set_game(chain, ptr::null(), &mut error);
+        refused(s, error, "game");
+        // Without an error_out, the status alone.
+        let s = savechain_chain_set_game(ptr::null_mut(), c"x".as_ptr(), ptr::null_mut());
+        assert_eq!(s, ARGUMENT);
+        // The free functions and the getters take NULL.
+        savechain_chain_free(ptr::null_mut());
+        savechain_report_free(ptr::null_mut());
+        savechain_error_free(ptr::null_mut());
+        savechain_text_free(ptr::null_mut());
+        assert_eq!(savechain_chain_latest(ptr::null()), 0);
+        assert_eq!(
+            CStr::from_ptr(savechain_status_name(999)).to_str(),
+            Ok("unknown")
+        );
+        assert_eq!(
+            CStr::from_ptr(savechain_status_name(2)).to_str(),
+            Ok("syntax")
+        );
+        // Text may be given without a pointer when it is empty: a syntax error, not a crash.
+        let s = savechain_format(
+            ptr::null(),
+            0,
+            SAVECHAIN_PRETTY,
+            &mut out,
+            ptr::null_mut(),
+            &mut error,
+        );
+        assert_eq!(
+            take_error(s, error).kind,
+            savechain_status::SAVECHAIN_ERROR_SYNTAX
+        );
+        savechain_chain_free(chain);
+    }
+}
+
+#[test]
+fn set_up_calls_that_fail_leave_the_chain_as_it_was() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain, valid strings.
+    unsafe {
+        let s = savechain_chain_set_game(chain, c"  ".as_ptr(), &mut error);
+        assert_eq!(
+            take_error(s, error).kind,
+            savechain_status::SAVECHAIN_ERROR_UPGRADE
+        );
+        let s = savechain_chain_add_mods(chain, c"/no/such/folder".as_ptr(), &mut error);
+        assert_eq!(
+            take_error(s, error).kind,
+            savechain_status::SAVECHAIN_ERROR_IO
+        );
+        // The chain still upgrades saves that name no game.
+        let text = br#"{"meta": {"version": 1}, "data": {}}"#;
+        let upgraded = abi_upgrade(chain, text, 0, 0).unwrap();
+        assert_eq!((upgraded.0, upgraded.1), (1, 3));
+        // Limits apply to the steps that run afterwards.
+        let spin = tempfile::tempdir().unwrap();
+        std::fs::write(
+            spin.path().join("0001-spin.lua"),
+            "return function() while true do end end",
+        )
+        .unwrap();
+        let spinning = abi_chain(spin.path());
+        assert_eq!(
+            savechain_chain_set_limits(spinning, 100_000, 0, 0.0, ptr::null_mut()),
+            savechain_status::SAVECHAIN_OK
+        );
+        let mut report = ptr::null_mut();
+        let s = savechain_upgrade_text(
+            spinning,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        let e = take_error(s, error);
+        assert!(
+            e.text.contains("more than 100000 Lua instructions"),
+            "{}",
+            e.text
+        );
+        savechain_chain_free(spinning);
+        savechain_chain_free(chain);
+    }
+}
+
+#[test]
+fn a_chain_is_shared_by_threads_and_no_save_sees_anothers_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("0001-count.lua"),
+        "local calls = 0\nreturn function(data) calls = calls + 1; SEEN = (SEEN or 0) + 1; data.calls, data.seen = calls, SEEN end",
+    )
+    .unwrap();
+    struct Shared(*mut savechain_chain);
+    // SAFETY: the header: a set-up chain is only read, by any number of threads.
+    unsafe impl Sync for Shared {}
+    let chain = Shared(abi_chain(dir.path()));
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let chain = &chain;
+            scope.spawn(move || {
+                for i in 0..25 {
+                    let text = format!(
+                        r#"{{"meta": {{"version": 1}}, "data": {{"thread": {t}, "i": {i}}}}}"#
+                    );
+                    let upgraded = abi_upgrade(chain.0, text.as_bytes(), 0, 0).unwrap();
+                    let save = savechain::Save::from_slice(&upgraded.3.unwrap()).unwrap();
+                    assert_eq!(save.data["calls"].as_i64(), Some(1));
+                    assert_eq!(save.data["seen"].as_i64(), Some(1));
+                    assert_eq!(save.data["i"].as_i64(), Some(i));
+                }
+            });
+        }
+    });
+    // SAFETY: made above, no thread uses it any more.
+    unsafe { savechain_chain_free(chain.0) };
+}
