@@ -26,9 +26,12 @@
  * savechain_chain_free must not run while another call uses that chain. Reports, errors
  * and texts may be freed on any thread.
  *
- * Global state. None a caller sees: no initialisation, no shutdown. Lua steps run in Lua
- * states of savechain's own (Lua 5.4, compiled in, apart from any Lua the engine has),
- * one set per upgrade, so nothing one save's steps do reaches another's. Upgrades of files
+ * Global state. None a caller sees: no initialisation, no shutdown; a few read-only
+ * caches (the source of savechain's Lua library) are made on first use and kept until the
+ * process ends. Lua steps run in Lua states of savechain's own (Lua 5.4, compiled in),
+ * one set per upgrade, so nothing one save's steps do reaches another's. The shared
+ * library exports only the savechain_* calls; the static one holds Lua's own symbols
+ * too, so an engine that links another Lua takes the shared library. Upgrades of files
  * take an advisory lock (flock) on the save while they work on it.
  *
  * Text. Save text is UTF-8 given as a pointer and a length (no NUL needed); texts handed
