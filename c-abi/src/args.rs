@@ -86,3 +86,15 @@ pub(crate) fn out<T>(out: *mut T, what: &str) -> Result<(), Failure> {
         false => Ok(()),
     }
 }
+
+/// As [`out`], and sets `*out` to NULL: a caller that frees it after a failure frees
+/// nothing.
+///
+/// # Safety
+/// `out` is NULL or points to writable memory.
+pub(crate) unsafe fn cleared<T>(out: *mut *mut T, what: &str) -> Result<(), Failure> {
+    self::out(out, what)?;
+    // SAFETY: not NULL; the caller's promise.
+    unsafe { *out = std::ptr::null_mut() };
+    Ok(())
+}

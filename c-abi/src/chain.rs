@@ -42,9 +42,8 @@ pub unsafe extern "C" fn savechain_chain_new(
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
     guard(error_out, || {
-        args::out(chain_out, "chain_out")?;
-        // SAFETY: checked non-NULL; the caller's promise.
-        unsafe { *chain_out = std::ptr::null_mut() };
+        // SAFETY: the caller's promise.
+        unsafe { args::cleared(chain_out, "chain_out") }?;
         // SAFETY: the caller's promise.
         let writer = unsafe { args::text(writer, "writer") }?;
         let chain = match steps_dir.is_null() {

@@ -53,9 +53,8 @@ pub unsafe extern "C" fn savechain_format(
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
     guard(error_out, || {
-        args::out(out, "out")?;
-        // SAFETY: checked non-NULL; the caller's promise.
-        unsafe { *out = ptr::null_mut() };
+        // SAFETY: the caller's promise.
+        unsafe { args::cleared(out, "out") }?;
         // SAFETY: the caller's promise.
         let text = unsafe { args::bytes(text, text_len, "text") }?;
         let style = match style {

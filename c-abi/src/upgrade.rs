@@ -260,9 +260,8 @@ pub unsafe extern "C" fn savechain_upgrade_text(
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
     guard(error_out, || {
-        args::out(report_out, "report_out")?;
-        // SAFETY: checked non-NULL; the caller's promise.
-        unsafe { *report_out = ptr::null_mut() };
+        // SAFETY: the caller's promise.
+        unsafe { args::cleared(report_out, "report_out") }?;
         // SAFETY: the caller's promise.
         let handle = unsafe { chain_ref(chain) }?;
         // SAFETY: the caller's promise.
@@ -318,9 +317,8 @@ pub unsafe extern "C" fn savechain_upgrade_file(
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
     guard(error_out, || {
-        args::out(report_out, "report_out")?;
-        // SAFETY: checked non-NULL; the caller's promise.
-        unsafe { *report_out = ptr::null_mut() };
+        // SAFETY: the caller's promise.
+        unsafe { args::cleared(report_out, "report_out") }?;
         // SAFETY: the caller's promise.
         let handle = unsafe { chain_ref(chain) }?;
         // SAFETY: the caller's promise.
