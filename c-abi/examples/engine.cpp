@@ -85,7 +85,7 @@ bool load(const savechain::Chain &chain, const char *path) {
             for (std::size_t i = 0; i < step->printed_count; i++)
                 std::cout << "  " << step->name << " printed: " << step->printed[i] << "\n";
         }
-        std::string upgraded = report.changed() ? std::string(report.text()) : text;
+        std::string upgraded(report.text());
         json save = json::parse(upgraded);
         std::vector<double> exact, decimal;
         doubles(save["data"], exact);

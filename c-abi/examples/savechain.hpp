@@ -5,7 +5,7 @@
 //   savechain::Chain chain("2.3.0", "upgrades");
 //   chain.set_game("Starlane Traders");
 //   savechain::Report report = chain.upgrade_text(text);
-//   std::string_view upgraded = report.changed() ? report.text() : text;
+//   std::string_view upgraded = report.text();   // canonical
 #pragma once
 
 #include <cstdint>
@@ -100,7 +100,8 @@ public:
     std::uint64_t from() const { return r_->from; }
     std::uint64_t to() const { return r_->to; }
     bool changed() const { return r_->changed; }
-    // The upgraded text; empty when nothing changed (the text given is the save).
+    // upgrade_text: the upgraded save's canonical text (also when nothing changed); empty
+    // for a file.
     std::string_view text() const { return r_->text ? std::string_view(r_->text, r_->text_len) : std::string_view(); }
     const char *written() const { return r_->written; }  // NULL when no file was written
     const char *backup() const { return r_->backup; }    // NULL when no backup was kept

@@ -179,10 +179,10 @@ static int upgrade_one(const struct job *job, const char *path, FILE *out) {
         goto done;
     }
     print_report(out, report);
-    /* Unchanged: the text given is the upgraded save, byte for byte. */
-    const char *upgraded = report->changed ? report->text : text;
-    size_t upgraded_len = report->changed ? report->text_len : len;
-    if (report->changed && !check_text(out, upgraded, upgraded_len)) result = 2;
+    /* Canonical text, also for a save already current (its content unchanged). */
+    const char *upgraded = report->text;
+    size_t upgraded_len = report->text_len;
+    if (!check_text(out, upgraded, upgraded_len)) result = 2;
 
     /* The same upgrade through the file: into the output folder, atomically. */
     char target[4096];

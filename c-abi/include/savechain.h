@@ -206,13 +206,14 @@ typedef struct savechain_report {
   uint64_t from;
   // Its version after (with `SAVECHAIN_DRY_RUN`: would have).
   uint64_t to;
-  // `savechain_upgrade_text`: whether the save changed (a step ran, or a mod's mark
-  // was made or dropped); when false, the text given is the upgraded save, byte for
-  // byte. `savechain_upgrade_file`: whether any step ran (with `SAVECHAIN_DRY_RUN`:
-  // would run); `written` says what was written.
+  // `savechain_upgrade_text`: whether the save's content changed (a step ran, or a
+  // mod's mark was made or dropped); when false, `text` holds what the text given held,
+  // and is the same bytes when that text was canonical. `savechain_upgrade_file`:
+  // whether any step ran (with `SAVECHAIN_DRY_RUN`: would run); `written` says what
+  // was written.
   bool changed;
-  // `savechain_upgrade_text`: the upgraded save's canonical text, `text_len` bytes and
-  // a NUL; NULL when `changed` is false. NULL for a file.
+  // `savechain_upgrade_text`: the upgraded save's canonical text (pretty), `text_len`
+  // bytes and a NUL, also when nothing changed. NULL for a file.
   const char *text;
   // The length of `text` in bytes, without its NUL.
   size_t text_len;
@@ -375,8 +376,8 @@ void savechain_text_free(char *text);
 // `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
 // `SAVECHAIN_STRICT` or-ed.
 //
-// On success `*report_out` is the report, with the upgraded canonical text (or, when
-// nothing changed, NULL text: the text given is the save), freed by
+// On success `*report_out` is the report, with the upgraded save's canonical text (a
+// save already current comes back canonical too, its content unchanged), freed by
 // `savechain_report_free`. Text that is not a save, a save newer than the chain or of
 // another game, and a step that fails are errors with the line, column and document path
 // where they apply; the error's file is NULL. Steps run in sandboxes of their own, with

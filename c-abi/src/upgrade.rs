@@ -4,6 +4,7 @@
 use std::ffi::{c_char, CString};
 use std::ptr;
 
+use savechain::text::{reformat, Style};
 use savechain::upgrade::{
     upgrade_file, FileReport, ModReport, ModStatus, StepReport, Target, UpgradedText,
 };
@@ -76,13 +77,14 @@ pub struct savechain_report {
     pub from: u64,
     /// Its version after (with `SAVECHAIN_DRY_RUN`: would have).
     pub to: u64,
-    /// `savechain_upgrade_text`: whether the save changed (a step ran, or a mod's mark
-    /// was made or dropped); when false, the text given is the upgraded save, byte for
-    /// byte. `savechain_upgrade_file`: whether any step ran (with `SAVECHAIN_DRY_RUN`:
-    /// would run); `written` says what was written.
+    /// `savechain_upgrade_text`: whether the save's content changed (a step ran, or a
+    /// mod's mark was made or dropped); when false, `text` holds what the text given held,
+    /// and is the same bytes when that text was canonical. `savechain_upgrade_file`:
+    /// whether any step ran (with `SAVECHAIN_DRY_RUN`: would run); `written` says what
+    /// was written.
     pub changed: bool,
-    /// `savechain_upgrade_text`: the upgraded save's canonical text, `text_len` bytes and
-    /// a NUL; NULL when `changed` is false. NULL for a file.
+    /// `savechain_upgrade_text`: the upgraded save's canonical text (pretty), `text_len`
+    /// bytes and a NUL, also when nothing changed. NULL for a file.
     pub text: *const c_char,
     /// The length of `text` in bytes, without its NUL.
     pub text_len: usize,
@@ -239,8 +241,8 @@ fn options(chain: &savechain_chain, to: u64, flags: u32, allowed: u32) -> Result
 /// `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
 /// `SAVECHAIN_STRICT` or-ed.
 ///
-/// On success `*report_out` is the report, with the upgraded canonical text (or, when
-/// nothing changed, NULL text: the text given is the save), freed by
+/// On success `*report_out` is the report, with the upgraded save's canonical text (a
+/// save already current comes back canonical too, its content unchanged), freed by
 /// `savechain_report_free`. Text that is not a save, a save newer than the chain or of
 /// another game, and a step that fails are errors with the line, column and document path
 /// where they apply; the error's file is NULL. Steps run in sandboxes of their own, with
@@ -265,7 +267,7 @@ pub unsafe extern "C" fn savechain_upgrade_text(
         // SAFETY: the caller's promise.
         let handle = unsafe { chain_ref(chain) }?;
         // SAFETY: the caller's promise.
-        let text = unsafe { args::bytes(text, text_len, "text") }?;
+        let given = unsafe { args::bytes(text, text_len, "text") }?;
         let options = options(handle, to, flags, SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT)?;
         let UpgradedText {
             text,
@@ -274,15 +276,22 @@ pub unsafe extern "C" fn savechain_upgrade_text(
             steps,
             mods,
             ..
-        } = handle.chain.upgrader().upgrade_text(text, &options)?;
+        } = handle.chain.upgrader().upgrade_text(given, &options)?;
+        let changed = text.is_some();
+        // A save that did not change is handed back canonical too: an engine stores what
+        // it gets, and a hand-edited save comes back in the layout savechain writes.
+        let text = match text {
+            Some(text) => text,
+            None => reformat(given, Style::Pretty)?,
+        };
         let parts = Parts {
             from,
             to,
-            changed: text.is_some(),
+            changed,
             steps: &steps,
             mods: &mods,
         };
-        let owned = report(parts, text, None);
+        let owned = report(parts, Some(text), None);
         // SAFETY: checked non-NULL above.
         unsafe { *report_out = Box::into_raw(owned).cast::<savechain_report>() };
         Ok(())

@@ -304,7 +304,12 @@ fn library_upgrade(chain: &Chain, text: &[u8], to: u64) -> Result<Upgraded, Read
         .map_err(|e| expected(&e))?;
     let names = u.steps.iter().map(|s| s.name.clone()).collect();
     let printed = u.steps.iter().map(|s| s.printed.clone()).collect();
-    Ok((u.from, u.to, u.text.is_some(), u.text, names, printed))
+    // The ABI hands back canonical text also when nothing changed.
+    let changed = u.text.is_some();
+    let canonical = u
+        .text
+        .unwrap_or_else(|| savechain::text::reformat(text, Style::Pretty).unwrap());
+    Ok((u.from, u.to, changed, Some(canonical), names, printed))
 }
 
 proptest! {
@@ -721,4 +726,20 @@ fn a_chain_is_shared_by_threads_and_no_save_sees_anothers_steps() {
     });
     // SAFETY: made above, no thread uses it any more.
     unsafe { savechain_chain_free(chain.0) };
+}
+
+#[test]
+fn a_current_save_comes_back_canonical_and_unchanged() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    // At the latest version, typed by hand: keys out of order, a decimal double.
+    let text = b"{\"meta\":{\"version\":3},\"data\":{\"z\":1,\"a\":[\"d\",96.5]}}";
+    let (from, to, changed, canonical, steps_run, _) = abi_upgrade(chain, text, 0, 0).unwrap();
+    assert_eq!((from, to, changed, steps_run.len()), (3, 3, false, 0));
+    assert_eq!(
+        String::from_utf8(canonical.unwrap()).unwrap(),
+        "{\n  \"data\": {\n    \"a\": [\"d\", \"0x1.82p+6\"],\n    \"z\": 1\n  },\n  \"meta\": {\n    \"version\": 3\n  }\n}\n"
+    );
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
 }
