@@ -38,7 +38,8 @@ using nlohmann::json;
 namespace {
 
 // The doubles of a document in order: ["d", "<hexfloat>"] read with strtod, which reads C99
-// hexfloats exactly; ["d", 96.5] as the JSON library read it. Everything else is walked.
+// hexfloats exactly (in the C locale, this program's: an engine that calls setlocale reads
+// with strtod_l or std::from_chars); ["d", 96.5] as the JSON library read it.
 void doubles(const json &value, std::vector<double> &out) {
     if (value.is_array() && value.size() == 2 && value[0] == "d") {
         const json &x = value[1];

@@ -23,9 +23,13 @@ namespace savechain {
 class Error : public std::runtime_error {
 public:
     // Takes the error's fields, then frees it (`e` may be NULL: the status alone is known).
-    Error(savechain_status kind, savechain_error *e)
-        : std::runtime_error(e ? e->text : "savechain failed (no error details)"), kind(kind) {
-        if (e) {
+    // The pointer is owned before anything that may throw.
+    Error(savechain_status kind, savechain_error *error)
+        : Error(kind, std::unique_ptr<savechain_error, void (*)(savechain_error *)>(error, savechain_error_free)) {}
+
+    Error(savechain_status kind, std::unique_ptr<savechain_error, void (*)(savechain_error *)> owned)
+        : std::runtime_error(owned ? owned->text : "savechain failed (no error details)"), kind(kind) {
+        if (const savechain_error *e = owned.get()) {
             message = e->message;
             file = e->file ? e->file : "";
             line = e->line;
@@ -34,7 +38,6 @@ public:
             failed_mod = e->failed_mod ? e->failed_mod : "";
             lua_failure = e->lua_failure;
         }
-        savechain_error_free(e);
     }
 
     // "syntax", "upgrade", ...: savechain_status_name.

@@ -53,6 +53,11 @@ struct job {
 };
 
 static void print_error(FILE *out, const char *what, const savechain_error *e) {
+    if (!e) {
+        /* Only when savechain ran out of memory making the error. */
+        fprintf(out, "  %s failed, without details\n", what);
+        return;
+    }
     fprintf(out, "  %s failed [%s]: %s\n", what, savechain_status_name(e->kind), e->text);
     fprintf(out, "    file=%s line=%" PRIu64 " column=%" PRIu64 " path=%s mod=%s lua=%d\n",
             e->file ? e->file : "(none)", e->line, e->column, e->path,
@@ -141,7 +146,9 @@ static int upgrade_one(const struct job *job, const char *path, FILE *out) {
     size_t len = 0;
     char *text = read_file(path, &len);
     if (!text) {
-        fprintf(out, "  read failed: %s\n", strerror(errno));
+        char why[256] = "unknown error";
+        strerror_r(errno, why, sizeof why); /* strerror is not for threads */
+        fprintf(out, "  read failed: %s\n", why);
         return 1;
     }
     int result = 0;
@@ -180,14 +187,21 @@ static int upgrade_one(const struct job *job, const char *path, FILE *out) {
     }
     print_report(out, report);
     /* Canonical text, also for a save already current (its content unchanged). */
-    const char *upgraded = report->text;
-    size_t upgraded_len = report->text_len;
-    if (!check_text(out, upgraded, upgraded_len)) result = 2;
+    if (!check_text(out, report->text, report->text_len)) result = 2;
+    /* The file upgraded into the output folder holds that text; a save already current
+       is copied there byte for byte, as the game left it. */
+    const char *upgraded = report->changed ? report->text : text;
+    size_t upgraded_len = report->changed ? report->text_len : len;
 
     /* The same upgrade through the file: into the output folder, atomically. */
     char target[4096];
     int n = snprintf(target, sizeof target, "%s/", job->out_dir);
-    for (const char *p = path; *p && n < (int)sizeof target - 1; p++) target[n++] = *p == '/' ? '_' : *p;
+    if (n < 0 || (size_t)n + strlen(path) >= sizeof target) {
+        fprintf(out, "  the output path is too long\n");
+        result = 2;
+        goto done;
+    }
+    for (const char *p = path; *p; p++) target[n++] = *p == '/' ? '_' : *p;
     target[n] = '\0';
     savechain_report *file_report = NULL;
     if (savechain_upgrade_file(job->chain, path, target, 0, job->flags, &file_report, &e) != SAVECHAIN_OK) {

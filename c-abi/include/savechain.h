@@ -5,10 +5,13 @@
  * target/release/libsavechain_c.so and libsavechain_c.a; the static library also
  * needs -lpthread -ldl -lm). README.md, "From C and C++", has a worked example.
  *
- * Ownership. Every pointer savechain hands out is owned by the caller and freed by the
- * free function of its type: savechain_chain_free, savechain_report_free,
- * savechain_error_free, savechain_text_free. Each accepts NULL. Strings inside a
- * report or an error belong to it and live until it is freed. Pointers the caller passes
+ * Ownership. Every object savechain hands out (a chain, a report, an error, a text) is
+ * owned by the caller and freed by the free function of its type: savechain_chain_free,
+ * savechain_report_free, savechain_error_free, savechain_text_free. Each accepts NULL.
+ * Strings and arrays inside a report or an error belong to it, live until it is freed,
+ * and must not be written to; an array whose count is 0 is NULL. A text handed out alone
+ * (savechain_format, savechain_read_meta) may be changed before it is freed. The strings
+ * of savechain_version and savechain_status_name are static. Pointers the caller passes
  * in are only read during the call; savechain keeps none of them.
  *
  * Errors. A call that can fail returns SAVECHAIN_OK or the kind of its failure. Given a
@@ -17,8 +20,9 @@
  * savechain_error_free. A NULL pointer where one is required, a string that is not
  * UTF-8, an unknown flag or style: SAVECHAIN_ERROR_ARGUMENT, never a crash. A length
  * longer than the buffer it describes cannot be seen, and is undefined behaviour, as in
- * any C API. No panic crosses the boundary (SAVECHAIN_ERROR_INTERNAL). Out pointers are
- * set to NULL first, so freeing them after a failure is safe.
+ * any C API. No panic crosses the boundary (SAVECHAIN_ERROR_INTERNAL). Out pointers to
+ * objects are set to NULL first, so freeing them after a failure is safe; other out
+ * values (a length, a version) are written on success only.
  *
  * Threads. All calls may run at once on different threads, on different objects or on
  * the same chain: a chain, once set up, is only read. The calls that set a chain up
@@ -31,8 +35,12 @@
  * process ends. Lua steps run in Lua states of savechain's own (Lua 5.4, compiled in),
  * one set per upgrade, so nothing one save's steps do reaches another's. The shared
  * library exports only the savechain_* calls; the static one holds Lua's own symbols
- * too, so an engine that links another Lua takes the shared library. Upgrades of files
+ * too, so an engine that links another Lua takes the shared library. Upgrades in place
  * take an advisory lock (flock) on the save while they work on it.
+ *
+ * Doubles. A save spells each double as a C99 hexfloat, ["d", "0x1.8p+6"], which strtod
+ * reads exactly, in the C locale (the locale of every program that does not call
+ * setlocale; an engine that does reads with strtod_l or std::from_chars instead).
  *
  * Text. Save text is UTF-8 given as a pointer and a length (no NUL needed); texts handed
  * out are NUL-terminated too, and never contain a NUL byte. A text that is not UTF-8 is a
@@ -89,7 +97,8 @@ typedef enum savechain_status {
   SAVECHAIN_ERROR_ENVELOPE = 4,
   // Valid JSON that is not a save at all (no `meta` member): a settings file, say.
   SAVECHAIN_ERROR_NOT_A_SAVE = 5,
-  // Files that cannot be worked on as asked: an output path that is the save itself.
+  // Files and folders that cannot be worked on as asked (the library's calls over many
+  // files; none of this header's calls gives it today).
   SAVECHAIN_ERROR_USAGE = 6,
   // Lua failed: a step raised an error or ran out of a limit.
   SAVECHAIN_ERROR_LUA = 7,
@@ -102,8 +111,9 @@ typedef enum savechain_status {
   // The call's arguments are wrong: a NULL pointer where one is required, a string that
   // is not UTF-8, an unknown flag or style, a limit out of range.
   SAVECHAIN_ERROR_ARGUMENT = 10,
-  // A bug in savechain, caught at the boundary (a panic): the call did nothing to any
-  // file, and the library may be used on.
+  // A bug in savechain, caught at the boundary (a panic), or memory that ran out for a
+  // text handed out. The library may be used on; a file the call upgraded is left old
+  // or whole, as by any failure.
   SAVECHAIN_ERROR_INTERNAL = 11,
 } savechain_status;
 
@@ -365,7 +375,8 @@ enum savechain_status savechain_read_meta(const char *text,
                                           size_t *meta_len_out,
                                           struct savechain_error **error_out);
 
-// Frees a text a savechain call stored. NULL is ignored.
+// Frees a text a savechain call stored (C's `free`: the caller may have changed the
+// text). NULL is ignored.
 //
 // # Safety
 // `text` is NULL or a text a savechain call stored, not freed before.
@@ -400,13 +411,17 @@ enum savechain_status savechain_upgrade_text(const struct savechain_chain *chain
 // NULL, in place, after keeping the original beside it as `<name>.v<N>.bak` (a different
 // file of that name is never overwritten). Every write is atomic (a temporary file,
 // flushed, renamed): a crash or a failure leaves each file as it was or whole. A save
-// already current is not rewritten in place. `flags`: 0, or `SAVECHAIN_KEEP_GOING`,
-// `SAVECHAIN_STRICT` and `SAVECHAIN_DRY_RUN` or-ed.
+// already current is not rewritten in place. An `out_path` that is the save itself
+// (through a link, say) is an error (`SAVECHAIN_ERROR_IO`): that would replace the
+// original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`
+// and `SAVECHAIN_DRY_RUN` or-ed; a dry run writes nothing and takes no `out_path`.
 //
 // On success `*report_out` is the report (with the paths written), freed by
-// `savechain_report_free`. Errors name the file; on any error nothing was written.
-// Upgrades of different files may run at once on different threads; two at once of the
-// same file wait for each other (a lock on the file, as every savechain writer takes).
+// `savechain_report_free`. Errors name the file. On any error the save is as it was,
+// never replaced and never half-written; what may remain is a backup already made (it
+// holds the save as it was read) and the folders of `out_path`. Upgrades of different
+// files may run at once on different threads; two upgrades in place of one file at once
+// wait for each other (an advisory lock on the save, which every savechain writer takes).
 //
 // # Safety
 // `chain` is a live chain; `path` a NUL-terminated string; `out_path` NULL or one;

@@ -1,11 +1,13 @@
 //! Errors out to C: the status every call returns, the error struct a caller reads, and the
 //! guard that turns a Rust error or panic into both.
 
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 use savechain::{ErrorKind, LuaFailure};
+
+use crate::strings::Strings;
 
 /// What a call did: `SAVECHAIN_OK`, or the kind of problem that stopped it (the kinds of the
 /// library's `ErrorKind`, and two of the ABI's own).
@@ -27,7 +29,8 @@ pub enum savechain_status {
     SAVECHAIN_ERROR_ENVELOPE = 4,
     /// Valid JSON that is not a save at all (no `meta` member): a settings file, say.
     SAVECHAIN_ERROR_NOT_A_SAVE = 5,
-    /// Files that cannot be worked on as asked: an output path that is the save itself.
+    /// Files and folders that cannot be worked on as asked (the library's calls over many
+    /// files; none of this header's calls gives it today).
     SAVECHAIN_ERROR_USAGE = 6,
     /// Lua failed: a step raised an error or ran out of a limit.
     SAVECHAIN_ERROR_LUA = 7,
@@ -40,8 +43,9 @@ pub enum savechain_status {
     /// The call's arguments are wrong: a NULL pointer where one is required, a string that
     /// is not UTF-8, an unknown flag or style, a limit out of range.
     SAVECHAIN_ERROR_ARGUMENT = 10,
-    /// A bug in savechain, caught at the boundary (a panic): the call did nothing to any
-    /// file, and the library may be used on.
+    /// A bug in savechain, caught at the boundary (a panic), or memory that ran out for a
+    /// text handed out. The library may be used on; a file the call upgraded is left old
+    /// or whole, as by any failure.
     SAVECHAIN_ERROR_INTERNAL = 11,
 }
 
@@ -100,7 +104,7 @@ pub struct savechain_error {
 #[repr(C)]
 struct OwnedError {
     public: savechain_error,
-    _strings: Vec<CString>,
+    _strings: Strings,
 }
 
 /// Why a call failed, before it is handed out.
@@ -117,12 +121,6 @@ impl From<savechain::Error> for Failure {
     fn from(e: savechain::Error) -> Failure {
         Failure::Library(e)
     }
-}
-
-/// A C string of `text`; a NUL inside it (a key quoted in a message, say) is spelled
-/// `\u0000`, as the format spells it.
-pub(crate) fn c_string(text: &str) -> CString {
-    CString::new(text.replace('\0', "\\u0000")).expect("no NUL is left")
 }
 
 fn status_of(kind: ErrorKind) -> savechain_status {
@@ -168,13 +166,8 @@ impl Failure {
     /// The error struct of this failure, allocated for the caller.
     fn into_c(self) -> *mut savechain_error {
         let kind = self.status();
-        let mut strings = Vec::new();
-        let mut keep = |text: &str| {
-            let s = c_string(text);
-            let p = s.as_ptr();
-            strings.push(s);
-            p
-        };
+        let mut strings = Strings::default();
+        let mut keep = |text: &str| strings.keep(text);
         let public = match &self {
             Failure::Library(e) => {
                 let location = e.location();

@@ -12,6 +12,7 @@
 mod args;
 mod chain;
 mod error;
+mod strings;
 mod text;
 mod upgrade;
 

@@ -1,7 +1,7 @@
 //! Save text out to C without an upgrade: the canonical layouts, the decimal view, and a
 //! save's version and `meta` read alone.
 
-use std::ffi::{c_char, CString};
+use std::ffi::c_char;
 use std::ptr;
 
 use savechain::text::{reformat, Style};
@@ -9,6 +9,7 @@ use savechain::Meta;
 
 use crate::args;
 use crate::error::{guard, savechain_error, savechain_status, Failure};
+use crate::strings::malloc_text;
 
 /// Style: the canonical layout a save is stored in (sorted keys, two-space indent,
 /// doubles as `["d", "<hexfloat>"]`).
@@ -19,17 +20,24 @@ pub const SAVECHAIN_COMPACT: u32 = 1;
 /// decimal, tagged `["d", 0.1]`, reading back as the same bits (docs/FORMAT.md 5.1).
 pub const SAVECHAIN_DECIMAL: u32 = 2;
 
-/// Hands `text` (NUL-free: canonical text escapes every control character) to the caller.
-fn hand_out(text: Vec<u8>, out: *mut *mut c_char, out_len: *mut usize) {
-    let len = text.len();
-    let text = CString::new(text).expect("canonical text has no NUL");
-    // SAFETY: the callers checked both non-NULL.
+/// Hands `text` (NUL-free: canonical text escapes every control character) to the caller
+/// through `out`, and its length through `out_len` when that is not NULL.
+fn hand_out(text: &[u8], out: *mut *mut c_char, out_len: *mut usize) -> Result<(), Failure> {
+    let copy = malloc_text(text);
+    if copy.is_null() {
+        return Err(Failure::Internal(format!(
+            "out of memory for a text of {} bytes",
+            text.len()
+        )));
+    }
+    // SAFETY: the callers checked `out`; `out_len` is NULL or writable (the header).
     unsafe {
-        *out = text.into_raw();
+        *out = copy;
         if !out_len.is_null() {
-            *out_len = len;
+            *out_len = text.len();
         }
     }
+    Ok(())
 }
 
 /// Writes the document whose text is the `text_len` bytes at `text` in `style`
@@ -67,8 +75,7 @@ pub unsafe extern "C" fn savechain_format(
                 )))
             }
         };
-        hand_out(reformat(text, style)?, out, out_len);
-        Ok(())
+        hand_out(&reformat(text, style)?, out, out_len)
     })
 }
 
@@ -96,35 +103,33 @@ pub unsafe extern "C" fn savechain_read_meta(
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
     guard(error_out, || {
-        args::out(version_out, "version_out")?;
         if !meta_out.is_null() {
             // SAFETY: the caller's promise.
             unsafe { *meta_out = ptr::null_mut() };
         }
+        args::out(version_out, "version_out")?;
         // SAFETY: the caller's promise.
         let text = unsafe { args::bytes(text, text_len, "text") }?;
         let meta = Meta::from_slice(text)?;
         // SAFETY: checked non-NULL above.
         unsafe { *version_out = meta.version };
-        if !meta_out.is_null() {
-            hand_out(
-                savechain::text::to_vec_compact(&meta.to_value())?,
-                meta_out,
-                meta_len_out,
-            );
+        match meta_out.is_null() {
+            true => Ok(()),
+            false => {
+                let meta = savechain::text::to_vec_compact(&meta.to_value())?;
+                hand_out(&meta, meta_out, meta_len_out)
+            }
         }
-        Ok(())
     })
 }
 
-/// Frees a text a savechain call stored. NULL is ignored.
+/// Frees a text a savechain call stored (C's `free`: the caller may have changed the
+/// text). NULL is ignored.
 ///
 /// # Safety
 /// `text` is NULL or a text a savechain call stored, not freed before.
 #[no_mangle]
 pub unsafe extern "C" fn savechain_text_free(text: *mut c_char) {
-    if !text.is_null() {
-        // SAFETY: the caller's promise: it came from CString::into_raw.
-        drop(unsafe { CString::from_raw(text) });
-    }
+    // SAFETY: the caller's promise: it came from `malloc_text`, C's malloc.
+    unsafe { libc::free(text.cast()) };
 }

@@ -12,7 +12,8 @@ use savechain::Options;
 
 use crate::args;
 use crate::chain::{chain_ref, savechain_chain};
-use crate::error::{c_string, guard, savechain_error, savechain_status, Failure};
+use crate::error::{guard, savechain_error, savechain_status, Failure};
+use crate::strings::Strings;
 
 /// Flag: when a mod's step fails, upgrade the rest of the save and hold that mod's data
 /// back at its old version, marked in the save (`meta.mods.<name>.held`), instead of
@@ -109,40 +110,10 @@ pub struct savechain_report {
 #[repr(C)]
 struct OwnedReport {
     public: savechain_report,
-    _strings: Vec<CString>,
-    _text: Option<CString>,
+    _strings: Strings,
     _steps: Vec<savechain_step>,
     _printed: Vec<Vec<*const c_char>>,
     _mods: Vec<savechain_mod>,
-}
-
-/// Where the strings of a report are kept while it is built.
-#[derive(Default)]
-struct Strings(Vec<CString>);
-
-impl Strings {
-    fn keep(&mut self, text: &str) -> *const c_char {
-        let s = c_string(text);
-        let p = s.as_ptr();
-        self.0.push(s);
-        p
-    }
-
-    fn keep_path(&mut self, path: Option<&std::path::Path>) -> *const c_char {
-        let Some(path) = path else {
-            return ptr::null();
-        };
-        #[cfg(unix)]
-        let s = {
-            use std::os::unix::ffi::OsStrExt;
-            CString::new(path.as_os_str().as_bytes()).expect("a path has no NUL")
-        };
-        #[cfg(not(unix))]
-        let s = c_string(&path.to_string_lossy());
-        let p = s.as_ptr();
-        self.0.push(s);
-        p
-    }
 }
 
 /// The parts of a report that upgrades of text and of files share.
@@ -175,7 +146,7 @@ fn report(parts: Parts<'_>, text: Option<Vec<u8>>, file: Option<&FileReport>) ->
                 .in_mod
                 .as_deref()
                 .map_or(ptr::null(), |m| strings.keep(m)),
-            printed: lines.as_ptr(),
+            printed: array(lines),
             printed_count: lines.len(),
         })
         .collect::<Vec<_>>();
@@ -195,29 +166,40 @@ fn report(parts: Parts<'_>, text: Option<Vec<u8>>, file: Option<&FileReport>) ->
             },
         })
         .collect::<Vec<_>>();
+    let text_len = text.as_ref().map_or(0, Vec::len);
     // Canonical text escapes every control character: it has no NUL.
-    let text = text.map(|t| CString::new(t).expect("canonical text has no NUL"));
+    let text = text.map_or(ptr::null(), |t| {
+        strings.keep_c(CString::new(t).expect("canonical text has no NUL"))
+    });
     let public = savechain_report {
         from: parts.from,
         to: parts.to,
         changed: parts.changed,
-        text: text.as_ref().map_or(ptr::null(), |t| t.as_ptr()),
-        text_len: text.as_ref().map_or(0, |t| t.as_bytes().len()),
+        text,
+        text_len,
         written: strings.keep_path(file.and_then(|f| f.written.as_deref())),
         backup: strings.keep_path(file.and_then(|f| f.backup.as_deref())),
-        steps: steps.as_ptr(),
+        steps: array(&steps),
         step_count: steps.len(),
-        mods: mods.as_ptr(),
+        mods: array(&mods),
         mod_count: mods.len(),
     };
     Box::new(OwnedReport {
         public,
-        _strings: strings.0,
-        _text: text,
+        _strings: strings,
         _steps: steps,
         _printed: printed,
         _mods: mods,
     })
+}
+
+/// The C array of `items`: NULL when there are none. Its heap buffer does not move when
+/// the Vec does.
+fn array<T>(items: &[T]) -> *const T {
+    match items.is_empty() {
+        true => ptr::null(),
+        false => items.as_ptr(),
+    }
 }
 
 /// The run options of a call: the chain's limits, the target version and the flags.
@@ -304,13 +286,17 @@ pub unsafe extern "C" fn savechain_upgrade_text(
 /// NULL, in place, after keeping the original beside it as `<name>.v<N>.bak` (a different
 /// file of that name is never overwritten). Every write is atomic (a temporary file,
 /// flushed, renamed): a crash or a failure leaves each file as it was or whole. A save
-/// already current is not rewritten in place. `flags`: 0, or `SAVECHAIN_KEEP_GOING`,
-/// `SAVECHAIN_STRICT` and `SAVECHAIN_DRY_RUN` or-ed.
+/// already current is not rewritten in place. An `out_path` that is the save itself
+/// (through a link, say) is an error (`SAVECHAIN_ERROR_IO`): that would replace the
+/// original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`
+/// and `SAVECHAIN_DRY_RUN` or-ed; a dry run writes nothing and takes no `out_path`.
 ///
 /// On success `*report_out` is the report (with the paths written), freed by
-/// `savechain_report_free`. Errors name the file; on any error nothing was written.
-/// Upgrades of different files may run at once on different threads; two at once of the
-/// same file wait for each other (a lock on the file, as every savechain writer takes).
+/// `savechain_report_free`. Errors name the file. On any error the save is as it was,
+/// never replaced and never half-written; what may remain is a backup already made (it
+/// holds the save as it was read) and the folders of `out_path`. Upgrades of different
+/// files may run at once on different threads; two upgrades in place of one file at once
+/// wait for each other (an advisory lock on the save, which every savechain writer takes).
 ///
 /// # Safety
 /// `chain` is a live chain; `path` a NUL-terminated string; `out_path` NULL or one;
@@ -337,6 +323,12 @@ pub unsafe extern "C" fn savechain_upgrade_file(
             // SAFETY: the caller's promise.
             false => Some(unsafe { args::path(out_path, "out_path") }?),
         };
+        if out.is_some() && flags & SAVECHAIN_DRY_RUN != 0 {
+            return Err(Failure::Argument(
+                "out_path is given with SAVECHAIN_DRY_RUN, which writes nothing: pass NULL"
+                    .to_string(),
+            ));
+        }
         let all = SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT | SAVECHAIN_DRY_RUN;
         let options = options(handle, to, flags, all)?;
         let target = match (&out, flags & SAVECHAIN_DRY_RUN != 0) {

@@ -23,6 +23,23 @@ struct Read {
     path: String,
 }
 
+/// The array of `count` items at `p`, which is NULL exactly when `count` is 0 (the header).
+///
+/// # Safety
+/// `p` is an array of a live report.
+unsafe fn c_array<'a, T>(p: *const T, count: usize) -> &'a [T] {
+    assert_eq!(
+        p.is_null(),
+        count == 0,
+        "an array is NULL when empty, and only then"
+    );
+    match count {
+        0 => &[],
+        // SAFETY: the caller's promise.
+        _ => unsafe { std::slice::from_raw_parts(p, count) },
+    }
+}
+
 fn string(p: *const c_char) -> String {
     // SAFETY: strings of a live error or report.
     unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string()
@@ -274,13 +291,13 @@ fn abi_upgrade(
     // SAFETY: the report the call stored.
     let r = unsafe { &*report };
     // SAFETY: the report's arrays, of the lengths it gives.
-    let steps = unsafe { std::slice::from_raw_parts(r.steps, r.step_count) };
+    let steps = unsafe { c_array(r.steps, r.step_count) };
     let names = steps.iter().map(|s| string(s.name)).collect();
     let printed = steps
         .iter()
         // SAFETY: as above.
         .map(|s| {
-            unsafe { std::slice::from_raw_parts(s.printed, s.printed_count) }
+            unsafe { c_array(s.printed, s.printed_count) }
                 .iter()
                 .map(|&p| string(p))
                 .collect()
@@ -304,11 +321,12 @@ fn library_upgrade(chain: &Chain, text: &[u8], to: u64) -> Result<Upgraded, Read
         .map_err(|e| expected(&e))?;
     let names = u.steps.iter().map(|s| s.name.clone()).collect();
     let printed = u.steps.iter().map(|s| s.printed.clone()).collect();
-    // The ABI hands back canonical text also when nothing changed.
+    // The ABI hands back canonical text also when nothing changed: the save as the library
+    // stores it.
     let changed = u.text.is_some();
     let canonical = u
         .text
-        .unwrap_or_else(|| savechain::text::reformat(text, Style::Pretty).unwrap());
+        .unwrap_or_else(|| savechain::Save::from_slice(text).unwrap().to_vec().unwrap());
     Ok((u.from, u.to, changed, Some(canonical), names, printed))
 }
 
@@ -742,4 +760,294 @@ fn a_current_save_comes_back_canonical_and_unchanged() {
     );
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
+}
+
+fn repo() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn abi_chain_of(writer: &str, dir: &std::path::Path) -> *mut savechain_chain {
+    let mut chain = ptr::null_mut();
+    let (writer, path) = (c(writer), c(dir.to_str().unwrap()));
+    // SAFETY: valid strings and out pointers.
+    let status =
+        unsafe { savechain_chain_new(writer.as_ptr(), path.as_ptr(), &mut chain, ptr::null_mut()) };
+    assert_eq!(status, savechain_status::SAVECHAIN_OK);
+    chain
+}
+
+/// A mod of a report: (name, from, to, status, held because).
+type ModRow = (String, Option<u64>, Option<u64>, String, Option<String>);
+
+fn mods_of(r: &savechain_report) -> Vec<ModRow> {
+    // SAFETY: the report's array of the length it gives.
+    unsafe { c_array(r.mods, r.mod_count) }
+        .iter()
+        .map(|m| {
+            (
+                string(m.name),
+                m.has_from.then_some(m.from),
+                m.has_to.then_some(m.to),
+                string(m.status),
+                (!m.held_because.is_null()).then(|| string(m.held_because)),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn mods_upgrade_and_are_reported_as_the_library_reports_them() {
+    let chain = abi_chain_of("0.1.0", &repo().join("upgrades"));
+    let mods = c(repo().join("mods").to_str().unwrap());
+    // SAFETY: a live chain no other call uses; valid strings.
+    unsafe {
+        let s = savechain_chain_set_game(chain, c"Starlane Traders".as_ptr(), ptr::null_mut());
+        assert_eq!(s, savechain_status::SAVECHAIN_OK);
+        let s = savechain_chain_add_mods(chain, mods.as_ptr(), ptr::null_mut());
+        assert_eq!(s, savechain_status::SAVECHAIN_OK);
+    }
+    let library = Chain::from_lua_dir("0.1.0", repo().join("upgrades"))
+        .unwrap()
+        .for_game("Starlane Traders")
+        .unwrap()
+        .with_mods_dir(repo().join("mods"))
+        .unwrap();
+    for version in ["v1", "v2", "v3"] {
+        let fixture = format!("mods/cartographer/fixtures/{version}/charted.json");
+        let text = std::fs::read(repo().join(fixture)).unwrap();
+        let mut report = ptr::null_mut();
+        // SAFETY: a live chain, valid pointers and lengths.
+        let status = unsafe {
+            savechain_upgrade_text(
+                chain,
+                text.as_ptr().cast(),
+                text.len(),
+                0,
+                0,
+                &mut report,
+                ptr::null_mut(),
+            )
+        };
+        assert_eq!(status, savechain_status::SAVECHAIN_OK, "{version}");
+        // SAFETY: the report the call stored.
+        let r = unsafe { &*report };
+        let expected = library
+            .upgrader()
+            .upgrade_text(&text, &Options::default())
+            .unwrap();
+        let rows: Vec<ModRow> = expected
+            .mods
+            .iter()
+            .map(|m| {
+                (
+                    m.name.clone(),
+                    m.from,
+                    m.to,
+                    m.status.word().to_string(),
+                    None,
+                )
+            })
+            .collect();
+        assert_eq!(mods_of(r), rows, "{version}");
+        let want = format!("mods/cartographer/expected/{version}/charted.json");
+        let want = std::fs::read(repo().join(want)).unwrap();
+        // SAFETY: the report's text.
+        let got = unsafe { std::slice::from_raw_parts(r.text.cast::<u8>(), r.text_len) };
+        assert!(got == &want[..], "{version}: not the expected form");
+        // SAFETY: the report's array.
+        let steps = unsafe { c_array(r.steps, r.step_count) };
+        for step in steps.iter().filter(|s| !s.mod_name.is_null()) {
+            assert_eq!(string(step.mod_name), "cartographer");
+        }
+        // SAFETY: freed once.
+        unsafe { savechain_report_free(report) };
+    }
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}
+
+#[test]
+fn keep_going_holds_a_failing_mod_back_and_strict_fails_an_undeclared_removal() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "steps/0001-cut.lua",
+        "return function(data) data.gone = nil end",
+    );
+    write(
+        "mods/broken/mod.json",
+        r#"{"name": "broken", "release": "1.0.0"}"#,
+    );
+    write(
+        "mods/broken/0001-oops.lua",
+        "return function(data) error('no fuel') end",
+    );
+    let chain = abi_chain_of("1.0.0", &dir.path().join("steps"));
+    let mods = c(dir.path().join("mods").to_str().unwrap());
+    // SAFETY: a live chain, valid string.
+    let s = unsafe { savechain_chain_add_mods(chain, mods.as_ptr(), ptr::null_mut()) };
+    assert_eq!(s, savechain_status::SAVECHAIN_OK);
+    let text = br#"{"meta": {"version": 1, "mods": {"broken": {"version": 1}}}, "data": {"mods": {"broken": {}}}}"#;
+
+    // Without a flag the mod fails the save.
+    let e = abi_upgrade(chain, text, 0, 0).unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_UPGRADE);
+    assert!(e.text.contains("no fuel"), "{}", e.text);
+    // With SAVECHAIN_KEEP_GOING it is held back, and the rest upgraded.
+    let mut report = ptr::null_mut();
+    // SAFETY: a live chain, valid pointers.
+    let status = unsafe {
+        savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            SAVECHAIN_KEEP_GOING,
+            &mut report,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, savechain_status::SAVECHAIN_OK);
+    // SAFETY: the report the call stored.
+    let rows = mods_of(unsafe { &*report });
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].0.as_str(), rows[0].3.as_str()), ("broken", "held"));
+    assert!(
+        rows[0].4.as_deref().unwrap().contains("no fuel"),
+        "{:?}",
+        rows[0].4
+    );
+    // SAFETY: freed once.
+    unsafe { savechain_report_free(report) };
+
+    // SAVECHAIN_STRICT: the game's step removed `gone` without declaring it.
+    let plain = br#"{"meta": {"version": 1}, "data": {"gone": 1}}"#;
+    assert!(abi_upgrade(chain, plain, 0, 0).is_ok());
+    let e = abi_upgrade(chain, plain, 0, SAVECHAIN_STRICT).unwrap_err();
+    assert!(e.text.contains("gone"), "{}", e.text);
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}
+
+#[test]
+fn out_pointers_are_cleared_on_failure_and_error_out_on_success() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    // Not NULL, never read: a call that leaves an out pointer as it found it shows.
+    let junk = ptr::dangling_mut::<c_char>();
+    let mut report = ptr::dangling_mut::<savechain_report>();
+    let mut error = ptr::dangling_mut::<savechain_error>();
+    let text = b"not a save";
+    // SAFETY: a live chain; out pointers are only written.
+    unsafe {
+        let s = savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        assert!(report.is_null());
+        take_error(s, error);
+        let mut out = junk;
+        let s = savechain_format(
+            text.as_ptr().cast(),
+            text.len(),
+            SAVECHAIN_PRETTY,
+            &mut out,
+            ptr::null_mut(),
+            &mut error,
+        );
+        assert!(out.is_null());
+        take_error(s, error);
+        let mut meta = junk;
+        let mut version = 77;
+        let s = savechain_read_meta(
+            text.as_ptr().cast(),
+            text.len(),
+            &mut version,
+            &mut meta,
+            ptr::null_mut(),
+            &mut error,
+        );
+        assert!(meta.is_null());
+        assert_eq!(version, 77, "written on success only");
+        take_error(s, error);
+        let mut made = ptr::dangling_mut::<savechain_chain>();
+        let s = savechain_chain_new(
+            c"not a version".as_ptr(),
+            ptr::null(),
+            &mut made,
+            &mut error,
+        );
+        assert!(made.is_null());
+        take_error(s, error);
+        error = ptr::dangling_mut::<savechain_error>();
+        let save = br#"{"meta": {"version": 3}, "data": {}}"#;
+        let s = savechain_upgrade_text(
+            chain,
+            save.as_ptr().cast(),
+            save.len(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        assert_eq!(s, savechain_status::SAVECHAIN_OK);
+        assert!(error.is_null());
+        savechain_report_free(report);
+        savechain_chain_free(chain);
+    }
+}
+
+#[test]
+fn an_output_that_is_the_save_itself_and_a_dry_run_with_an_output_are_refused() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let dir = tempfile::tempdir().unwrap();
+    let original = br#"{"meta": {"version": 1}, "data": {"hp": 4}}"#;
+    std::fs::write(dir.path().join("s.json"), original).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("s.json"), dir.path().join("link.json")).unwrap();
+    let path = c(dir.path().join("s.json").to_str().unwrap());
+    let link = c(dir.path().join("link.json").to_str().unwrap());
+    let mut report = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain, valid strings and out pointers.
+    unsafe {
+        let s = savechain_upgrade_file(
+            chain,
+            path.as_ptr(),
+            link.as_ptr(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        let e = take_error(s, error);
+        assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_IO);
+        assert!(e.message.contains("is the save itself"), "{}", e.message);
+        let s = savechain_upgrade_file(
+            chain,
+            path.as_ptr(),
+            link.as_ptr(),
+            0,
+            SAVECHAIN_DRY_RUN,
+            &mut report,
+            &mut error,
+        );
+        assert_eq!(
+            take_error(s, error).kind,
+            savechain_status::SAVECHAIN_ERROR_ARGUMENT
+        );
+        savechain_chain_free(chain);
+    }
+    assert_eq!(std::fs::read(dir.path().join("s.json")).unwrap(), original);
+    let names = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(names, 2, "only the save and its link");
 }

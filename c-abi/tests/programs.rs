@@ -215,7 +215,14 @@ fn the_c_program_upgrades_a_file_in_place_keeping_its_backup() {
     );
     // Current now: not written again, no second backup.
     let output = run(&programs().c_shared, &args, dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", everything(&output));
     assert!(stdout(&output).contains("  written (none), backup (none)\n"));
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["slot1.json", "slot1.json.v3.bak"]);
 }
 
 /// A step that keeps state in an upvalue and a global, and does what a stranger's step
