@@ -215,15 +215,19 @@ pub(crate) fn replace_held(
 /// without a tag), or `<name>.<tag>.<k>.bak` when that exists with other content, so an
 /// older backup is never overwritten by a different one.
 pub(crate) fn backup_path(path: &Path, tag: Option<&str>, original: &[u8]) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let stem = match tag {
-        Some(tag) => format!("{name}.{tag}"),
-        None => name.into_owned(),
+    // The name as the file system has it, bytes that are not UTF-8 included: a lossy
+    // spelling would give two saves one backup name.
+    let name = path.file_name().unwrap_or_default();
+    let tag = tag.map(|t| format!(".{t}")).unwrap_or_default();
+    let named = |suffix: String| {
+        let mut backup = name.to_os_string();
+        backup.push(suffix);
+        path.with_file_name(backup)
     };
     (0..)
         .map(|k: u32| match k {
-            0 => path.with_file_name(format!("{stem}.bak")),
-            k => path.with_file_name(format!("{stem}.{k}.bak")),
+            0 => named(format!("{tag}.bak")),
+            k => named(format!("{tag}.{k}.bak")),
         })
         // Something that is not a file there (a folder, a FIFO) is never read, and the
         // backup's write then fails, naming it.

@@ -692,4 +692,52 @@ mod tests {
             assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
         }
     }
+
+    /// Two saves whose names are not UTF-8 and differ only there: each keeps its own
+    /// backup, also when both are upgraded at once.
+    #[cfg(unix)]
+    #[test]
+    fn saves_whose_names_are_not_utf8_keep_backups_of_their_own() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let step = Step::lua("0001-x.lua", "return function(d) d.x = 1 end").unwrap();
+        let chain = Chain::new("1.0.0", vec![step]).unwrap();
+        let names: Vec<PathBuf> = [&b"caf\xe9.json"[..], &b"caf\xe8.json"[..]]
+            .iter()
+            .map(|n| dir.path().join(std::ffi::OsStr::from_bytes(n)))
+            .collect();
+        for (i, path) in names.iter().enumerate() {
+            std::fs::write(
+                path,
+                format!(r#"{{"meta": {{"version": 1}}, "data": {{"i": {i}}}}}"#),
+            )
+            .unwrap();
+        }
+        std::thread::scope(|scope| {
+            for path in &names {
+                let chain = &chain;
+                scope.spawn(move || {
+                    let report = upgrade_file(
+                        &mut chain.upgrader(),
+                        path,
+                        Target::InPlace { backup: true },
+                        &Options::default(),
+                    )
+                    .unwrap();
+                    let mut expected = path.as_os_str().to_os_string();
+                    expected.push(".v1.bak");
+                    assert_eq!(report.backup, Some(PathBuf::from(expected)));
+                });
+            }
+        });
+        for (i, path) in names.iter().enumerate() {
+            let mut backup = path.as_os_str().to_os_string();
+            backup.push(".v1.bak");
+            let kept = std::fs::read_to_string(PathBuf::from(backup)).unwrap();
+            assert_eq!(
+                kept,
+                format!(r#"{{"meta": {{"version": 1}}, "data": {{"i": {i}}}}}"#)
+            );
+        }
+    }
 }

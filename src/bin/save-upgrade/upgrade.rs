@@ -349,8 +349,9 @@ impl<'a> Printer<'a> {
     /// file has it.
     fn print_backup_note(&self, path: &Path, report: &FileReport) {
         let Some(backup) = &report.backup else { return };
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let usual = path.with_file_name(format!("{name}.v{}.bak", report.from));
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".v{}.bak", report.from));
+        let usual = path.with_file_name(name);
         if *backup != usual && !self.args.quiet {
             errln!(
                 "note: {} is a different file, so the original of {} is kept as {}",
