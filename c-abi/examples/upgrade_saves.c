@@ -6,7 +6,7 @@
  *                 [--out DIR] [--threads N] SAVE...
  *
  * Builds the chain of the Lua steps in --steps (and the mods in --mods), then for each
- * save, on N threads sharing the one chain (2 by default):
+ * save, on N threads sharing the one chain (2 by default; 0: on the main thread):
  *   - reads its version and meta alone (savechain_read_meta);
  *   - upgrades its text in memory (savechain_upgrade_text) and prints the report: the
  *     versions, each step that ran and what it printed, each mod;
@@ -279,7 +279,7 @@ int main(int argc, char **argv) {
     }
     if (!steps || !writer) return usage("--steps and --writer are required");
     if (first_save >= argc) return usage("no save given");
-    if (threads < 1 || threads > 64) return usage("--threads is 1 to 64");
+    if (threads < 0 || threads > 64) return usage("--threads is 0 (the main thread) to 64");
 
     savechain_chain *chain = NULL;
     savechain_error *e = NULL;
@@ -318,11 +318,12 @@ int main(int argc, char **argv) {
     job.printed = calloc(job.count, sizeof *job.printed);
     job.printed_len = calloc(job.count, sizeof *job.printed_len);
     job.outcome = calloc(job.count, sizeof *job.outcome);
-    pthread_t *ids = calloc((size_t)threads, sizeof *ids);
+    pthread_t *ids = calloc((size_t)threads + 1, sizeof *ids);
     if (!job.printed || !job.printed_len || !job.outcome || !ids) return EXIT_TROUBLE;
     pthread_mutex_init(&job.lock, NULL);
     long started = 0;
     while (started < threads && pthread_create(&ids[started], NULL, worker, &job) == 0) started++;
+    /* --threads 0, or no thread could start: the main thread does the work. */
     if (started == 0) worker(&job);
     for (long t = 0; t < started; t++) pthread_join(ids[t], NULL);
     pthread_mutex_destroy(&job.lock);

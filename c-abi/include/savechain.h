@@ -41,6 +41,11 @@
  * Doubles. A save spells each double as a C99 hexfloat, ["d", "0x1.8p+6"], which strtod
  * reads exactly, in the C locale (the locale of every program that does not call
  * setlocale; an engine that does reads with strtod_l or std::from_chars instead).
+ * Infinities are "inf" and "-inf", NaNs "nan", "-nan" and, with a payload,
+ * "nan:0x<mantissa>" (docs/FORMAT.md, 3): strtod reads those as NaNs without their payload.
+ *
+ * C99 or later, and C++. Valgrind users: c-abi/valgrind.supp suppresses the one block Rust's
+ * standard library keeps for the life of each calling thread.
  *
  * Text. Save text is UTF-8 given as a pointer and a length (no NUL needed); texts handed
  * out are NUL-terminated too, and never contain a NUL byte. A text that is not UTF-8 is a
@@ -100,10 +105,12 @@ typedef enum savechain_status {
   // Files and folders that cannot be worked on as asked (the library's calls over many
   // files; none of this header's calls gives it today).
   SAVECHAIN_ERROR_USAGE = 6,
-  // Lua failed: a step raised an error or ran out of a limit.
+  // Lua failed outside a step's run on a save: savechain's own Lua state could not be
+  // made (out of memory).
   SAVECHAIN_ERROR_LUA = 7,
-  // The chain is malformed, a save's version is outside it (a save newer than the
-  // game), or a step failed.
+  // The chain is malformed (a gap, a step that does not compile), a save's version is
+  // outside it (a save newer than the game), or a step failed on the save: then
+  // `lua_failure` says why a Lua step did (an error it raised, a limit it ran out of).
   SAVECHAIN_ERROR_UPGRADE = 8,
   // Another program wrote the file while it was being upgraded: it is left as that
   // program made it, and upgrading again works on its new content.
@@ -255,8 +262,10 @@ const char *savechain_version(void);
 // written into every save it upgrades) from the Lua steps in the folder `steps_dir`
 // (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 // steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
-// misnamed file or a step that does not compile is an error naming the file (and the
-// line, for Lua).
+// misnamed file or a step that does not compile is an error naming the file, and the
+// line in its text (the error's `line` and `column` are about save text, and stay 0).
+// Each step's file is run once here, to get its function, under the default limits
+// (`savechain_chain_set_limits` applies to the steps' runs on saves).
 //
 // On success `*chain_out` is the new chain, which the caller frees with
 // `savechain_chain_free`; on failure it is NULL.
@@ -292,10 +301,10 @@ enum savechain_status savechain_chain_add_mods(struct savechain_chain *chain,
                                                struct savechain_error **error_out);
 
 // Sets what each Lua step may use, per step run: `instructions` (Lua VM instructions),
-// `memory_bytes` (what its Lua state may hold) and `seconds` (processor time). 0 keeps a
-// limit as it is; the defaults are 300 million instructions, 1 GiB and 30 seconds. A
-// step that goes over a limit fails its save alone. A negative, NaN or infinite
-// `seconds` is an error, and the chain is then as it was.
+// `memory_bytes` (what its Lua state may hold, 1 MiB at least) and `seconds` (processor
+// time). 0 keeps a limit as it is; the defaults are 300 million instructions, 1 GiB and
+// 30 seconds. A step that goes over a limit fails its save alone. Less memory than 1 MiB,
+// and a negative, NaN or infinite `seconds`, are errors, and the chain is then as it was.
 //
 // # Safety
 // `chain` is a live chain no other call is using; `error_out` NULL or writable.
@@ -383,7 +392,8 @@ enum savechain_status savechain_read_meta(const char *text,
 void savechain_text_free(char *text);
 
 // Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed)
-// to version `to` (0: the chain's latest), in memory, as the library's
+// to version `to` (0: the chain's latest; a save at `to` or past it is left as it is),
+// in memory, as the library's
 // `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
 // `SAVECHAIN_STRICT` or-ed.
 //

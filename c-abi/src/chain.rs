@@ -10,6 +10,9 @@ use savechain::upgrade::Chain;
 use crate::args;
 use crate::error::{guard, savechain_error, savechain_status, Failure};
 
+/// The least memory a step's Lua state may be given.
+const MIN_MEMORY: u64 = 1 << 20;
+
 /// A game's upgrade chain (opaque): its Lua steps, its version, its mods and the limits of
 /// their steps. Made by `savechain_chain_new`, set up by the `savechain_chain_set_*` and
 /// `savechain_chain_add_*` calls, freed by `savechain_chain_free`. Once set up it may be
@@ -25,8 +28,10 @@ pub struct savechain_chain {
 /// written into every save it upgrades) from the Lua steps in the folder `steps_dir`
 /// (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 /// steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
-/// misnamed file or a step that does not compile is an error naming the file (and the
-/// line, for Lua).
+/// misnamed file or a step that does not compile is an error naming the file, and the
+/// line in its text (the error's `line` and `column` are about save text, and stay 0).
+/// Each step's file is run once here, to get its function, under the default limits
+/// (`savechain_chain_set_limits` applies to the steps' runs on saves).
 ///
 /// On success `*chain_out` is the new chain, which the caller frees with
 /// `savechain_chain_free`; on failure it is NULL.
@@ -128,10 +133,10 @@ pub unsafe extern "C" fn savechain_chain_add_mods(
 }
 
 /// Sets what each Lua step may use, per step run: `instructions` (Lua VM instructions),
-/// `memory_bytes` (what its Lua state may hold) and `seconds` (processor time). 0 keeps a
-/// limit as it is; the defaults are 300 million instructions, 1 GiB and 30 seconds. A
-/// step that goes over a limit fails its save alone. A negative, NaN or infinite
-/// `seconds` is an error, and the chain is then as it was.
+/// `memory_bytes` (what its Lua state may hold, 1 MiB at least) and `seconds` (processor
+/// time). 0 keeps a limit as it is; the defaults are 300 million instructions, 1 GiB and
+/// 30 seconds. A step that goes over a limit fails its save alone. Less memory than 1 MiB,
+/// and a negative, NaN or infinite `seconds`, are errors, and the chain is then as it was.
 ///
 /// # Safety
 /// `chain` is a live chain no other call is using; `error_out` NULL or writable.
@@ -150,10 +155,15 @@ pub unsafe extern "C" fn savechain_chain_set_limits(
             0.0 => handle.limits.time,
             s => Duration::try_from_secs_f64(s).map_err(|_| {
                 Failure::Argument(format!(
-                    "seconds is {s}: a limit is a number of seconds above 0 (0 keeps the limit)"
+                    "seconds is {s:e}: a limit is a number of seconds above 0 (0 keeps the limit)"
                 ))
             })?,
         };
+        if memory_bytes != 0 && memory_bytes < MIN_MEMORY {
+            return Err(Failure::Argument(format!(
+                "memory_bytes is {memory_bytes}: below 1 MiB, no step's Lua state has room to run"
+            )));
+        }
         if instructions != 0 {
             handle.limits.instructions = instructions;
         }

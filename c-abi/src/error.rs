@@ -32,10 +32,12 @@ pub enum savechain_status {
     /// Files and folders that cannot be worked on as asked (the library's calls over many
     /// files; none of this header's calls gives it today).
     SAVECHAIN_ERROR_USAGE = 6,
-    /// Lua failed: a step raised an error or ran out of a limit.
+    /// Lua failed outside a step's run on a save: savechain's own Lua state could not be
+    /// made (out of memory).
     SAVECHAIN_ERROR_LUA = 7,
-    /// The chain is malformed, a save's version is outside it (a save newer than the
-    /// game), or a step failed.
+    /// The chain is malformed (a gap, a step that does not compile), a save's version is
+    /// outside it (a save newer than the game), or a step failed on the save: then
+    /// `lua_failure` says why a Lua step did (an error it raised, a limit it ran out of).
     SAVECHAIN_ERROR_UPGRADE = 8,
     /// Another program wrote the file while it was being upgraded: it is left as that
     /// program made it, and upgrading again works on its new content.

@@ -206,7 +206,7 @@ fn array<T>(items: &[T]) -> *const T {
 fn options(chain: &savechain_chain, to: u64, flags: u32, allowed: u32) -> Result<Options, Failure> {
     if flags & !allowed != 0 {
         return Err(Failure::Argument(format!(
-            "flags has bits savechain does not know here: {:#x}",
+            "flags has bits this call does not take: {:#x}",
             flags & !allowed
         )));
     }
@@ -219,7 +219,8 @@ fn options(chain: &savechain_chain, to: u64, flags: u32, allowed: u32) -> Result
 }
 
 /// Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed)
-/// to version `to` (0: the chain's latest), in memory, as the library's
+/// to version `to` (0: the chain's latest; a save at `to` or past it is left as it is),
+/// in memory, as the library's
 /// `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
 /// `SAVECHAIN_STRICT` or-ed.
 ///

@@ -619,10 +619,12 @@ fn wrong_arguments_are_errors_not_crashes() {
             &mut error,
         );
         refused(s, error, "version_out");
-        for seconds in [f64::NAN, -1.0, f64::INFINITY] {
+        for seconds in [f64::NAN, -1.0, f64::INFINITY, 1e300] {
             let s = savechain_chain_set_limits(chain, 0, 0, seconds, &mut error);
             refused(s, error, "seconds");
         }
+        let s = savechain_chain_set_limits(chain, 0, 1000, 0.0, &mut error);
+        refused(s, error, "memory_bytes");
         let s = savechain_chain_set_game(chain, ptr::null(), &mut error);
         refused(s, error, "game");
         // Without an error_out, the status alone.
@@ -680,6 +682,10 @@ fn set_up_calls_that_fail_leave_the_chain_as_it_was() {
         let text = br#"{"meta": {"version": 1}, "data": {}}"#;
         let upgraded = abi_upgrade(chain, text, 0, 0).unwrap();
         assert_eq!((upgraded.0, upgraded.1), (1, 3));
+        // The least memory a step may be given is enough to run one.
+        let s = savechain_chain_set_limits(chain, 0, 1 << 20, 0.0, &mut error);
+        assert_eq!(s, savechain_status::SAVECHAIN_OK);
+        assert!(abi_upgrade(chain, text, 0, 0).is_ok());
         // Limits apply to the steps that run afterwards.
         let spin = tempfile::tempdir().unwrap();
         std::fs::write(

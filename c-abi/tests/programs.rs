@@ -386,8 +386,11 @@ fn a_chain_that_does_not_load_is_refused_naming_its_file_and_line() {
 }
 
 /// Runs the C program under Valgrind: no invalid read or write, no leak (memory still
-/// reachable at exit, the library's read-only caches, is not a leak).
+/// reachable at exit, the library's read-only caches, is not a leak), with the
+/// suppressions a program linking savechain uses (`c-abi/valgrind.supp`: the main thread's
+/// handle in Rust's standard library).
 fn valgrind(args: &[&str], dir: &Path) -> Output {
+    let suppressions = repo().join("c-abi/valgrind.supp");
     let output = Command::new("valgrind")
         .args([
             "--quiet",
@@ -396,6 +399,7 @@ fn valgrind(args: &[&str], dir: &Path) -> Output {
             "--show-leak-kinds=definite,indirect,possible",
             "--errors-for-leak-kinds=definite,indirect,possible",
         ])
+        .arg(format!("--suppressions={}", suppressions.display()))
         .arg(&programs().c_shared)
         .args(args)
         .env_remove("LD_LIBRARY_PATH")
@@ -415,8 +419,18 @@ fn valgrind(args: &[&str], dir: &Path) -> Output {
 fn under_valgrind_the_c_program_reads_and_frees_cleanly() {
     let out = tempfile::tempdir().unwrap();
     let out_dir = out.path().to_str().unwrap();
+    // On the main thread, as most engines call it, then on two threads of the program's.
     let mut args = vec![
-        "--steps", "upgrades", "--writer", "0.1.0", "--game", GAME, "--out", out_dir,
+        "--steps",
+        "upgrades",
+        "--writer",
+        "0.1.0",
+        "--game",
+        GAME,
+        "--out",
+        out_dir,
+        "--threads",
+        "0",
     ];
     let saves = fixtures();
     args.extend(saves.iter().map(String::as_str));
