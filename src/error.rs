@@ -124,6 +124,8 @@ struct Inner {
     lua: Option<LuaFailure>,
     /// The mod whose chain or data the error is about.
     in_mod: Option<String>,
+    /// The step whose file the error is about, and the line there when known.
+    step: Option<(String, Option<usize>)>,
 }
 
 impl Error {
@@ -138,6 +140,7 @@ impl Error {
                 source: None,
                 lua: None,
                 in_mod: None,
+                step: None,
             }),
         }
     }
@@ -170,6 +173,37 @@ impl Error {
             self.inner.in_mod = Some(name.to_string());
         }
         self
+    }
+
+    /// The error, as about the step `name` (its file's name), at `line` of that file.
+    pub(crate) fn in_step(mut self, name: &str, line: Option<usize>) -> Error {
+        self.inner.step = Some((name.to_string(), line));
+        self
+    }
+
+    /// The step the error is about, when it is about one: it failed on a save, or (loading
+    /// a chain) its file does not compile or does not give a step. The message names it too.
+    ///
+    /// ```
+    /// use savechain::upgrade::{Chain, Step};
+    /// use savechain::{Options, Save};
+    ///
+    /// let step = Step::lua("0001-hull.lua", "return function(data)\n  data.hull = data.hull * 2\nend")?;
+    /// let chain = Chain::new("1.0.0", vec![step])?;
+    /// let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {}}"#)?;
+    /// let err = chain.upgrader().upgrade(save, &Options::default()).unwrap_err();
+    /// assert_eq!(err.failed_step(), Some("0001-hull.lua"));
+    /// assert_eq!(err.step_line(), Some(2));
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn failed_step(&self) -> Option<&str> {
+        self.inner.step.as_ref().map(|(name, _)| name.as_str())
+    }
+
+    /// The line of the failed step's file ([`Error::failed_step`]) the failure is at, when
+    /// Lua says: where a file does not compile, or where a step raised its error.
+    pub fn step_line(&self) -> Option<usize> {
+        self.inner.step.as_ref().and_then(|(_, line)| *line)
     }
 
     /// The mod the error is about, when it is about one: its chain is malformed, one of

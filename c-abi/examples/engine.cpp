@@ -99,7 +99,8 @@ bool load(const savechain::Chain &chain, const char *path) {
     } catch (const savechain::Error &e) {
         std::cout << "  failed [" << e.kind_name() << "]: " << e.what() << "\n"
                   << "    file=" << e.file << " line=" << e.line << " column=" << e.column
-                  << " path=" << e.path << " mod=" << e.failed_mod << " lua=" << e.lua_failure << "\n";
+                  << " path=" << e.path << " mod=" << e.failed_mod << " step=" << e.failed_step << ":"
+                  << e.step_line << " lua=" << e.lua_failure << "\n";
     } catch (const std::exception &e) {
         std::cout << "  failed: " << e.what() << "\n";
     }

@@ -36,6 +36,8 @@ public:
             column = e->column;
             path = e->path;
             failed_mod = e->failed_mod ? e->failed_mod : "";
+            failed_step = e->failed_step ? e->failed_step : "";
+            step_line = e->step_line;
             lua_failure = e->lua_failure;
         }
     }
@@ -49,6 +51,8 @@ public:
     std::uint64_t line = 0, column = 0;  // 0 when not about a place in a text
     std::string path;  // in the document: "data.ship.hull"; "" for the whole
     std::string failed_mod;  // "" when no mod failed
+    std::string failed_step;  // the step's file name; "" when the error is about no step
+    std::uint64_t step_line = 0;  // the line in that file, when Lua says
     savechain_lua_failure lua_failure = SAVECHAIN_LUA_NONE;
 };
 

@@ -59,9 +59,10 @@ static void print_error(FILE *out, const char *what, const savechain_error *e) {
         return;
     }
     fprintf(out, "  %s failed [%s]: %s\n", what, savechain_status_name(e->kind), e->text);
-    fprintf(out, "    file=%s line=%" PRIu64 " column=%" PRIu64 " path=%s mod=%s lua=%d\n",
+    fprintf(out, "    file=%s line=%" PRIu64 " column=%" PRIu64 " path=%s mod=%s step=%s:%" PRIu64 " lua=%d\n",
             e->file ? e->file : "(none)", e->line, e->column, e->path,
-            e->failed_mod ? e->failed_mod : "(none)", (int)e->lua_failure);
+            e->failed_mod ? e->failed_mod : "(none)", e->failed_step ? e->failed_step : "(none)",
+            e->step_line, (int)e->lua_failure);
 }
 
 /* The whole file at `path`, NUL-terminated, its length in *len; NULL and errno if not. */

@@ -172,6 +172,11 @@ typedef struct savechain_error {
   const char *path;
   // The mod whose step or data failed, or NULL.
   const char *failed_mod;
+  // The step the error is about (its file's name, `0003-hull.lua`), or NULL: it failed
+  // on the save, or its file does not compile.
+  const char *failed_step;
+  // The line of that step's file the failure is at, when Lua says; 0 otherwise.
+  uint64_t step_line;
   // Why Lua failed, or `SAVECHAIN_LUA_NONE`.
   enum savechain_lua_failure lua_failure;
 } savechain_error;
@@ -262,8 +267,9 @@ const char *savechain_version(void);
 // written into every save it upgrades) from the Lua steps in the folder `steps_dir`
 // (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 // steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
-// misnamed file or a step that does not compile is an error naming the file, and the
-// line in its text (the error's `line` and `column` are about save text, and stay 0).
+// misnamed file or a step that does not compile is an error naming the file
+// (`failed_step`, and `step_line` where Lua gives the line; the error's `line` and
+// `column` are about save text, and stay 0).
 // Each step's file is run once here, to get its function, under the default limits
 // (`savechain_chain_set_limits` applies to the steps' runs on saves).
 //

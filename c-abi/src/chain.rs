@@ -28,8 +28,9 @@ pub struct savechain_chain {
 /// written into every save it upgrades) from the Lua steps in the folder `steps_dir`
 /// (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 /// steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
-/// misnamed file or a step that does not compile is an error naming the file, and the
-/// line in its text (the error's `line` and `column` are about save text, and stay 0).
+/// misnamed file or a step that does not compile is an error naming the file
+/// (`failed_step`, and `step_line` where Lua gives the line; the error's `line` and
+/// `column` are about save text, and stay 0).
 /// Each step's file is run once here, to get its function, under the default limits
 /// (`savechain_chain_set_limits` applies to the steps' runs on saves).
 ///

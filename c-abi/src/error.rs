@@ -97,6 +97,11 @@ pub struct savechain_error {
     pub path: *const c_char,
     /// The mod whose step or data failed, or NULL.
     pub failed_mod: *const c_char,
+    /// The step the error is about (its file's name, `0003-hull.lua`), or NULL: it failed
+    /// on the save, or its file does not compile.
+    pub failed_step: *const c_char,
+    /// The line of that step's file the failure is at, when Lua says; 0 otherwise.
+    pub step_line: u64,
     /// Why Lua failed, or `SAVECHAIN_LUA_NONE`.
     pub lua_failure: savechain_lua_failure,
 }
@@ -186,6 +191,8 @@ impl Failure {
                         false => keep(&e.path().to_string()),
                     },
                     failed_mod: e.failed_mod().map_or(ptr::null(), &mut keep),
+                    failed_step: e.failed_step().map_or(ptr::null(), &mut keep),
+                    step_line: e.step_line().map_or(0, |l| l as u64),
                     lua_failure: lua_failure_of(e.lua_failure()),
                 }
             }
@@ -200,6 +207,8 @@ impl Failure {
                     column: 0,
                     path: keep(""),
                     failed_mod: ptr::null(),
+                    failed_step: ptr::null(),
+                    step_line: 0,
                     lua_failure: savechain_lua_failure::SAVECHAIN_LUA_NONE,
                 }
             }

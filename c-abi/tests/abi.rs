@@ -2,6 +2,9 @@
 //! same input (property tests over random documents, and damaged ones); wrong arguments
 //! refused with SAVECHAIN_ERROR_ARGUMENT, never a crash; one chain shared by threads.
 
+// Results hold an error read field by field, compared whole: their size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
 
@@ -21,6 +24,8 @@ struct Read {
     line: u64,
     column: u64,
     path: String,
+    step: Option<String>,
+    step_line: u64,
 }
 
 /// The array of `count` items at `p`, which is NULL exactly when `count` is 0 (the header).
@@ -59,6 +64,8 @@ fn take_error(status: savechain_status, error: *mut savechain_error) -> Read {
         line: e.line,
         column: e.column,
         path: string(e.path),
+        step: (!e.failed_step.is_null()).then(|| string(e.failed_step)),
+        step_line: e.step_line,
     };
     // SAFETY: stored by the call, freed once.
     unsafe { savechain_error_free(error) };
@@ -79,6 +86,8 @@ fn expected(e: &savechain::Error) -> Read {
         } else {
             e.path().to_string()
         },
+        step: e.failed_step().map(str::to_string),
+        step_line: e.step_line().unwrap_or(0) as u64,
     }
 }
 
@@ -1056,4 +1065,36 @@ fn an_output_that_is_the_save_itself_and_a_dry_run_with_an_output_are_refused() 
     assert_eq!(std::fs::read(dir.path().join("s.json")).unwrap(), original);
     let names = std::fs::read_dir(dir.path()).unwrap().count();
     assert_eq!(names, 2, "only the save and its link");
+}
+
+#[test]
+fn a_step_that_fails_or_does_not_compile_is_named_with_its_line() {
+    let typo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        typo.path().join("0001-typo.lua"),
+        "return function(data)\n  data.x = = 1\nend\n",
+    )
+    .unwrap();
+    let mut made = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    let dir = c(typo.path().to_str().unwrap());
+    // SAFETY: valid strings and out pointers.
+    let s = unsafe { savechain_chain_new(c"1.0.0".as_ptr(), dir.as_ptr(), &mut made, &mut error) };
+    let e = take_error(s, error);
+    assert_eq!((e.step.as_deref(), e.step_line), (Some("0001-typo.lua"), 2));
+    assert_eq!((e.line, e.column), (0, 0), "about no save text");
+    assert!(e.file.unwrap().ends_with("0001-typo.lua"));
+
+    let hull = tempfile::tempdir().unwrap();
+    std::fs::write(
+        hull.path().join("0001-hull.lua"),
+        "return function(data)\n  data.hull = data.hull * 2\nend\n",
+    )
+    .unwrap();
+    let chain = abi_chain(hull.path());
+    let e = abi_upgrade(chain, br#"{"meta": {"version": 1}, "data": {}}"#, 0, 0).unwrap_err();
+    assert_eq!((e.step.as_deref(), e.step_line), (Some("0001-hull.lua"), 2));
+    assert!(e.text.contains("failed on line 2"), "{}", e.text);
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
 }

@@ -619,7 +619,9 @@ fn check_lua_steps(steps: &[Step], modules: &Modules, identity: [u8; 16]) -> Res
             }
         };
         load_lua(sandbox, step, &mut None).map_err(|failure| {
-            let error = Error::new(ErrorKind::Upgrade, failure.text()).with_file(chunk.file());
+            let error = Error::new(ErrorKind::Upgrade, failure.text())
+                .with_file(chunk.file())
+                .in_step(step.name(), failure.line);
             match failure.lua {
                 Some(why) => error.because(why),
                 None => error,

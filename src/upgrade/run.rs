@@ -750,7 +750,8 @@ fn step_error(step: &Step, failure: Failure, began: Began) -> Error {
             step.to(),
             failure.after_failed()
         ),
-    );
+    )
+    .in_step(step.name(), failure.line);
     match failure.lua {
         Some(why) => error.because(why),
         None => error,
