@@ -162,6 +162,12 @@ unsafe fn check_error(
             Some(m) => assert_eq!(string(call, "failed_mod", e.failed_mod), c_spelling(m)),
             None => assert!(e.failed_mod.is_null(), "{call}: failed_mod"),
         }
+        match expected.failed_step() {
+            Some(step) => assert_eq!(string(call, "failed_step", e.failed_step), c_spelling(step)),
+            None => assert!(e.failed_step.is_null(), "{call}: failed_step"),
+        }
+        let step_line = expected.step_line().map_or(0, |l| l as u64);
+        assert_eq!(e.step_line, step_line, "{call}: step_line");
     }
     let (line, column) = expected
         .location()
