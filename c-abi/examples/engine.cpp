@@ -101,6 +101,7 @@ bool load(const savechain::Chain &chain, const char *path) {
                   << "    file=" << e.file << " line=" << e.line << " column=" << e.column
                   << " path=" << e.path << " mod=" << e.failed_mod << " step=" << e.failed_step << ":"
                   << e.step_line << " lua=" << e.lua_failure << "\n";
+        for (const std::string &line : e.printed) std::cout << "    | " << line << "\n";
     } catch (const std::exception &e) {
         std::cout << "  failed: " << e.what() << "\n";
     }

@@ -38,6 +38,7 @@ public:
             failed_mod = e->failed_mod ? e->failed_mod : "";
             failed_step = e->failed_step ? e->failed_step : "";
             step_line = e->step_line;
+            printed.assign(e->printed, e->printed + e->printed_count);
             lua_failure = e->lua_failure;
         }
     }
@@ -53,6 +54,7 @@ public:
     std::string failed_mod;  // "" when no mod failed
     std::string failed_step;  // the step's file name; "" when the error is about no step
     std::uint64_t step_line = 0;  // the line in that file, when Lua says
+    std::vector<std::string> printed;  // what the steps that ran printed, "step: line"
     savechain_lua_failure lua_failure = SAVECHAIN_LUA_NONE;
 };
 

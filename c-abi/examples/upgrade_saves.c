@@ -63,6 +63,8 @@ static void print_error(FILE *out, const char *what, const savechain_error *e) {
             e->file ? e->file : "(none)", e->line, e->column, e->path,
             e->failed_mod ? e->failed_mod : "(none)", e->failed_step ? e->failed_step : "(none)",
             e->step_line, (int)e->lua_failure);
+    /* What the steps printed before it failed: a step's print is most wanted then. */
+    for (size_t i = 0; i < e->printed_count; i++) fprintf(out, "    | %s\n", e->printed[i]);
 }
 
 /* The whole file at `path`, NUL-terminated, its length in *len; NULL and errno if not. */
@@ -138,6 +140,7 @@ static void print_report(FILE *out, const savechain_report *r) {
         if (m->has_to) fprintf(out, " to v%" PRIu64, m->to);
         if (m->held_because) fprintf(out, " (%s)", m->held_because);
         fputc('\n', out);
+        for (size_t j = 0; j < m->printed_count; j++) fprintf(out, "    | %s\n", m->printed[j]);
     }
 }
 

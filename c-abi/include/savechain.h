@@ -16,8 +16,8 @@
  *
  * Errors. A call that can fail returns SAVECHAIN_OK or the kind of its failure. Given a
  * non-NULL `savechain_error **error_out`, it stores there NULL on success, or an error
- * (kind, message, file, line, column, path in the document) to free with
- * savechain_error_free. A NULL pointer where one is required, a string that is not
+ * (kind, message, file, line, column, path in the document, step, what steps printed) to
+ * free with savechain_error_free; NULL on a failure only when memory ran out making it. A NULL pointer where one is required, a string that is not
  * UTF-8, an unknown flag or style: SAVECHAIN_ERROR_ARGUMENT, never a crash. A length
  * longer than the buffer it describes cannot be seen, and is undefined behaviour, as in
  * any C API. No panic crosses the boundary (SAVECHAIN_ERROR_INTERNAL). Out pointers to
@@ -177,6 +177,12 @@ typedef struct savechain_error {
   const char *failed_step;
   // The line of that step's file the failure is at, when Lua says; 0 otherwise.
   uint64_t step_line;
+  // What the steps that ran printed before the upgrade failed, the failed step's
+  // lines last, each as `step name: line` (`printed_count` of them; NULL when none): a
+  // step's `print` is most wanted when it fails.
+  const char *const *printed;
+  // How many lines `printed` has.
+  size_t printed_count;
   // Why Lua failed, or `SAVECHAIN_LUA_NONE`.
   enum savechain_lua_failure lua_failure;
 } savechain_error;
@@ -219,6 +225,11 @@ typedef struct savechain_mod {
   const char *status;
   // For a mod held back (`SAVECHAIN_KEEP_GOING`): why; NULL otherwise.
   const char *held_because;
+  // For a mod held back because a step failed: what its steps printed, each line as
+  // `step name: line` (`printed_count` of them; NULL when none).
+  const char *const *printed;
+  // How many lines `printed` has.
+  size_t printed_count;
 } savechain_mod;
 
 // What an upgrade did. Strings are NUL-terminated UTF-8 (`written` and `backup`: the
@@ -267,7 +278,9 @@ const char *savechain_version(void);
 // written into every save it upgrades) from the Lua steps in the folder `steps_dir`
 // (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 // steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
-// misnamed file or a step that does not compile is an error naming the file
+// misnamed file, a step that does not compile, or a `writer` that is not a semantic
+// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`) naming the
+// file
 // (`failed_step`, and `step_line` where Lua gives the line; the error's `line` and
 // `column` are about save text, and stay 0).
 // Each step's file is run once here, to get its function, under the default limits
@@ -326,8 +339,8 @@ enum savechain_status savechain_chain_set_limits(struct savechain_chain *chain,
 // `chain` is NULL or a live chain.
 uint64_t savechain_chain_latest(const struct savechain_chain *chain);
 
-// The oldest version the chain upgrades from (its first step's); a save older than it is
-// refused. 0 when `chain` is NULL.
+// The oldest version the chain upgrades from (its first step's; 1 for a chain with no
+// steps); a save older than it is refused. 0 when `chain` is NULL.
 //
 // # Safety
 // `chain` is NULL or a live chain.
@@ -390,8 +403,8 @@ enum savechain_status savechain_read_meta(const char *text,
                                           size_t *meta_len_out,
                                           struct savechain_error **error_out);
 
-// Frees a text a savechain call stored (C's `free`: the caller may have changed the
-// text). NULL is ignored.
+// Frees a text a savechain call stored. NULL is ignored. The caller may have changed the
+// text's bytes, not its size (it is freed with C's `free`).
 //
 // # Safety
 // `text` is NULL or a text a savechain call stored, not freed before.

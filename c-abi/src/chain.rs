@@ -28,7 +28,9 @@ pub struct savechain_chain {
 /// written into every save it upgrades) from the Lua steps in the folder `steps_dir`
 /// (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 /// steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
-/// misnamed file or a step that does not compile is an error naming the file
+/// misnamed file, a step that does not compile, or a `writer` that is not a semantic
+/// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`) naming the
+/// file
 /// (`failed_step`, and `step_line` where Lua gives the line; the error's `line` and
 /// `column` are about save text, and stay 0).
 /// Each step's file is run once here, to get its function, under the default limits
@@ -186,8 +188,8 @@ pub unsafe extern "C" fn savechain_chain_latest(chain: *const savechain_chain) -
     unsafe { chain.as_ref() }.map_or(0, |c| c.chain.latest())
 }
 
-/// The oldest version the chain upgrades from (its first step's); a save older than it is
-/// refused. 0 when `chain` is NULL.
+/// The oldest version the chain upgrades from (its first step's; 1 for a chain with no
+/// steps); a save older than it is refused. 0 when `chain` is NULL.
 ///
 /// # Safety
 /// `chain` is NULL or a live chain.

@@ -102,6 +102,12 @@ pub struct savechain_error {
     pub failed_step: *const c_char,
     /// The line of that step's file the failure is at, when Lua says; 0 otherwise.
     pub step_line: u64,
+    /// What the steps that ran printed before the upgrade failed, the failed step's
+    /// lines last, each as `step name: line` (`printed_count` of them; NULL when none): a
+    /// step's `print` is most wanted when it fails.
+    pub printed: *const *const c_char,
+    /// How many lines `printed` has.
+    pub printed_count: usize,
     /// Why Lua failed, or `SAVECHAIN_LUA_NONE`.
     pub lua_failure: savechain_lua_failure,
 }
@@ -112,12 +118,13 @@ pub struct savechain_error {
 struct OwnedError {
     public: savechain_error,
     _strings: Strings,
+    _printed: Vec<*const c_char>,
 }
 
 /// Why a call failed, before it is handed out.
 pub(crate) enum Failure {
-    /// The library refused.
-    Library(savechain::Error),
+    /// The library refused; the lines the steps that ran printed, when an upgrade did.
+    Library(savechain::Error, Vec<String>),
     /// The arguments were wrong.
     Argument(String),
     /// A panic was caught.
@@ -126,7 +133,7 @@ pub(crate) enum Failure {
 
 impl From<savechain::Error> for Failure {
     fn from(e: savechain::Error) -> Failure {
-        Failure::Library(e)
+        Failure::Library(e, Vec::new())
     }
 }
 
@@ -164,7 +171,7 @@ fn lua_failure_of(failure: Option<LuaFailure>) -> savechain_lua_failure {
 impl Failure {
     fn status(&self) -> savechain_status {
         match self {
-            Failure::Library(e) => status_of(e.kind()),
+            Failure::Library(e, _) => status_of(e.kind()),
             Failure::Argument(_) => savechain_status::SAVECHAIN_ERROR_ARGUMENT,
             Failure::Internal(_) => savechain_status::SAVECHAIN_ERROR_INTERNAL,
         }
@@ -174,9 +181,17 @@ impl Failure {
     fn into_c(self) -> *mut savechain_error {
         let kind = self.status();
         let mut strings = Strings::default();
+        let printed: Vec<*const c_char> = match &self {
+            Failure::Library(_, lines) => lines.iter().map(|l| strings.keep(l)).collect(),
+            _ => Vec::new(),
+        };
+        let printed_array = match printed.is_empty() {
+            true => ptr::null(),
+            false => printed.as_ptr(),
+        };
         let mut keep = |text: &str| strings.keep(text);
         let public = match &self {
-            Failure::Library(e) => {
+            Failure::Library(e, _) => {
                 let location = e.location();
                 let file = e.file().map(|f| f.to_string_lossy().into_owned());
                 savechain_error {
@@ -193,6 +208,8 @@ impl Failure {
                     failed_mod: e.failed_mod().map_or(ptr::null(), &mut keep),
                     failed_step: e.failed_step().map_or(ptr::null(), &mut keep),
                     step_line: e.step_line().map_or(0, |l| l as u64),
+                    printed: printed_array,
+                    printed_count: printed.len(),
                     lua_failure: lua_failure_of(e.lua_failure()),
                 }
             }
@@ -209,6 +226,8 @@ impl Failure {
                     failed_mod: ptr::null(),
                     failed_step: ptr::null(),
                     step_line: 0,
+                    printed: ptr::null(),
+                    printed_count: 0,
                     lua_failure: savechain_lua_failure::SAVECHAIN_LUA_NONE,
                 }
             }
@@ -216,6 +235,7 @@ impl Failure {
         let owned = Box::new(OwnedError {
             public,
             _strings: strings,
+            _printed: printed,
         });
         Box::into_raw(owned).cast::<savechain_error>()
     }

@@ -123,8 +123,8 @@ pub unsafe extern "C" fn savechain_read_meta(
     })
 }
 
-/// Frees a text a savechain call stored (C's `free`: the caller may have changed the
-/// text). NULL is ignored.
+/// Frees a text a savechain call stored. NULL is ignored. The caller may have changed the
+/// text's bytes, not its size (it is freed with C's `free`).
 ///
 /// # Safety
 /// `text` is NULL or a text a savechain call stored, not freed before.

@@ -67,6 +67,11 @@ pub struct savechain_mod {
     pub status: *const c_char,
     /// For a mod held back (`SAVECHAIN_KEEP_GOING`): why; NULL otherwise.
     pub held_because: *const c_char,
+    /// For a mod held back because a step failed: what its steps printed, each line as
+    /// `step name: line` (`printed_count` of them; NULL when none).
+    pub printed: *const *const c_char,
+    /// How many lines `printed` has.
+    pub printed_count: usize,
 }
 
 /// What an upgrade did. Strings are NUL-terminated UTF-8 (`written` and `backup`: the
@@ -114,6 +119,7 @@ struct OwnedReport {
     _steps: Vec<savechain_step>,
     _printed: Vec<Vec<*const c_char>>,
     _mods: Vec<savechain_mod>,
+    _mod_printed: Vec<Vec<*const c_char>>,
 }
 
 /// The parts of a report that upgrades of text and of files share.
@@ -150,10 +156,21 @@ fn report(parts: Parts<'_>, text: Option<Vec<u8>>, file: Option<&FileReport>) ->
             printed_count: lines.len(),
         })
         .collect::<Vec<_>>();
+    let mut mod_printed: Vec<Vec<*const c_char>> = parts
+        .mods
+        .iter()
+        .map(|m| {
+            m.printed
+                .iter()
+                .map(|(step, line)| strings.keep(&format!("{step}: {line}")))
+                .collect()
+        })
+        .collect();
     let mods = parts
         .mods
         .iter()
-        .map(|m| savechain_mod {
+        .zip(&mut mod_printed)
+        .map(|(m, lines)| savechain_mod {
             name: strings.keep(&m.name),
             has_from: m.from.is_some(),
             from: m.from.unwrap_or(0),
@@ -164,6 +181,8 @@ fn report(parts: Parts<'_>, text: Option<Vec<u8>>, file: Option<&FileReport>) ->
                 ModStatus::Held(why) => strings.keep(why),
                 _ => ptr::null(),
             },
+            printed: array(lines),
+            printed_count: lines.len(),
         })
         .collect::<Vec<_>>();
     let text_len = text.as_ref().map_or(0, Vec::len);
@@ -190,7 +209,21 @@ fn report(parts: Parts<'_>, text: Option<Vec<u8>>, file: Option<&FileReport>) ->
         _steps: steps,
         _printed: printed,
         _mods: mods,
+        _mod_printed: mod_printed,
     })
+}
+
+/// The failure of an upgrade, with what the steps that ran printed (`step: line`).
+fn with_printed(error: savechain::Error, ran: &[StepReport]) -> Failure {
+    let printed = ran
+        .iter()
+        .flat_map(|step| {
+            step.printed
+                .iter()
+                .map(|line| format!("{}: {line}", step.name))
+        })
+        .collect();
+    Failure::Library(error, printed)
 }
 
 /// The C array of `items`: NULL when there are none. Its heap buffer does not move when
@@ -259,7 +292,11 @@ pub unsafe extern "C" fn savechain_upgrade_text(
             steps,
             mods,
             ..
-        } = handle.chain.upgrader().upgrade_text(given, &options)?;
+        } = {
+            let mut upgrader = handle.chain.upgrader();
+            let upgraded = upgrader.upgrade_text(given, &options);
+            upgraded.map_err(|e| with_printed(e, upgrader.failed_steps()))?
+        };
         let changed = text.is_some();
         // A save that did not change is handed back canonical too: an engine stores what
         // it gets, and a hand-edited save comes back in the layout savechain writes.
@@ -337,7 +374,9 @@ pub unsafe extern "C" fn savechain_upgrade_file(
             (Some(out), false) => Target::To(out),
             (None, false) => Target::InPlace { backup: true },
         };
-        let file = upgrade_file(&mut handle.chain.upgrader(), &path, target, &options)?;
+        let mut upgrader = handle.chain.upgrader();
+        let file = upgrade_file(&mut upgrader, &path, target, &options)
+            .map_err(|e| with_printed(e, upgrader.failed_steps()))?;
         let changed = !file.was_current();
         let parts = Parts {
             from: file.from,

@@ -1098,3 +1098,89 @@ fn a_step_that_fails_or_does_not_compile_is_named_with_its_line() {
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
 }
+
+#[test]
+fn what_a_failing_step_printed_comes_with_its_error_and_with_its_held_mod() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "steps/0001-ok.lua",
+        "return function(data) print('first', 1) end",
+    );
+    write(
+        "steps/0002-bad.lua",
+        "return function(data) print('counter is', data.n) error('broken') end",
+    );
+    write(
+        "mods/flaky/mod.json",
+        r#"{"name": "flaky", "release": "1.0.0"}"#,
+    );
+    write(
+        "mods/flaky/0001-x.lua",
+        "return function(data) print('flaky here') error('no') end",
+    );
+    let chain = abi_chain_of("1.0.0", &dir.path().join("steps"));
+    let text = br#"{"meta": {"version": 1}, "data": {"n": 7}}"#;
+    let mut report = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain, valid pointers; the error's array of the length it gives.
+    unsafe {
+        let s = savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            0,
+            &mut report,
+            &mut error,
+        );
+        assert_eq!(s, savechain_status::SAVECHAIN_ERROR_UPGRADE);
+        let e = &*error;
+        let lines: Vec<String> = c_array(e.printed, e.printed_count)
+            .iter()
+            .map(|&p| string(p))
+            .collect();
+        assert_eq!(
+            lines,
+            ["0001-ok.lua: first\t1", "0002-bad.lua: counter is\t7"]
+        );
+        savechain_error_free(error);
+    }
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+
+    // A mod held back keeps what its steps printed in its row of the report.
+    let game = tempfile::tempdir().unwrap();
+    let chain = abi_chain_of("1.0.0", game.path());
+    let mods = c(dir.path().join("mods").to_str().unwrap());
+    let text = br#"{"meta": {"version": 1, "mods": {"flaky": {"version": 1}}}, "data": {"mods": {"flaky": {}}}}"#;
+    // SAFETY: a live chain, valid pointers; the report's arrays of the lengths they give.
+    unsafe {
+        assert_eq!(
+            savechain_chain_add_mods(chain, mods.as_ptr(), ptr::null_mut()),
+            savechain_status::SAVECHAIN_OK
+        );
+        let s = savechain_upgrade_text(
+            chain,
+            text.as_ptr().cast(),
+            text.len(),
+            0,
+            SAVECHAIN_KEEP_GOING,
+            &mut report,
+            &mut error,
+        );
+        assert_eq!(s, savechain_status::SAVECHAIN_OK);
+        let m = &c_array((*report).mods, (*report).mod_count)[0];
+        let lines: Vec<String> = c_array(m.printed, m.printed_count)
+            .iter()
+            .map(|&p| string(p))
+            .collect();
+        assert_eq!(lines, ["0001-x.lua: flaky here"]);
+        savechain_report_free(report);
+        savechain_chain_free(chain);
+    }
+}

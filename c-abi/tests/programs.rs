@@ -225,8 +225,8 @@ fn the_c_program_upgrades_a_file_in_place_keeping_its_backup() {
     assert_eq!(names, ["slot1.json", "slot1.json.v3.bak"]);
 }
 
-/// A step that keeps state in an upvalue and a global, and does what a stranger's step
-/// might on some saves: loop forever, read a file outside its folder, require one, take
+/// A step that keeps state in an upvalue and a global (and prints them: a failed save's
+/// error shows what it printed), and does what a stranger's step might on some saves: loop forever, read a file outside its folder, require one, take
 /// all the memory, raise an error.
 const HOSTILE_STEP: &str = r#"
 local calls = 0
@@ -234,6 +234,7 @@ return function(data)
   calls = calls + 1
   COUNTER = (COUNTER or 0) + 1
   data.calls, data.counter = calls, COUNTER
+  print("calls", calls, "counter", COUNTER)
   if data.loop then while true do end end
   if data.snoop then data.passwd = io.open("/etc/passwd"):read("a") end
   if data.escape then data.escaped = require("../../../../etc/passwd") end
