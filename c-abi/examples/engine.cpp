@@ -1,7 +1,7 @@
 // engine: how a C++ engine loads a save through savechain (savechain.hpp over the C ABI).
 //
 //   engine --steps DIR --writer VERSION [--game NAME] [--mods DIR]
-//          [--limits INSTRUCTIONS,BYTES,SECONDS] SAVE...
+//          [--limits INSTRUCTIONS,BYTES,SECONDS] [--store DIR] SAVE...
 //
 // For each save: read its version alone (what a load menu shows); upgrade its text in memory
 // (a save already current comes back as it is; one newer than the game, or of another game,
@@ -9,7 +9,10 @@
 // upgraded text with the engine's own JSON library (nlohmann/json here) and every double
 // with strtod from its hexfloat spelling, ["d", "0x1.8p+6"]. As a check, every double is
 // compared, bit for bit, with the one the decimal view of the same save spells
-// (["d", 96.5]), read by the JSON library as a decimal number.
+// (["d", 96.5]), read by the JSON library as a decimal number. With --store, the game then
+// stores each save again, as it would after playing: its data written by the JSON library,
+// stored through savechain (savechain_store_file) under the save's meta, into DIR (named
+// after the save's path, '/' as '_').
 //
 // Exit status: 0 every save loaded, 1 some save failed, 2 a usage error or a chain that
 // does not load.
@@ -70,8 +73,9 @@ std::string read_file(const char *path) {
     return all.str();
 }
 
-// Loads one save as the engine would; returns whether it loaded.
-bool load(const savechain::Chain &chain, const char *path) {
+// Loads one save as the engine would (and stores it again into `store_dir`, when not
+// NULL); returns whether it loaded.
+bool load(const savechain::Chain &chain, const char *path, const char *store_dir) {
     std::cout << path << "\n";
     try {
         std::string text = read_file(path);
@@ -95,6 +99,12 @@ bool load(const savechain::Chain &chain, const char *path) {
         for (std::size_t i = 0; same && i < exact.size(); i++) same = same_double(exact[i], decimal[i]);
         std::cout << "  " << exact.size() << " doubles read with strtod, "
                   << (same ? "each the same as in the decimal view" : "DIFFERENT FROM THE DECIMAL VIEW") << "\n";
+        if (store_dir) {
+            std::string target = std::string(store_dir) + "/";
+            for (const char *p = path; *p; p++) target += *p == '/' ? '_' : *p;
+            chain.store_file(target.c_str(), save["data"].dump(), savechain::read_meta(upgraded).json);
+            std::cout << "  stored " << target << "\n";
+        }
         return same;
     } catch (const savechain::Error &e) {
         std::cout << "  failed [" << e.kind_name() << "]: " << e.what() << "\n"
@@ -111,14 +121,15 @@ bool load(const savechain::Chain &chain, const char *path) {
 int usage(const char *why) {
     std::cerr << "engine: " << why << "\n"
               << "usage: engine --steps DIR --writer VERSION [--game NAME] [--mods DIR]\n"
-              << "              [--limits INSTRUCTIONS,BYTES,SECONDS] SAVE...\n";
+              << "              [--limits INSTRUCTIONS,BYTES,SECONDS] [--store DIR] SAVE...\n";
     return 2;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    const char *steps = nullptr, *writer = nullptr, *game = nullptr, *mods = nullptr, *limits = nullptr;
+    const char *steps = nullptr, *writer = nullptr, *game = nullptr, *mods = nullptr, *limits = nullptr,
+               *store = nullptr;
     int first = argc;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
@@ -128,6 +139,7 @@ int main(int argc, char **argv) {
         else if (a == "--game" && has_value) game = argv[++i];
         else if (a == "--mods" && has_value) mods = argv[++i];
         else if (a == "--limits" && has_value) limits = argv[++i];
+        else if (a == "--store" && has_value) store = argv[++i];
         else if (a.rfind("--", 0) == 0) return usage("unknown option, or one without its value");
         else { first = i; break; }
     }
@@ -145,7 +157,7 @@ int main(int argc, char **argv) {
             chain.set_limits(instructions, bytes, seconds);
         }
         int loaded = 0;
-        for (int i = first; i < argc; i++) loaded += load(chain, argv[i]);
+        for (int i = first; i < argc; i++) loaded += load(chain, argv[i], store);
         std::cout << argc - first << " saves, " << argc - first - loaded << " failed\n";
         return loaded == argc - first ? 0 : 1;
     } catch (const savechain::Error &e) {

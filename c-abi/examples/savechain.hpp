@@ -184,6 +184,15 @@ public:
         return owned;
     }
 
+    // Stores the game's `data` (JSON) at `path` as a save of this chain: a new save when
+    // `meta` is empty, else under `meta`, the meta of the save as loaded and upgraded.
+    void store_file(const char *path, std::string_view data, std::string_view meta = {}) const {
+        savechain_error *e = nullptr;
+        savechain_status status = savechain_store_file(chain_.get(), path, data.data(), data.size(),
+                                                       meta.empty() ? nullptr : meta.data(), meta.size(), &e);
+        detail::check(status, e);
+    }
+
 private:
     std::unique_ptr<savechain_chain, detail::Deleter<savechain_chain, savechain_chain_free>> chain_;
 };

@@ -364,6 +364,37 @@ const char *savechain_status_name(int status);
 // `error` is NULL or an error a savechain call stored, not freed before.
 void savechain_error_free(struct savechain_error *error);
 
+// Stores a save of the chain's game at `path`, as the game writes it: `data` (the
+// `data_len` bytes of the game's data as JSON of the format; plain JSON is fine, a
+// double typed as a decimal is read as the nearest double) under a `meta` the chain
+// makes:
+// - `meta` NULL: a new save, at the chain's latest version, written by the chain's
+//   `writer`, naming its game, recording each of its mods at its latest version;
+// - else the `meta_len` bytes at `meta`, the `meta` object of the save as it was loaded
+//   and upgraded (`savechain_read_meta` of the upgraded text), whose other members (the
+//   history, the game's own) are kept, with the writer and mods recorded as for a new
+//   save. Its version must be the chain's latest: a save's data is only written in the
+//   layout of the latest version, and other versions are refused
+//   (`SAVECHAIN_ERROR_ARGUMENT`), never stored under a version its data does not have.
+//
+// The file is written in the canonical layout, atomically (a temporary file, flushed,
+// renamed: the file is as it was or whole), and under the lock every savechain writer
+// takes: an upgrade of the same file running beside waits for it, or it for the upgrade,
+// and the newest save wins. Errors name the file, or the line, column and path in `data`
+// or `meta`.
+//
+// # Safety
+// `chain` is a live chain; `path` a NUL-terminated string; `data` points to `data_len`
+// readable bytes, `meta` to `meta_len` (each NULL with a length of 0 allowed);
+// `error_out` is NULL or writable.
+enum savechain_status savechain_store_file(const struct savechain_chain *chain,
+                                           const char *path,
+                                           const char *data,
+                                           size_t data_len,
+                                           const char *meta,
+                                           size_t meta_len,
+                                           struct savechain_error **error_out);
+
 // Writes the document whose text is the `text_len` bytes at `text` in `style`
 // (`SAVECHAIN_PRETTY`, `SAVECHAIN_COMPACT` or `SAVECHAIN_DECIMAL`), every value kept
 // exactly. Any document of the format is accepted, a save or not.

@@ -12,6 +12,7 @@
 mod args;
 mod chain;
 mod error;
+mod store;
 mod strings;
 mod text;
 mod upgrade;
@@ -25,6 +26,7 @@ pub use error::{
     savechain_error, savechain_error_free, savechain_lua_failure, savechain_status,
     savechain_status_name,
 };
+pub use store::savechain_store_file;
 pub use text::{
     savechain_format, savechain_read_meta, savechain_text_free, SAVECHAIN_COMPACT,
     SAVECHAIN_DECIMAL, SAVECHAIN_PRETTY,

@@ -1184,3 +1184,95 @@ fn what_a_failing_step_printed_comes_with_its_error_and_with_its_held_mod() {
         savechain_chain_free(chain);
     }
 }
+
+fn store(
+    chain: *const savechain_chain,
+    path: &std::path::Path,
+    data: &[u8],
+    meta: Option<&[u8]>,
+) -> Result<(), Read> {
+    let path = c(path.to_str().unwrap());
+    let (meta_ptr, meta_len) = meta.map_or((ptr::null(), 0), |m| (m.as_ptr().cast(), m.len()));
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain, valid pointers and lengths.
+    let s = unsafe {
+        savechain_store_file(
+            chain,
+            path.as_ptr(),
+            data.as_ptr().cast(),
+            data.len(),
+            meta_ptr,
+            meta_len,
+            &mut error,
+        )
+    };
+    match s {
+        savechain_status::SAVECHAIN_OK => Ok(()),
+        _ => Err(take_error(s, error)),
+    }
+}
+
+#[test]
+fn a_game_stores_new_and_loaded_saves_as_the_library_does() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let library = Chain::from_lua_dir("1.2.0", steps.path()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = br#"{"hp": 3, "pos": [1.5, ["d", "-0x0p+0"]], "big": 18446744073709551615}"#;
+
+    // A new save: meta made by the chain.
+    store(chain, &dir.path().join("new.json"), data, None).unwrap();
+    let expected = library
+        .new_save(savechain::text::from_slice(data).unwrap())
+        .to_vec()
+        .unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("new.json")).unwrap(),
+        expected
+    );
+
+    // A loaded save stored again: its meta's other members kept.
+    let loaded = br#"{"meta": {"version": 1, "slot": 2}, "data": {"hp": 3}}"#;
+    let upgraded = abi_upgrade(chain, loaded, 0, 0).unwrap().3.unwrap();
+    let (_, meta) = abi_meta(&upgraded).unwrap();
+    store(
+        chain,
+        &dir.path().join("again.json"),
+        br#"{"hp": 4}"#,
+        Some(&meta),
+    )
+    .unwrap();
+    let again = savechain::Save::load(dir.path().join("again.json")).unwrap();
+    assert_eq!(again.meta.version, 3);
+    assert_eq!(again.meta.extra["slot"].as_u64(), Some(2));
+    assert!(again.meta.extra.get("history").is_some());
+    assert_eq!(again.data["hp"].as_i64(), Some(4));
+
+    // A meta of another version is refused: its data's layout would be mislabelled.
+    let e = store(
+        chain,
+        &dir.path().join("old.json"),
+        br#"{"hp": 4}"#,
+        Some(br#"{"version": 1}"#),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_ARGUMENT);
+    assert!(e.message.contains("version 1"), "{}", e.message);
+    // Data that is not JSON is refused where it breaks; nothing is written.
+    let e = store(chain, &dir.path().join("bad.json"), b"{\"hp\": 3,\n}", None).unwrap_err();
+    assert_eq!(
+        (e.kind, e.line, e.column),
+        (savechain_status::SAVECHAIN_ERROR_SYNTAX, 2, 1)
+    );
+    let e = store(
+        chain,
+        &dir.path().join("bad.json"),
+        br#"{"hp": 3}"#,
+        Some(b"[]"),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_ENVELOPE);
+    assert!(!dir.path().join("old.json").exists() && !dir.path().join("bad.json").exists());
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}

@@ -332,12 +332,26 @@ fn the_c_program_fails_each_hostile_save_alone() {
 }
 
 #[test]
-fn the_cpp_engine_loads_the_fixtures_and_reads_their_doubles_with_strtod() {
-    let mut args = vec!["--steps", "upgrades", "--writer", "0.1.0", "--game", GAME];
+fn the_cpp_engine_loads_the_fixtures_reads_their_doubles_with_strtod_and_stores_them() {
+    let stored = tempfile::tempdir().unwrap();
+    let store_dir = stored.path().to_str().unwrap();
+    let mut args = vec![
+        "--steps", "upgrades", "--writer", "0.1.0", "--game", GAME, "--store", store_dir,
+    ];
     let saves = fixtures();
     args.extend(saves.iter().map(String::as_str));
     let output = run(&programs().cpp, &args, repo());
     assert_eq!(output.status.code(), Some(0), "{}", everything(&output));
+    // Data written by nlohmann/json and stored through savechain under the save's meta:
+    // the upgraded save, byte for byte.
+    for save in &saves {
+        let written = stored.path().join(save.replace('/', "_"));
+        let expected = repo().join(save.replacen("fixtures/", "expected/", 1));
+        assert!(
+            std::fs::read(&written).unwrap() == std::fs::read(&expected).unwrap(),
+            "{save}: stored by the C++ engine, not expected/'s"
+        );
+    }
     let printed = stdout(&output);
     assert_eq!(
         printed
