@@ -1276,3 +1276,23 @@ fn a_game_stores_new_and_loaded_saves_as_the_library_does() {
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
 }
+
+/// The texts and errors handed out, and their free functions, without Lua: small enough
+/// for Miri (`cargo +nightly miri test -p savechain-c --test abi without_lua`), which
+/// checks the ownership of what the ABI hands out under Rust's aliasing rules.
+#[test]
+fn texts_and_errors_without_lua() {
+    let save = br#"{"meta": {"version": 2, "slot": 1}, "data": {"hp": ["d", "0x1.8p+1"]}}"#;
+    for style in [SAVECHAIN_PRETTY, SAVECHAIN_COMPACT, SAVECHAIN_DECIMAL] {
+        assert_eq!(abi_format(save, style), library_format(save, style));
+    }
+    assert_eq!(abi_meta(save), library_meta(save));
+    let broken = b"{\"meta\": {\"version\": 2}, \"data\": {\"a\\u0000b\": 1, \"a\\u0000b\": 2}}";
+    let e = abi_format(broken, SAVECHAIN_PRETTY).unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_VALUE);
+    assert!(e.text.contains(r#"duplicate key "a\0b""#), "{}", e.text);
+    assert_eq!(
+        abi_meta(b"[1, 2]").unwrap_err().kind,
+        savechain_status::SAVECHAIN_ERROR_NOT_A_SAVE
+    );
+}
