@@ -229,17 +229,26 @@ proptest! {
 
 /// A folder with a chain of two Lua steps, one printing.
 fn steps_folder() -> tempfile::TempDir {
+    folder(&[
+        (
+            "0001-hp.lua",
+            "return function(data) print('hp', data.hp) data.health = (data.hp or 0) * 10; data.hp = nil end",
+        ),
+        (
+            "0002-name.lua",
+            "return function(data) data.name = data.name or 'nobody' end",
+        ),
+    ])
+}
+
+/// A temporary folder holding `files` (path, text), their folders made.
+fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("0001-hp.lua"),
-        "return function(data) print('hp', data.hp) data.health = (data.hp or 0) * 10; data.hp = nil end",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("0002-name.lua"),
-        "return function(data) data.name = data.name or 'nobody' end",
-    )
-    .unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
     dir
 }
 
@@ -883,24 +892,20 @@ fn mods_upgrade_and_are_reported_as_the_library_reports_them() {
 
 #[test]
 fn keep_going_holds_a_failing_mod_back_and_strict_fails_an_undeclared_removal() {
-    let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write(
-        "steps/0001-cut.lua",
-        "return function(data) data.gone = nil end",
-    );
-    write(
-        "mods/broken/mod.json",
-        r#"{"name": "broken", "release": "1.0.0"}"#,
-    );
-    write(
-        "mods/broken/0001-oops.lua",
-        "return function(data) error('no fuel') end",
-    );
+    let dir = folder(&[
+        (
+            "steps/0001-cut.lua",
+            "return function(data) data.gone = nil end",
+        ),
+        (
+            "mods/broken/mod.json",
+            r#"{"name": "broken", "release": "1.0.0"}"#,
+        ),
+        (
+            "mods/broken/0001-oops.lua",
+            "return function(data) error('no fuel') end",
+        ),
+    ]);
     let chain = abi_chain_of("1.0.0", &dir.path().join("steps"));
     let mods = c(dir.path().join("mods").to_str().unwrap());
     // SAFETY: a live chain, valid string.
@@ -1101,28 +1106,24 @@ fn a_step_that_fails_or_does_not_compile_is_named_with_its_line() {
 
 #[test]
 fn what_a_failing_step_printed_comes_with_its_error_and_with_its_held_mod() {
-    let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write(
-        "steps/0001-ok.lua",
-        "return function(data) print('first', 1) end",
-    );
-    write(
-        "steps/0002-bad.lua",
-        "return function(data) print('counter is', data.n) error('broken') end",
-    );
-    write(
-        "mods/flaky/mod.json",
-        r#"{"name": "flaky", "release": "1.0.0"}"#,
-    );
-    write(
-        "mods/flaky/0001-x.lua",
-        "return function(data) print('flaky here') error('no') end",
-    );
+    let dir = folder(&[
+        (
+            "steps/0001-ok.lua",
+            "return function(data) print('first', 1) end",
+        ),
+        (
+            "steps/0002-bad.lua",
+            "return function(data) print('counter is', data.n) error('broken') end",
+        ),
+        (
+            "mods/flaky/mod.json",
+            r#"{"name": "flaky", "release": "1.0.0"}"#,
+        ),
+        (
+            "mods/flaky/0001-x.lua",
+            "return function(data) print('flaky here') error('no') end",
+        ),
+    ]);
     let chain = abi_chain_of("1.0.0", &dir.path().join("steps"));
     let text = br#"{"meta": {"version": 1}, "data": {"n": 7}}"#;
     let mut report = ptr::null_mut();
