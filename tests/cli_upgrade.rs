@@ -836,6 +836,211 @@ fn ctrl_c_and_sigterm_stop_a_batch_cleanly() {
     }
 }
 
+/// `count` saves in `dir/saves` at version 1, `{"i": N}` each, and a step in `dir/steps`
+/// that keeps the processor busy `seconds` (by `os.clock`) for each save but those whose
+/// `i` is below `fast`; their names and bytes.
+fn slow_batch(dir: &Path, count: usize, fast: usize, seconds: f64) -> Vec<(String, Vec<u8>)> {
+    lua_chain(
+        dir,
+        "slow",
+        &format!(
+            "return function(data) if data.i >= {fast} then local t = os.clock() \
+             while os.clock() - t < {seconds} do end end data.slow = true end"
+        ),
+    );
+    fs::create_dir(dir.join("saves")).unwrap();
+    (0..count)
+        .map(|i| {
+            let name = format!("s{i:02}.json");
+            let original = format!(r#"{{"meta": {{"version": 1}}, "data": {{"i": {i}}}}}"#);
+            fs::write(dir.join("saves").join(&name), &original).unwrap();
+            (name, original.into_bytes())
+        })
+        .collect()
+}
+
+/// After a stopped run over [`slow_batch`]: each save is its original, or its upgrade with
+/// its original as backup; no temporary file is left; the report lists exactly the saves
+/// upgraded; the summary says so. How many were upgraded.
+fn check_stopped_run(dir: &Path, saves: &[(String, Vec<u8>)], err: &str, what: &str) -> usize {
+    let mut upgraded = Vec::new();
+    for (name, original) in saves {
+        let now = fs::read(dir.join("saves").join(name)).unwrap();
+        let backup = fs::read(dir.join("saves").join(format!("{name}.v1.bak")));
+        if now == *original {
+            continue;
+        }
+        let save = Save::from_slice(&now).unwrap();
+        assert_eq!(save.meta.version, 2, "{what}: {name}");
+        assert_eq!(backup.unwrap(), *original, "{what}: backup of {name}");
+        upgraded.push(format!("saves/{name}"));
+    }
+    assert_eq!(
+        temporaries_under(dir),
+        Vec::<PathBuf>::new(),
+        "{what}: {err}"
+    );
+    let report =
+        fs::read(dir.join("r.json")).unwrap_or_else(|e| panic!("{what}: no report ({e}): {err}"));
+    let report = savechain::text::from_slice(&report).unwrap();
+    let mut paths: Vec<String> = report
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| {
+            assert_eq!(
+                entry.get("status").and_then(|s| s.as_str()),
+                Some("upgraded")
+            );
+            entry
+                .get("path")
+                .and_then(|p| p.as_str())
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths, upgraded,
+        "{what}: the report lists the saves upgraded"
+    );
+    let summary = format!("upgraded {}, already current 0, failed 0", upgraded.len());
+    assert!(err.contains(&summary), "{what}: {summary:?} in {err}");
+    upgraded.len()
+}
+
+/// One request to stop, delivered twice, is one: coreutils `timeout` (as systemd, Slurm and
+/// Kubernetes do) sends SIGTERM to the process and then to its process group, and the run
+/// used to take the second as "stop at once" and die with no summary, no report and its
+/// temporaries left. Each run here, under `timeout` or sent SIGTERM to itself and then to its
+/// group, ends cleanly: summary, report, no temporary, exit 143.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stop_delivered_twice_by_timeout_or_to_the_group_is_one_request() {
+    use std::os::unix::process::CommandExt;
+    let _alone = one_batch_test_at_a_time();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut stopped_mid_run = 0;
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let saves = slow_batch(dir.path(), 40, 0, 0.1);
+        let mut args = WITH_STEPS.to_vec();
+        args.extend(["--jobs", "2", "--report", "r.json", "saves"]);
+        let by_timeout = round % 2 == 0;
+        let what = if by_timeout {
+            format!("round {round}, under timeout")
+        } else {
+            format!("round {round}, SIGTERM to the process and its group")
+        };
+        let child = if by_timeout {
+            Command::new("timeout")
+                .args(["--preserve-status", "-s", "TERM", "1.5"])
+                .arg(env!("CARGO_BIN_EXE_save-upgrade"))
+                .args(&args)
+                .current_dir(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        } else {
+            let child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+                .args(&args)
+                .current_dir(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .spawn()
+                .unwrap();
+            let saves_dir = dir.path().join("saves");
+            let under_way = poll(Duration::from_secs(120), || {
+                !temporaries_under(&saves_dir).is_empty()
+            });
+            assert!(under_way, "{what}: the batch never got going");
+            let pid = child.id() as i32;
+            // SAFETY: signals to the child this test started, and to its own group.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+            std::thread::sleep(Duration::from_micros(xorshift(&mut seed) % 3000));
+            assert_eq!(unsafe { libc::kill(-pid, libc::SIGTERM) }, 0);
+            child
+        };
+        let (code, err) = finish_within(child, Duration::from_secs(120));
+        assert_eq!(code, Some(143), "{what}: {err}");
+        assert!(
+            err.contains("stopped by SIGTERM: the saves under way were finished"),
+            "{what}: {err}"
+        );
+        let upgraded = check_stopped_run(dir.path(), &saves, &err, &what);
+        let not_started = format!("not started {}", saves.len() - upgraded);
+        assert!(
+            err.contains(&not_started),
+            "{what}: {not_started:?} in {err}"
+        );
+        stopped_mid_run += usize::from(upgraded < saves.len());
+    }
+    assert!(stopped_mid_run >= 8, "the signals did not land mid-run");
+}
+
+/// A second request to stop (Ctrl-C again, more than a second after the first; SIGINT
+/// after SIGTERM) stops at once: the steps under way are interrupted and their saves
+/// abandoned, left as they were with no temporary file, and the run still prints its
+/// summary and writes its report of what it did, then exits 130.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_second_request_stops_at_once_with_a_summary_a_report_and_no_temporary() {
+    let _alone = one_batch_test_at_a_time();
+    for (first, gap) in [(libc::SIGINT, 1300), (libc::SIGTERM, 50)] {
+        let what = if first == libc::SIGINT {
+            "SIGINT, then SIGINT"
+        } else {
+            "SIGTERM, then SIGINT"
+        };
+        let dir = tempfile::tempdir().unwrap();
+        // s00 is fast and waits in its group; each other save takes 20 s of processor.
+        let saves = slow_batch(dir.path(), 6, 1, 20.0);
+        let mut args = WITH_STEPS.to_vec();
+        args.extend(["--jobs", "2", "--report", "r.json", "saves"]);
+        let child = spawn(dir.path(), &args, Stdio::piped());
+        let saves_dir = dir.path().join("saves");
+        let under_way = poll(Duration::from_secs(120), || {
+            !temporaries_under(&saves_dir).is_empty()
+        });
+        assert!(under_way, "{what}: the batch never got going");
+        // Time for both workers to start their slow saves (microseconds, on a calm day).
+        std::thread::sleep(Duration::from_millis(500));
+        let pid = child.id() as i32;
+        // SAFETY: signals to the child this test started.
+        assert_eq!(unsafe { libc::kill(pid, first) }, 0);
+        std::thread::sleep(Duration::from_millis(gap));
+        let second = std::time::Instant::now();
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+        let (code, err) = finish_within(child, Duration::from_secs(120));
+        // The slow steps would run for 10 s more at least: they were interrupted.
+        assert!(
+            second.elapsed() < Duration::from_secs(6),
+            "{what}: took {:?} after the second request: {err}",
+            second.elapsed()
+        );
+        assert_eq!(code, Some(130), "{what}: {err}");
+        assert_eq!(
+            check_stopped_run(dir.path(), &saves, &err, what),
+            0,
+            "{what}: {err}"
+        );
+        assert!(
+            err.contains("failed 0, abandoned 3, not started 3"),
+            "{what}: {err}"
+        );
+        assert!(
+            err.contains("stopped at once by SIGINT (a second request to stop): 3 saves under way were abandoned"),
+            "{what}: {err}"
+        );
+        for (name, _) in &saves {
+            let backup = saves_dir.join(format!("{name}.v1.bak"));
+            assert!(!backup.exists(), "{what}: {}", backup.display());
+        }
+    }
+}
+
 /// A save replaced (by rename, as editors and games do) while `save-upgrade` upgrades it in
 /// place, at several moments: the new save survives byte for byte, the run says that save
 /// failed because it changed (exit 2), and nothing else is lost. A game that stores the

@@ -80,6 +80,7 @@ pub struct Batch<'c> {
     exclude: Vec<PathBuf>,
     shard: Option<(usize, usize)>,
     stop: Option<&'c AtomicBool>,
+    abandon: Option<&'static AtomicBool>,
 }
 
 /// The saves a batch will work on, found and checked by [`Batch::plan`].
@@ -197,6 +198,9 @@ pub struct Summary {
     pub failed: usize,
     /// Saves not started because the caller asked to stop.
     pub not_started: usize,
+    /// Saves under way when the caller asked to stop at once ([`Batch::abandon_when`]):
+    /// left as they were, nothing of theirs written.
+    pub abandoned: usize,
     /// Temporary files of killed runs that were removed from the folders searched.
     pub stale_removed: Vec<PathBuf>,
     /// Folders whose flush failed at the end of the run: the saves renamed in them may be
@@ -217,6 +221,7 @@ impl<'c> Batch<'c> {
             exclude: Vec::new(),
             shard: None,
             stop: None,
+            abandon: None,
         }
     }
 
@@ -261,6 +266,19 @@ impl<'c> Batch<'c> {
     /// left. Setting it from a signal handler is safe: it is only stored to.
     pub fn stop_when(mut self, stop: &'c AtomicBool) -> Batch<'c> {
         self.stop = Some(stop);
+        self
+    }
+
+    /// Stops the run at once when `abandon` is true (a tool's second request to stop): no
+    /// save is started after that, and no save or backup is renamed into place; the saves
+    /// under way are abandoned (their Lua steps interrupted at the next instruction count
+    /// check, their temporary files removed, their saves left as they were, unlocked) and
+    /// counted in [`Summary::abandoned`]. A group already writing its files finishes
+    /// (a flush and renames), so every outcome handed on is what is on disk. Setting
+    /// it from a signal handler is safe: it is only stored to. Implies
+    /// [`Batch::stop_when`]'s stop.
+    pub fn abandon_when(mut self, abandon: &'static AtomicBool) -> Batch<'c> {
+        self.abandon = Some(abandon);
         self
     }
 
@@ -356,6 +374,7 @@ impl<'c> Batch<'c> {
         let mut options = self.options.clone();
         let share = Limits::for_jobs(pool.current_num_threads()).memory;
         options.limits.memory = options.limits.memory.min(share);
+        options.limits.interrupt = crate::lua::Interrupt(self.abandon);
         let work = Work {
             batch: self,
             plan,
@@ -372,10 +391,11 @@ impl<'c> Batch<'c> {
             }
             // The receiver ends when every worker is done.
             drop(sender);
-            in_order(receiver, |outcome| {
-                let Some(outcome) = outcome else {
-                    summary.not_started += 1;
-                    return;
+            in_order(receiver, |handed| {
+                let outcome = match handed {
+                    Handed::Done(outcome) => outcome,
+                    Handed::NotStarted => return summary.not_started += 1,
+                    Handed::Abandoned => return summary.abandoned += 1,
                 };
                 summary.count(&outcome);
                 if each(&outcome).is_break() {
@@ -461,21 +481,35 @@ struct Work<'b, 'c, 'p> {
     folders: fsio::FolderFlush,
 }
 
-type Sender<'p> = std::sync::mpsc::Sender<(usize, Option<Outcome<'p>>)>;
+/// What a worker hands on for one save.
+enum Handed<'p> {
+    Done(Outcome<'p>),
+    NotStarted,
+    Abandoned,
+}
+
+type Sender<'p> = std::sync::mpsc::Sender<(usize, Handed<'p>)>;
 
 impl<'p> Work<'_, '_, 'p> {
-    /// One worker: takes the next save until none is left, and sends each outcome (`None`
-    /// for a save not started) once it is final. Saves to write wait in a group of the
-    /// worker's, committed when full and at the end ([`WriteGroup`]).
+    /// One worker: takes the next save until none is left, and sends each outcome once it
+    /// is final. Saves to write wait in a group of the worker's, committed when full and at
+    /// the end ([`WriteGroup`]), or abandoned when the run is stopped at once.
     fn run(&self, sender: &Sender<'p>) {
         let mut upgrader = self.batch.chain.upgrader();
         let mut group = WriteGroup::new();
         // The receiver lives until every worker is done.
-        let send = |i, outcome| drop(sender.send((i, outcome)));
+        let send = |i, handed| drop(sender.send((i, handed)));
+        let abandoned = || self.batch.abandon.is_some_and(|a| a.load(Ordering::SeqCst));
         let commit = |group: &mut WriteGroup<usize>| {
+            if abandoned() {
+                for i in group.abandon() {
+                    send(i, Handed::Abandoned);
+                }
+                return;
+            }
             for (i, upgraded) in group.commit(&self.folders) {
                 let outcome = self.batch.outcome(&self.plan.saves[i], upgraded, &[]);
-                send(i, Some(outcome));
+                send(i, Handed::Done(outcome));
             }
         };
         loop {
@@ -484,18 +518,26 @@ impl<'p> Work<'_, '_, 'p> {
                 break;
             };
             let stopped = self.batch.stop.is_some_and(|s| s.load(Ordering::Relaxed));
-            if stopped || self.stop.load(Ordering::Relaxed) {
-                send(i, None);
+            if stopped || abandoned() || self.stop.load(Ordering::Relaxed) {
+                send(i, Handed::NotStarted);
                 continue;
             }
             let target = self.batch.target(self.plan, i);
             let path = &found.path;
             let options = &self.options;
-            if let Some(upgraded) =
-                upgrade_file_in_group(&mut upgrader, path, target, options, &mut group, i)
-            {
+            let upgraded =
+                upgrade_file_in_group(&mut upgrader, path, target, options, &mut group, i);
+            if abandoned() {
+                // Whatever it came to (a step interrupted fails), it was under way.
+                if upgraded.is_some() {
+                    send(i, Handed::Abandoned);
+                }
+                commit(&mut group);
+                continue;
+            }
+            if let Some(upgraded) = upgraded {
                 let outcome = self.batch.outcome(found, upgraded, upgrader.failed_steps());
-                send(i, Some(outcome));
+                send(i, Handed::Done(outcome));
             }
             if group.is_full() {
                 commit(&mut group);
@@ -959,6 +1001,53 @@ mod tests {
         }
         let left = names(dir.path());
         assert!(left.iter().all(|n| !fsio::is_temporary(n.as_ref())));
+    }
+
+    #[test]
+    fn an_abandon_flag_interrupts_the_steps_under_way_and_writes_nothing_more() {
+        static STOP: AtomicBool = AtomicBool::new(false);
+        static ABANDON: AtomicBool = AtomicBool::new(false);
+        // The first save is quick and waits in its group; the others never end by themselves.
+        let source = "return function(d) if not d.quick then while true do end end d.x = 1 end";
+        let step = Step::lua("0001-x.lua", source).unwrap();
+        let chain = Chain::new("1.0.0", vec![step]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("0.json"), old_save(r#"{"quick": true}"#)).unwrap();
+        for i in 1..4 {
+            fs::write(dir.path().join(format!("{i}.json")), old_save("{}")).unwrap();
+        }
+        let mut options = Options::default();
+        options.limits.time = std::time::Duration::from_secs(60);
+        options.limits.instructions = u64::MAX;
+        let batch = Batch::new(&chain, Mode::InPlace { backup: true })
+            .options(options)
+            .jobs(1)
+            .stop_when(&STOP)
+            .abandon_when(&ABANDON);
+        let plan = batch.plan(&[dir.path()]).unwrap();
+        let setter = std::thread::spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            ABANDON.store(true, Ordering::SeqCst);
+        });
+        let started = std::time::Instant::now();
+        let mut handed = 0;
+        let summary = batch
+            .run(&plan, |_| {
+                handed += 1;
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        setter.join().unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        assert_eq!(handed, 0);
+        assert_eq!((summary.abandoned, summary.not_started), (2, 2));
+        assert_eq!((summary.upgraded, summary.failed), (0, 0));
+        for i in 0..4 {
+            let text = fs::read_to_string(dir.path().join(format!("{i}.json"))).unwrap();
+            assert!(!text.contains(r#""x": 1"#), "{i}.json");
+        }
+        let left = names(dir.path());
+        assert_eq!(left.len(), 4, "no backup, no temporary: {left:?}");
     }
 
     #[test]

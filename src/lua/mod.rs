@@ -61,6 +61,7 @@ pub(crate) use library::library_sources;
 /// values to savechain uses this one, `savechain::lua::mlua`, so that the types match
 /// whatever mlua version it would otherwise depend on.
 pub use mlua;
+pub(crate) use sandbox::Interrupt;
 pub use sandbox::{Limits, Sandbox, SandboxError, MIN_JOB_MEMORY, PRINT_LIMIT};
 
 use mlua::Lua;

@@ -430,6 +430,17 @@ impl<K> WriteGroup<K> {
             || self.since.is_some_and(|t| t.elapsed() >= Self::MAX_WAIT)
     }
 
+    /// Drops the group without writing: each member's temporaries are removed and its save
+    /// (locked until now) is left as it was. The keys of the members, in order.
+    pub(crate) fn abandon(&mut self) -> Vec<K> {
+        self.bytes = 0;
+        self.since = None;
+        std::mem::take(&mut self.members)
+            .into_iter()
+            .map(|m| m.key)
+            .collect()
+    }
+
     /// Makes the group's files durable and renames them, in the order of [`WriteGroup`];
     /// the outcome of each save, by its key. The group is empty after.
     pub(crate) fn commit(&mut self, folders: &fsio::FolderFlush) -> Vec<(K, Result<FileReport>)> {

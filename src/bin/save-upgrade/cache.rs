@@ -114,7 +114,7 @@ pub fn run(args: Args) -> i32 {
             break;
         }
     }
-    if let Some((signal, status)) = signals::received() {
+    if let Some((signal, status, _)) = signals::received() {
         errln!(
             "stopped by {signal} after {done} of {} saves; run again to do the rest",
             search.saves.len()

@@ -89,8 +89,12 @@ step's print() goes to standard error, named by save and step.
 Each save is locked from its reading to its replacing (a game saving through savechain
 waits), and one that another program wrote meanwhile is left as it is and fails, saying
 to run again. Ctrl-C or SIGTERM stops the run cleanly: no save is started after it, those
-under way are finished, and the summary is printed (exit 130 or 143); a second Ctrl-C
-stops at once, and the next run removes what that left.
+under way are finished, and the summary and report are written (exit 130 or 143). The
+same signal again within a second is the same request (timeout and job schedulers send
+SIGTERM to the process, then to its group); a second request (Ctrl-C a second later,
+SIGINT after SIGTERM) stops at once: the saves under way are abandoned as they were, with
+no temporary file left, and the summary and report still come; a third ends the run as
+the default would, and the next run removes what that left.
 
 Exit status, as diff and grep: 0 all good; 1 --check, fmt --check or cache verify found
 work, or --keep-going held a mod back, and nothing failed; 2 a save failed, or a usage

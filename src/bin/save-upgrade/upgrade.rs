@@ -121,7 +121,8 @@ pub fn run(args: Args) -> i32 {
     let mut batch = Batch::new(&chain, mode)
         .options(options)
         .jobs(args.jobs.unwrap_or(0))
-        .stop_when(signals::stop_flag());
+        .stop_when(signals::stop_flag())
+        .abandon_when(signals::at_once_flag());
     if let Some((i, n)) = args.shard {
         batch = batch.shard(i, n);
     }
@@ -425,6 +426,9 @@ fn finish(
         if summary.not_saves > 0 {
             line.push_str(&format!(", not saves {}", summary.not_saves));
         }
+        if summary.abandoned > 0 {
+            line.push_str(&format!(", abandoned {}", summary.abandoned));
+        }
         if summary.not_started > 0 {
             line.push_str(&format!(", not started {}", summary.not_started));
         }
@@ -442,13 +446,23 @@ fn finish(
             return EXIT_FAILED;
         }
     }
-    if let Some((signal, status)) = signals::received() {
+    if let Some((signal, status, at_once)) = signals::received() {
         // Said even with --quiet: the run did not do all it was asked.
-        errln!(
-            "stopped by {signal}: the saves under way were finished, {} not started are left \
-             as they were; run again to do them",
-            summary.not_started
-        );
+        let left = summary.not_started + summary.abandoned;
+        if at_once {
+            errln!(
+                "stopped at once by {signal} (a second request to stop): {} saves under way \
+                 were abandoned, {} not started; those {left} are left as they were, and no \
+                 temporary file; run again to do them",
+                summary.abandoned,
+                summary.not_started
+            );
+        } else {
+            errln!(
+                "stopped by {signal}: the saves under way were finished, {left} not started \
+                 are left as they were; run again to do them"
+            );
+        }
         return status;
     }
     if failed > 0 {

@@ -61,7 +61,33 @@ pub struct Limits {
     /// while they are cheap, down to every 10 while each takes long, so one single
     /// operation between two checks runs to its end.
     pub time: Duration,
+    /// A flag that interrupts the script once it is set: a batch stopped at once
+    /// ([`Batch::abandon_when`](crate::batch::Batch::abandon_when)) does not wait for the
+    /// steps under way. Checked with the instruction count, as the time limit is.
+    pub(crate) interrupt: Interrupt,
 }
+
+/// The flag of [`Limits::interrupt`]; limits are equal when they watch the same flag.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Interrupt(pub(crate) Option<&'static std::sync::atomic::AtomicBool>);
+
+impl Interrupt {
+    fn is_set(&self) -> bool {
+        self.0
+            .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Interrupt {
+    fn eq(&self, other: &Interrupt) -> bool {
+        match (self.0, other.0) {
+            (Some(a), Some(b)) => std::ptr::eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+
+impl Eq for Interrupt {}
 
 /// 300 million instructions, 1 GiB and 30 seconds: an upgrade step over a 50 MiB save runs a
 /// few million instructions, holds a few hundred MiB and takes a fraction of a second, so
@@ -72,6 +98,7 @@ impl Default for Limits {
             instructions: 300_000_000,
             memory: 1 << 30,
             time: Duration::from_secs(30),
+            interrupt: Interrupt::default(),
         }
     }
 }
@@ -101,6 +128,8 @@ pub enum SandboxError {
         /// The limit it ran into.
         limit: Duration,
     },
+    /// The run the script was part of was stopped at once, and the script with it.
+    Interrupted,
     /// The script needed more memory than [`Limits::memory`] allows.
     MemoryLimit {
         /// The limit it ran into, in bytes.
@@ -129,6 +158,10 @@ impl fmt::Display for SandboxError {
                 f,
                 "the script needed more than {} MiB of memory and was stopped",
                 limit >> 20
+            ),
+            SandboxError::Interrupted => write!(
+                f,
+                "the run was stopped at once, so the script was interrupted"
             ),
             SandboxError::Script(e) => write!(f, "{e}"),
             SandboxError::Module(message) => write!(f, "{message}"),
@@ -377,6 +410,8 @@ struct Meter {
     stopped: Rc<Cell<bool>>,
     /// Set when it was the time limit.
     timed_out: Rc<Cell<bool>>,
+    /// Set when it was [`Limits::interrupt`].
+    interrupted: Rc<Cell<bool>>,
     /// When the call started; `None` between calls, when the hook charges nothing.
     started: Rc<Cell<Option<Started>>>,
     /// When the hook last ran, to tell cheap instructions from dear ones.
@@ -395,6 +430,7 @@ impl Meter {
         self.used.set(0);
         self.stopped.set(false);
         self.timed_out.set(false);
+        self.interrupted.set(false);
         let now = Instant::now();
         self.started.set(Some(Started {
             wall: now,
@@ -403,12 +439,16 @@ impl Meter {
         self.last_hook.set(Some(now));
     }
 
-    /// After a call: whether a limit stopped it, and whether it was the time limit. The
-    /// hook charges nothing until the next call.
-    fn end(&self) -> (bool, bool) {
+    /// After a call: whether a limit stopped it, whether it was the time limit, and
+    /// whether it was the interrupt. The hook charges nothing until the next call.
+    fn end(&self) -> (bool, bool, bool) {
         self.started.set(None);
         self.last_hook.set(None);
-        (self.stopped.replace(false), self.timed_out.replace(false))
+        (
+            self.stopped.replace(false),
+            self.timed_out.replace(false),
+            self.interrupted.replace(false),
+        )
     }
 
     /// Charges `n` instructions; past a limit, why the call must stop.
@@ -423,6 +463,11 @@ impl Meter {
             self.timed_out.set(true);
             self.stopped.set(true);
             return Some(c"time limit exceeded");
+        }
+        if limits.interrupt.is_set() {
+            self.interrupted.set(true);
+            self.stopped.set(true);
+            return Some(c"the run was stopped at once");
         }
         None
     }
@@ -617,13 +662,15 @@ impl Sandbox {
             })
         };
         let result = armed.and_then(|()| f(&self.lua));
-        let (stopped, timed_out) = self.meter.end();
+        let (stopped, timed_out, interrupted) = self.meter.end();
         let result = match result {
             Ok(_) if stopped => Err(mlua::Error::runtime("a limit stopped the script")),
             other => other,
         };
         result.map_err(|e| {
-            if timed_out {
+            if interrupted {
+                SandboxError::Interrupted
+            } else if timed_out {
                 SandboxError::TimeLimit {
                     limit: self.limits.time,
                 }
