@@ -191,19 +191,66 @@ fn every_help_example_that_writes_says_so() {
     assert!(description.contains("writes nothing"), "{description}");
 }
 
+/// A mistyped command (`shwo` for `show`) used to upgrade the files after it in place, and
+/// a path named that does not exist failed only after the others were written: both are
+/// usage errors now, before any save is read or written, for every command that takes
+/// paths.
 #[test]
-fn missing_files_fail_without_stopping_the_others() {
+fn a_mistyped_command_or_a_missing_path_touches_nothing() {
     let dir = tempfile::tempdir().unwrap();
+    let old = fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/v1/small.json"
+    ))
+    .unwrap();
+    fs::write(dir.path().join("slot1.json"), &old).unwrap();
     fs::write(dir.path().join("a.json"), MESSY).unwrap();
-    let out = save_upgrade(&["fmt", "missing.json", "a.json"], dir.path());
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        fs::read_to_string(dir.path().join("a.json")).unwrap(),
-        CANONICAL
-    );
-    assert!(
-        stderr(&out).contains("missing.json: cannot read it"),
-        "{}",
-        stderr(&out)
-    );
+    let untouched = |what: &str| {
+        assert_eq!(
+            fs::read(dir.path().join("slot1.json")).unwrap(),
+            old,
+            "{what}"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.json")).unwrap(),
+            MESSY,
+            "{what}"
+        );
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "{what}: nothing new"
+        );
+    };
+    for (typo, nearest) in [("shwo", "show"), ("inpsect", "inspect"), ("fomt", "fmt")] {
+        let out = save_upgrade(&[typo, "slot1.json"], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{typo}: {}", stderr(&out));
+        let said = format!(
+            "error: `{typo}` is neither a command nor a file or folder here; nothing was read \
+             or written. The nearest command is `{nearest}`"
+        );
+        assert!(stderr(&out).contains(&said), "{typo}: {}", stderr(&out));
+        untouched(typo);
+    }
+    let commands: [&[&str]; 6] = [
+        &["slot1.json", "missing.json"],
+        &["--check", "slot1.json", "saves/missing.json"],
+        &["fmt", "missing.json", "a.json"],
+        &["fmt", "--check", "a.json", "missing.json"],
+        &["cache", "build", "slot1.json", "missing.json"],
+        &["cache", "clear", "missing.json", "slot1.json"],
+    ];
+    for args in commands {
+        let out = save_upgrade(args, dir.path());
+        let what = args.join(" ");
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("missing.json: no such file or folder")
+                && stderr(&out).contains("nothing was read or written"),
+            "{what}: {}",
+            stderr(&out)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{what}");
+        untouched(&what);
+    }
 }

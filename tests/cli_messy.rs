@@ -486,7 +486,7 @@ fn paths_without_saves_and_repeats() {
     let out = run(root, &["--check", "mistyped"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("mistyped: cannot read it"),
+        stderr(&out).contains("mistyped: no such file or folder"),
         "{}",
         stderr(&out)
     );

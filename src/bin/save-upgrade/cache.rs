@@ -53,6 +53,9 @@ pub fn run(args: Args) -> i32 {
     let paths = match &args.action {
         Action::Build(p) | Action::Verify(p) | Action::Clear(p) => p,
     };
+    if !super::named_paths_exist(&paths.paths) {
+        return EXIT_USAGE;
+    }
     let chain = match &args.action {
         Action::Clear(_) => None,
         _ => match paths.chain.load() {

@@ -52,6 +52,9 @@ pub fn run(args: Args) -> i32 {
         }
         return stdin(args.check);
     }
+    if !super::named_paths_exist(&args.paths) {
+        return EXIT_USAGE;
+    }
     let search = Plan::find(&args.paths);
     for error in &search.errors {
         print_error(error, None);

@@ -160,9 +160,81 @@ fn run() -> i32 {
                 );
                 EXIT_USAGE
             }
+            None if mistyped_command(&cli.upgrade.paths)
+                || !named_paths_exist(&cli.upgrade.paths) =>
+            {
+                EXIT_USAGE
+            }
             None => upgrade::run(cli.upgrade),
         },
     }
+}
+
+/// A first word that is neither a command nor a file or folder (`save-upgrade shwo a.json`):
+/// a mistyped command, which must not upgrade the files after it. Says so, naming the
+/// nearest command; whether it was one.
+fn mistyped_command(paths: &[std::path::PathBuf]) -> bool {
+    let Some(word) = paths.first().and_then(|p| p.to_str()) else {
+        return false;
+    };
+    // Only the first argument, and only a bare word: `saves/a.json` missing is a path.
+    let first_argument = std::env::args_os().nth(1).is_some_and(|a| a == word);
+    let bare = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !first_argument || !bare || std::fs::symlink_metadata(word).is_ok() {
+        return false;
+    }
+    let cli = Cli::command();
+    let nearest = cli
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|name| *name != "help")
+        .max_by(|a, b| {
+            let score = |name: &str| strsim::jaro_winkler(word, name);
+            score(a).total_cmp(&score(b))
+        })
+        .unwrap_or("show");
+    errln!(
+        "error: `{word}` is neither a command nor a file or folder here; nothing was read or \
+         written. The nearest command is `{nearest}`: save-upgrade {nearest} ... (the \
+         commands: save-upgrade --help)"
+    );
+    true
+}
+
+/// Whether every path named on the command line exists, saying which do not: a typo must
+/// not leave a batch half done. Checked before any save is touched, by every command that
+/// takes paths (`-`, standard input, is not a path). The paths of a `--files-from` list
+/// are not: a save removed since the list was made is a failed entry of the report.
+pub(crate) fn named_paths_exist(paths: &[std::path::PathBuf]) -> bool {
+    let mut all = true;
+    for path in paths.iter().filter(|p| p.as_os_str() != "-") {
+        let why = match std::fs::metadata(path) {
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(path).is_ok() {
+                    "a link to nothing".to_string()
+                } else {
+                    "no such file or folder".to_string()
+                }
+            }
+            Err(e) => {
+                // There, but not reachable (a folder without permission): the run says why.
+                if e.kind() == std::io::ErrorKind::PermissionDenied {
+                    continue;
+                }
+                e.to_string()
+            }
+        };
+        errln!("error: {}: {why}", path.display());
+        all = false;
+    }
+    if !all {
+        errln!("nothing was read or written: every path named must exist");
+    }
+    all
 }
 
 /// A path that names a subcommand and no file: `save-upgrade --upgrades s inspect a.json`
