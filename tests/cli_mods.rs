@@ -1479,3 +1479,29 @@ fn a_release_that_is_no_version_is_called_the_mods_release() {
         "the message speaks of the game's writer, not of the mod's release: {out}"
     );
 }
+
+/// The README's section "Mods" quotes the summary that `--keep-going` prints for its own
+/// command over the example saves: the quote must be what the tool prints.
+#[test]
+fn the_readme_quotes_the_keep_going_summary_the_tool_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["examples/saves", "mods"] {
+        copy_dir(&Path::new(ROOT).join(folder), &dir.path().join(folder));
+    }
+    let command = "--out-dir target/modded --mods mods/ --keep-going examples/saves/";
+    let args: Vec<&str> = command.split(' ').collect();
+    let out = run_ok(dir.path(), &args, 1);
+    let summary = out.stderr.lines().last().unwrap();
+    assert!(summary.starts_with("upgraded "), "{out}");
+    let readme = fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("$B {command}")),
+        "the README runs {command}"
+    );
+    // As the README wraps it.
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        readme.contains(&format!("`{summary}`")),
+        "the README should quote `{summary}`"
+    );
+}
