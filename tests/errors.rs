@@ -242,3 +242,37 @@ fn files_are_named() {
     let missing = Save::load(dir.path().join("nope.json")).unwrap_err();
     assert_eq!(missing.kind(), ErrorKind::Io);
 }
+
+/// A hexfloat typed by hand without its quotes (`["d", 0x1p+0]`) used to say only
+/// `found 'x'`; every reader of text (whole saves, typed data, Lua's) says what to write,
+/// where the number starts.
+#[test]
+fn unquoted_hexfloats() {
+    let cases = [
+        (
+            "hexfloat unquoted in a double tag",
+            "{\"meta\": {\"version\": 1}, \"data\": {\"hp\": [\"d\", 0x1p+0]}}",
+        ),
+        (
+            "negative hexfloat unquoted and untagged",
+            "{\"meta\": {\"version\": 1},\n \"data\": {\"hp\": -0x1.8p+3}}",
+        ),
+        (
+            "hexadecimal integer",
+            "{\"meta\": {\"version\": 1}, \"data\": [0X1F, 2]}",
+        ),
+    ];
+    insta::assert_snapshot!(report(&cases));
+    let lua = savechain::lua::mlua::Lua::new();
+    for (name, text) in cases {
+        let whole = Save::from_str(text).unwrap_err().to_string();
+        let typed = Save::data_from_slice::<savechain::Value>(text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(typed, whole, "{name}: the typed reader");
+        let in_lua = savechain::lua::from_text(&lua, text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(in_lua, whole, "{name}: the Lua reader");
+    }
+}

@@ -34,6 +34,9 @@ impl Cursor<'_> {
         match self.peek() {
             Some(b'0') => {
                 self.pos += 1;
+                if let Some(b'x' | b'X') = self.peek() {
+                    return self.unquoted_hex(start);
+                }
                 if let Some(b'0'..=b'9') = self.peek() {
                     return fail(
                         ErrorKind::Syntax,
@@ -87,6 +90,36 @@ impl Cursor<'_> {
                 ),
             ),
         }
+    }
+
+    /// The error for a hexadecimal number typed as a JSON number (`0x1p+0` where
+    /// `"0x1p+0"`, the string of a tagged double, was meant), at its start: what to write.
+    #[cold]
+    fn unquoted_hex<T>(&self, start: usize) -> Parsed<T> {
+        let rest = &self.bytes[start..];
+        let mut len = 0;
+        while let Some(&b) = rest.get(len) {
+            let sign_of_exponent =
+                matches!(b, b'+' | b'-') && len > 0 && matches!(rest[len - 1], b'p' | b'P');
+            let leading_sign = b == b'-' && len == 0;
+            let part = b.is_ascii_hexdigit() || matches!(b, b'x' | b'X' | b'.' | b'p' | b'P');
+            if !(part || sign_of_exponent || leading_sign) {
+                break;
+            }
+            len += 1;
+        }
+        let text = &self.text[start..start + len];
+        let message = if text.contains(['p', 'P']) {
+            format!(
+                "a hexfloat must be quoted: [\"d\", \"{text}\"] (JSON has no hexadecimal numbers)"
+            )
+        } else {
+            format!(
+                "JSON has no hexadecimal numbers: write the integer in decimal, or a double \
+                 as a quoted hexfloat with its exponent, such as [\"d\", \"{text}p+0\"]"
+            )
+        };
+        fail(ErrorKind::Syntax, start, message)
     }
 
     #[inline]
