@@ -30,9 +30,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::path::{self, Path, Segment, Step};
 use crate::upgrade::diff::diff_into;
-use crate::upgrade::Changes;
+use crate::upgrade::{history_reached, Changes};
 use crate::value::{Map, Value};
-use crate::Save;
+use crate::{Meta, Save};
 
 /// The steps of `text`, owned; an error saying what a path is when it is not one.
 fn steps_of(text: &str) -> Result<Vec<Step<'static>>> {
@@ -79,6 +79,52 @@ fn at<'v>(root: &'v Value, steps: &[Step<'static>]) -> Option<&'v Value> {
     })
 }
 
+/// What a change by hand may do besides putting a value in place of one of the same kind:
+/// [`Allow::default`] allows neither a new member nor a change of kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Allow {
+    /// The path's last key may be a new member of its object.
+    pub new_member: bool,
+    /// A value may take another kind than the one it replaces (an integer a double, a
+    /// double a string): the value is then taken as given, with no double kept, so that
+    /// the same call with the old value undoes it. Without it, such a change is refused,
+    /// since a game that reads the old kind fails on the new one.
+    pub kind_change: bool,
+}
+
+impl Allow {
+    /// The same, allowing a new member.
+    pub fn with_new_member(mut self) -> Allow {
+        self.new_member = true;
+        self
+    }
+
+    /// The same, allowing a change of kind.
+    pub fn with_kind_change(mut self) -> Allow {
+        self.kind_change = true;
+        self
+    }
+}
+
+/// A value that a change by hand gave another kind, by its path in the document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KindChange {
+    /// Where, as errors write paths: `data.player.rank.level`.
+    pub path: String,
+    /// Its kind before (`an integer`), as [`Value::kind`] names it.
+    pub before: &'static str,
+    /// Its kind after (`a double`).
+    pub after: &'static str,
+}
+
+impl std::fmt::Display for KindChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} from {} to {}", self.path, self.before, self.after)
+    }
+}
+
 /// Sets the value at `path` in the save and returns the value it replaced (`None` when it
 /// added an object's member).
 ///
@@ -86,26 +132,52 @@ fn at<'v>(root: &'v Value, steps: &[Step<'static>]) -> Option<&'v Value> {
 /// an element to an array ([`set_existing`] adds nothing). A double stays a double when
 /// given an integer that it holds exactly (`100` over `["d", 96.5]` is the double 100),
 /// and so does each double inside an array or object given in its place, matched by key
-/// and place. A change to `meta` must leave a valid `meta` (`meta.version` an integer,
-/// `meta.writer` a version).
+/// and place. Any other change of a value's kind, there or inside it (`3.5` over the
+/// integer `3`, a string over a double, `null` over anything), is refused with the paths
+/// and kinds named: [`set_allowing`] with [`Allow::kind_change`] makes it. A change to
+/// `meta` must leave a valid `meta` (`meta.version` an integer, `meta.writer` a version),
+/// and a version no lower than the one `meta.history` records an upgrade to, since the
+/// next upgrade refuses such a save.
 pub fn set(save: &mut Save, path: &str, value: Value) -> Result<Option<Value>> {
-    set_with(save, path, value, true)
+    set_allowing(save, path, value, Allow::default().with_new_member())
 }
 
 /// [`set`], refusing to add a member: a path whose last key is not there is an error,
 /// which names the nearest key there is (`credit` for `credits`), since a mistyped key
 /// would otherwise add a member the game never reads.
 pub fn set_existing(save: &mut Save, path: &str, value: Value) -> Result<Value> {
-    set_with(save, path, value, false).map(|old| old.expect("set_with adds nothing here"))
+    set_allowing(save, path, value, Allow::default())
+        .map(|old| old.expect("set_allowing adds nothing here"))
 }
 
-fn set_with(save: &mut Save, path: &str, value: Value, add: bool) -> Result<Option<Value>> {
+/// [`set`] doing what `allow` allows: a new member, a change of kind (the value then taken
+/// as given: `3` over the double `3.5` is the integer 3).
+///
+/// ```
+/// use savechain::edit::{self, Allow};
+/// use savechain::{Save, Value};
+///
+/// let mut save = Save::from_str(r#"{"meta": {"version": 1}, "data": {"level": 3}}"#)?;
+/// let err = edit::set(&mut save, "data.level", Value::Double(3.5)).unwrap_err();
+/// assert!(err.to_string().contains("data.level from an integer to a double"));
+/// let kinds = Allow::default().with_kind_change();
+/// edit::set_allowing(&mut save, "data.level", Value::Double(3.5), kinds)?;
+/// edit::set_allowing(&mut save, "data.level", Value::Int(3), kinds)?;
+/// assert_eq!(save.data["level"], Value::Int(3));
+/// # Ok::<(), savechain::Error>(())
+/// ```
+pub fn set_allowing(
+    save: &mut Save,
+    path: &str,
+    value: Value,
+    allow: Allow,
+) -> Result<Option<Value>> {
     let steps = steps_of(path)?;
     let in_meta = matches!(&steps[0], Step::Key(key) if key == "meta");
     let at = Place {
         steps: &steps,
         path,
-        add,
+        allow,
     };
     if !in_meta {
         return at.set(&mut save.data, value);
@@ -115,15 +187,153 @@ fn set_with(save: &mut Save, path: &str, value: Value, add: bool) -> Result<Opti
     let mut envelope = Map::new();
     envelope.insert("data", Value::Null);
     envelope.insert("meta", meta);
-    save.meta = Save::from_value(Value::Object(envelope))?.meta;
+    let meta = Save::from_value(Value::Object(envelope))?.meta;
+    check_history(&save.meta, &meta)?;
+    save.meta = meta;
     Ok(old)
+}
+
+/// Checks `edited`, the save `original` changed as a whole (in a text editor), and makes it
+/// what is to be written; returns the values whose kind it changed (none unless `allow`
+/// allows it).
+///
+/// Unless `allow` allows a change of kind, an integer typed where a double is stays a
+/// double ([`keep_doubles`]), and any other change of a value's kind is refused, every one
+/// named. A version below the one `meta.history` records an upgrade to is refused (for
+/// the game's data, or a mod's in `meta.mods`) unless the save was read so. New members
+/// are always allowed here: the text shows them.
+pub fn check_edit(original: &Save, edited: &mut Save, allow: Allow) -> Result<Vec<KindChange>> {
+    if !allow.kind_change {
+        keep_doubles(original, edited);
+    }
+    let changes = kind_changes(original, edited);
+    if !allow.kind_change && !changes.is_empty() {
+        return Err(kinds_refused(&changes));
+    }
+    check_history(&original.meta, &edited.meta)?;
+    Ok(changes)
+}
+
+/// The values present in both saves whose kinds differ, by path: members matched by key,
+/// elements by place, `data` before `meta`.
+pub fn kind_changes(before: &Save, after: &Save) -> Vec<KindChange> {
+    let mut changes = Vec::new();
+    let under = |key: &str| vec![Segment::Key(key.to_string())];
+    kinds_into(&before.data, &after.data, &mut under("data"), &mut changes);
+    let (meta_before, meta_after) = (before.meta.to_value(), after.meta.to_value());
+    kinds_into(&meta_before, &meta_after, &mut under("meta"), &mut changes);
+    changes
+}
+
+fn kinds_into(old: &Value, new: &Value, at: &mut Vec<Segment>, out: &mut Vec<KindChange>) {
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, value) in b.iter() {
+                if let Some(old) = a.get(key) {
+                    at.push(Segment::Key(key.to_string()));
+                    kinds_into(old, value, at, out);
+                    at.pop();
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (old, value)) in a.iter().zip(b.iter()).enumerate() {
+                at.push(Segment::Index(i));
+                kinds_into(old, value, at, out);
+                at.pop();
+            }
+        }
+        _ if old.kind() != new.kind() => out.push(KindChange {
+            path: Path::from(at.clone()).to_string(),
+            before: old.kind(),
+            after: new.kind(),
+        }),
+        _ => {}
+    }
+}
+
+fn kinds_refused(changes: &[KindChange]) -> Error {
+    const SHOWN: usize = 10;
+    let mut listed = changes
+        .iter()
+        .take(SHOWN)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if changes.len() > SHOWN {
+        listed += &format!("; and {} more", changes.len() - SHOWN);
+    }
+    Error::new(
+        ErrorKind::Value,
+        format!(
+            "this would change the kind of {}: {listed}. A game that reads the old kind fails \
+             on the new one, so a kind changes only when asked for (`save-upgrade set \
+             --change-kind`, `save-upgrade edit --change-kind`, `edit::Allow::kind_change`), \
+             and the same command with the old value changes it back",
+            match changes.len() {
+                1 => "a value".to_string(),
+                n => format!("{n} values"),
+            }
+        ),
+    )
+}
+
+/// Refuses `edited`, a `meta` changed by hand from `original`, when it sets the version of
+/// the game's data, or of a mod's, below the one its history records an upgrade to, the
+/// rule an upgrade refuses such a save by ([`history_reached`]); a save read that way
+/// already may keep it.
+fn check_history(original: &Meta, edited: &Meta) -> Result<()> {
+    let below = |meta: &Meta, in_mod: Option<&str>| {
+        let version = match in_mod {
+            None => Some(meta.version),
+            Some(name) => meta
+                .extra
+                .get("mods")
+                .and_then(|mods| mods.get(name))
+                .and_then(|entry| entry.get("version"))
+                .and_then(Value::as_u64),
+        }?;
+        history_reached(meta, in_mod)
+            .filter(|&reached| reached > version)
+            .map(|reached| (version, reached))
+    };
+    let mut names: Vec<Option<&str>> = vec![None];
+    if let Some(Value::Object(mods)) = edited.extra.get("mods") {
+        names.extend(mods.iter().map(|(name, _)| Some(name)));
+    }
+    for in_mod in names {
+        let Some((version, reached)) = below(edited, in_mod) else {
+            continue;
+        };
+        if below(original, in_mod) == Some((version, reached)) {
+            continue;
+        }
+        let (path, whose) = match in_mod {
+            None => ("meta.version".to_string(), String::new()),
+            Some(name) => (
+                format!("meta{}.version", key_text("mods") + &key_text(name)),
+                format!(" of mod {name:?}"),
+            ),
+        };
+        return Err(Error::new(
+            ErrorKind::Value,
+            format!(
+                "{path} would be {version}, below version {reached}, the version the save's \
+                 history (meta.history) records an upgrade{whose} to: the next upgrade would \
+                 refuse the save, since it would run the steps from {version} again on data \
+                 that has them. Set it to {reached} or more; to go back to an older version, \
+                 restore a backup made before the upgrade (`save-upgrade backups list`)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Where a value is set: the steps of `path`, the first (`data` or `meta`) included.
 struct Place<'a> {
     steps: &'a [Step<'static>],
     path: &'a str,
-    add: bool,
+    allow: Allow,
 }
 
 impl Place<'_> {
@@ -141,6 +351,29 @@ impl Place<'_> {
 
     fn error(&self, why: String) -> Error {
         Error::new(ErrorKind::Value, format!("nothing at {}: {why}", self.path))
+    }
+
+    /// `value` to put where `old` is: the doubles of `old` kept in it, and refused when it
+    /// changes a kind; as given when a change of kind is allowed.
+    fn checked(&self, old: &Value, value: Value) -> Result<Value> {
+        if self.allow.kind_change {
+            return Ok(value);
+        }
+        let value = kept_doubles_of(old, value, self.path)?;
+        let mut at = Vec::new();
+        for step in self.steps {
+            at.push(match step {
+                Step::Key(key) => Segment::Key(key.to_string()),
+                Step::Index(i) => Segment::Index(*i),
+            });
+        }
+        let mut changes = Vec::new();
+        kinds_into(old, &value, &mut at, &mut changes);
+        if changes.is_empty() {
+            Ok(value)
+        } else {
+            Err(kinds_refused(&changes))
+        }
     }
 
     /// Sets the value in `root`, the value of the first step.
@@ -167,18 +400,16 @@ impl Place<'_> {
             })?;
         }
         if last == 0 {
-            return Ok(Some(std::mem::replace(
-                parent,
-                kept_doubles_of(parent, value, self.path)?,
-            )));
+            let new = self.checked(parent, value)?;
+            return Ok(Some(std::mem::replace(parent, new)));
         }
         match (&self.steps[last], parent) {
             (Step::Key(key), Value::Object(members)) => match members.get_mut(key) {
                 Some(slot) => {
-                    let new = kept_doubles_of(slot, value, self.path)?;
+                    let new = self.checked(slot, value)?;
                     Ok(Some(std::mem::replace(slot, new)))
                 }
-                None if self.add => {
+                None if self.allow.new_member => {
                     members.insert(key.as_ref(), value);
                     Ok(None)
                 }
@@ -195,7 +426,7 @@ impl Place<'_> {
             },
             (Step::Index(i), Value::Array(items)) => match items.get_mut(*i) {
                 Some(slot) => {
-                    let new = kept_doubles_of(slot, value, self.path)?;
+                    let new = self.checked(slot, value)?;
                     Ok(Some(std::mem::replace(slot, new)))
                 }
                 None => Err(self.error(format!(
@@ -362,4 +593,18 @@ fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {
         .map_err(|e| Error::io(e, format!("cannot write the backup {}", backup.display())))?;
     fsio::replace_held(path, &bytes, held.as_ref(), &read_print, fsio::Work::Edit)?;
     Ok(backup)
+}
+
+/// Keeps `text`, an edit of the save at `path` that was not written (it did not load, was
+/// refused, or the save changed meanwhile), beside the save as `<name>.edit.bak`
+/// (`<name>.edit.<k>.bak` when that holds something else), where the save's backups are and
+/// where it outlives a temporary folder in memory; returns its path. Written atomically,
+/// with the save's permissions.
+pub fn keep_edit(path: impl AsRef<FsPath>, text: &[u8]) -> Result<PathBuf> {
+    let path = path.as_ref();
+    let kept = fsio::backup_path(path, Some("edit"), text);
+    let like = path.exists().then_some(path);
+    fsio::write_atomic_like(&kept, text, like)
+        .map_err(|e| Error::io(e, "cannot keep the edit").with_file(&kept))?;
+    Ok(kept)
 }

@@ -39,8 +39,15 @@ fn names(dir: &Path) -> Vec<String> {
 /// `save-upgrade edit slot1.json` in `dir` with `editor` as $EDITOR (a shell command; the
 /// file to edit is its last argument), no terminal.
 fn edit_with(dir: &Path, editor: &str) -> Output {
+    edit_with_args(dir, editor, &[])
+}
+
+/// [`edit_with`], with `args` before the save's name.
+fn edit_with_args(dir: &Path, editor: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(["edit", "slot1.json"])
+        .arg("edit")
+        .args(args)
+        .arg("slot1.json")
         .current_dir(dir)
         .env_remove("VISUAL")
         .env("EDITOR", editor)
@@ -50,14 +57,16 @@ fn edit_with(dir: &Path, editor: &str) -> Output {
         .unwrap()
 }
 
-/// The edited text kept after a failed edit, as the message names it.
-fn kept_draft(out: &Output) -> PathBuf {
+/// The edited text kept after a failed edit in `dir`, as the message names it: beside the
+/// save, where a temporary folder in memory cannot lose it.
+fn kept_draft(dir: &Path, out: &Output) -> PathBuf {
     let err = stderr(out);
     let line = err
         .lines()
         .find_map(|l| l.strip_prefix("your edit is kept in "))
         .unwrap_or_else(|| panic!("no kept edit in: {err}"));
-    PathBuf::from(line)
+    assert_eq!(line, "slot1.json.edit.bak", "{err}");
+    dir.join(line)
 }
 
 /// The canonical text of `original` with the ship's hull set to `hull`.
@@ -302,12 +311,15 @@ fn an_invalid_edit_is_kept_and_nothing_is_written_without_a_terminal() {
         "{err}"
     );
     assert!(err.contains("slot1.json: nothing written"), "{err}");
-    let draft = kept_draft(&out);
-    assert!(draft.starts_with(dir.path().join("tmp")));
+    let draft = kept_draft(dir.path(), &out);
     let kept = fs::read_to_string(&draft).unwrap();
     assert!(kept.contains("      hull: [\"d\", 0.965],"), "{kept}");
     assert_eq!(fs::read(&path).unwrap(), original);
-    assert_eq!(names(dir.path()), ["slot1.json", "tmp"]);
+    assert_eq!(
+        names(dir.path()),
+        ["slot1.json", "slot1.json.edit.bak", "tmp"]
+    );
+    assert!(names(&dir.path().join("tmp")).is_empty());
 }
 
 #[test]
@@ -325,7 +337,7 @@ fn an_edit_of_a_save_that_changed_meanwhile_is_kept_and_not_written() {
     let err = stderr(&out);
     assert!(err.contains("changed on disk while you edited it"), "{err}");
     assert_eq!(fs::read_to_string(&path).unwrap(), game);
-    let kept = fs::read_to_string(kept_draft(&out)).unwrap();
+    let kept = fs::read_to_string(kept_draft(dir.path(), &out)).unwrap();
     assert!(kept.contains("[\"d\", 0.5]"), "{kept}");
     assert!(!dir.path().join("slot1.json.bak").exists());
 }
@@ -337,7 +349,7 @@ fn an_editor_that_fails_writes_nothing_and_keeps_the_text() {
     let out = edit_with(dir.path(), "sed -i 's/0.965/0.5/' \"$1\"; exit 3; :");
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
-    assert!(kept_draft(&out).exists());
+    assert!(kept_draft(dir.path(), &out).exists());
     assert_eq!(fs::read(&path).unwrap(), original);
 }
 
@@ -479,9 +491,12 @@ fn on_a_terminal_declining_to_edit_again_keeps_the_edit() {
     terminal.wait_for("edit again? [Y/n]");
     terminal.keys(&["n", "Enter"]);
     assert_eq!(wait_for_status(dir.path()), 2, "{}", terminal.screen());
-    terminal.wait_for("your edit is kept in");
+    terminal.wait_for("your edit is kept in slot1.json.edit.bak");
     assert_eq!(fs::read(&path).unwrap(), original);
-    assert_eq!(names(&dir.path().join("tmp")).len(), 1);
+    assert!(names(&dir.path().join("tmp")).is_empty());
+    assert!(fs::read_to_string(dir.path().join("slot1.json.edit.bak"))
+        .unwrap()
+        .contains("      hull: [\"d\", 0.965],"));
 }
 
 #[test]
@@ -503,7 +518,7 @@ fn a_real_editor_in_a_real_terminal() {
 }
 
 #[test]
-fn set_takes_negative_numbers_keeps_doubles_inside_arrays_and_notes_a_new_kind() {
+fn set_takes_negative_numbers_keeps_doubles_inside_arrays_and_notes_a_new_kind_asked_for() {
     let (dir, path, _) = folder();
     let out = save_upgrade(&["set", "slot1.json", "data.ship.fuel", "-1.5"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -512,7 +527,10 @@ fn set_takes_negative_numbers_keeps_doubles_inside_arrays_and_notes_a_new_kind()
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = save_upgrade(&["set", "slot1.json", "data.ship.dock", "5"], dir.path());
+    let out = save_upgrade(
+        &["set", "--change-kind", "slot1.json", "data.ship.dock", "5"],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("note: data.ship.dock was a string and is now an integer"),
@@ -563,4 +581,150 @@ fn edit_needs_an_editor_and_a_save_that_loads() {
         "{}",
         stderr(&out)
     );
+}
+
+/// The value at `path` in the save at `file`.
+fn value_at(file: &Path, path: &str) -> Option<savechain::Value> {
+    let save = savechain::Save::load(file).unwrap();
+    savechain::edit::get(&save, path).unwrap()
+}
+
+#[test]
+fn set_refuses_a_change_of_kind_unless_asked_and_the_same_command_undoes_it() {
+    let (dir, path, original) = folder();
+    // 3.5 over an integer, a string over a double, null over an integer, a string inside an
+    // array of doubles: each refused, the path and both kinds named, nothing written.
+    for (at, value, says) in [
+        (
+            "data.player.rank.level",
+            "3.5",
+            "data.player.rank.level from an integer to a double",
+        ),
+        (
+            "data.ship.hull",
+            "\"full\"",
+            "data.ship.hull from a double to a string",
+        ),
+        (
+            "data.player.rank.level",
+            "null",
+            "data.player.rank.level from an integer to null",
+        ),
+        (
+            "data.ship.position",
+            "[1, \"x\", 3]",
+            "data.ship.position[1] from a double to a string",
+        ),
+    ] {
+        let out = save_upgrade(&["set", "slot1.json", at, value], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{at} {value}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(says), "{err}");
+        assert!(err.contains("--change-kind"), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), original);
+        assert_eq!(names(dir.path()), ["slot1.json"]);
+    }
+    // Asked for, it is made, and the same command with the old value undoes it: 3 is the
+    // integer 3 again, not the double 3.0 the double would have kept.
+    let level = "data.player.rank.level";
+    let out = save_upgrade(
+        &["set", "--change-kind", "slot1.json", level, "3.5"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note: data.player.rank.level was an integer and is now a double"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(value_at(&path, level), Some(savechain::Value::Double(3.5)));
+    // Without the flag, 3 over the double is the double 3.0: a double stays a double.
+    let out = save_upgrade(&["set", "slot1.json", level, "3"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(value_at(&path, level), Some(savechain::Value::Double(3.0)));
+    let out = save_upgrade(
+        &["set", "--change-kind", "slot1.json", level, "3"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(value_at(&path, level), Some(savechain::Value::Int(3)));
+    assert_eq!(fs::read(&path).unwrap(), original);
+}
+
+#[test]
+fn edit_refuses_a_change_of_kind_unless_asked_and_the_same_command_undoes_it() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    for (editor, says) in [
+        (
+            r#"sed -i 's/"level": 3$/"level": 3.5/'"#,
+            "data.player.rank.level from an integer to a double",
+        ),
+        (
+            r#"sed -i 's/\["d", 0.965\]/"full"/'"#,
+            "data.ship.hull from a double to a string",
+        ),
+    ] {
+        let out = edit_with(dir.path(), editor);
+        assert_eq!(out.status.code(), Some(2), "{editor}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(says), "{err}");
+        assert!(err.contains("--change-kind"), "{err}");
+        assert!(err.contains("slot1.json: nothing written"), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), original);
+        kept_draft(dir.path(), &out);
+        fs::remove_file(dir.path().join("slot1.json.edit.bak")).unwrap();
+    }
+    let level = "data.player.rank.level";
+    let out = edit_with_args(
+        dir.path(),
+        r#"sed -i 's/"level": 3$/"level": 3.5/'"#,
+        &["--change-kind"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note: data.player.rank.level was an integer and is now a double"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(value_at(&path, level), Some(savechain::Value::Double(3.5)));
+    let out = edit_with_args(
+        dir.path(),
+        r#"sed -i 's/"level": \["d", 3.5\]$/"level": 3/'"#,
+        &["--change-kind"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(value_at(&path, level), Some(savechain::Value::Int(3)));
+    assert_eq!(fs::read(&path).unwrap(), original);
+}
+
+#[test]
+fn set_and_edit_refuse_a_version_below_the_history() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let out = save_upgrade(&["set", "slot1.json", "meta.version", "3"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("meta.version would be 3, below version 9"),
+        "{err}"
+    );
+    assert!(err.contains("meta.history"), "{err}");
+    let out = edit_with(dir.path(), r#"sed -i 's/"version": 9/"version": 3/'"#);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("meta.version would be 3, below version 9"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&path).unwrap(), original);
+    // A version the history allows is written; so is one whose history goes with it.
+    let out = save_upgrade(&["set", "slot1.json", "meta.version", "10"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = edit_with(
+        dir.path(),
+        r#"sed -i -e 's/"version": 10/"version": 3/' -e 's/"to": 9/"to": 3/'"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(savechain::Save::load(&path).unwrap().meta.version, 3);
 }

@@ -233,3 +233,85 @@ fn set_existing_adds_nothing_and_names_the_nearest_key_and_the_missing_part() {
     assert_eq!(save.data["ship"]["cargo"][0]["mass"], Value::Double(4.0));
     assert_eq!(save.data["ship"]["cargo"][1]["mass"], Value::Int(5));
 }
+
+#[test]
+fn a_change_of_kind_or_a_version_below_the_history_is_refused_unless_allowed() {
+    let mut save = Save::from_str(
+        r#"{"meta": {"version": 4, "history": [{"from": 1, "to": 4, "writer": "1.0.0"},
+            {"mod": "tinker", "from": 1, "to": 3, "writer": "1.2.0"}],
+            "mods": {"tinker": {"version": 3}}},
+            "data": {"level": 3, "hull": ["d", 0.5]}}"#,
+    )
+    .unwrap();
+    let before = save.clone();
+    for (path, value, says) in [
+        (
+            "data.level",
+            Value::Double(3.5),
+            "data.level from an integer to a double",
+        ),
+        (
+            "data.hull",
+            Value::from("full"),
+            "data.hull from a double to a string",
+        ),
+        (
+            "meta.version",
+            Value::Int(2),
+            "meta.version would be 2, below version 4",
+        ),
+        (
+            "meta.mods.tinker.version",
+            Value::Int(1),
+            "meta.mods.tinker.version would be 1, below version 3",
+        ),
+    ] {
+        let err = edit::set(&mut save, path, value).unwrap_err();
+        assert!(err.to_string().contains(says), "{path}: {err}");
+        assert_eq!(save, before);
+    }
+    let kinds = edit::Allow::default().with_kind_change();
+    edit::set_allowing(&mut save, "data.level", Value::Double(3.5), kinds).unwrap();
+    let changes = edit::kind_changes(&before, &save);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        (
+            changes[0].path.as_str(),
+            changes[0].before,
+            changes[0].after
+        ),
+        ("data.level", "an integer", "a double")
+    );
+    edit::set_allowing(&mut save, "data.level", Value::Int(3), kinds).unwrap();
+    assert_eq!(save, before);
+
+    // A whole edited save: an integer typed over a double stays one; kinds are refused
+    // unless allowed, then taken as typed.
+    let mut edited = before.clone();
+    edited.data["hull"] = Value::Int(1);
+    assert!(
+        edit::check_edit(&before, &mut edited, edit::Allow::default())
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(edited.data["hull"], Value::Double(1.0));
+    let mut edited = before.clone();
+    edited.data["hull"] = Value::from("full");
+    edited.data["level"] = Value::Null;
+    let err = edit::check_edit(&before, &mut edited, edit::Allow::default()).unwrap_err();
+    assert!(err.to_string().contains("the kind of 2 values"), "{err}");
+    assert_eq!(
+        edit::check_edit(&before, &mut edited, kinds).unwrap().len(),
+        2
+    );
+    let mut edited = before.clone();
+    edited.data["hull"] = Value::Int(1);
+    edit::check_edit(&before, &mut edited, kinds).unwrap();
+    assert_eq!(edited.data["hull"], Value::Int(1));
+    // A save read below its history may stay so.
+    let mut low = before.clone();
+    low.meta.version = 2;
+    let mut edited = low.clone();
+    edited.data["level"] = Value::Int(4);
+    edit::check_edit(&low, &mut edited, edit::Allow::default()).unwrap();
+}

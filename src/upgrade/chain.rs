@@ -482,21 +482,28 @@ impl Chain {
     }
 }
 
+/// The latest version `meta.history` records an upgrade of the game's data to (`in_mod`
+/// `None`), or of mod `in_mod`'s data (entries naming a mod are of that mod's version,
+/// section 2 of docs/FORMAT.md). An upgrade refuses a save whose version is below it, and
+/// an edit refuses to set a version below it, by this one rule.
+pub(crate) fn history_reached(meta: &Meta, in_mod: Option<&str>) -> Option<u64> {
+    let Some(Value::Array(history)) = meta.extra.get("history") else {
+        return None;
+    };
+    history
+        .iter()
+        .filter(|entry| entry.get("mod").and_then(Value::as_str) == in_mod)
+        .filter(|entry| in_mod.is_some() || entry.get("mod").is_none())
+        .filter_map(|entry| entry.get("to").and_then(Value::as_u64))
+        .max()
+}
+
 /// Refuses a save whose history records an upgrade past its version: its `meta.version` was
 /// set back by hand, and upgrading would run steps again on data that has them already
 /// (emptying a table indexed twice, scaling units twice), as often with no error as with
 /// one.
 fn check_history(meta: &Meta) -> Result<()> {
-    let Some(Value::Array(history)) = meta.extra.get("history") else {
-        return Ok(());
-    };
-    // Entries naming a mod are of that mod's version (section 2 of docs/FORMAT.md).
-    let reached = history
-        .iter()
-        .filter(|entry| entry.get("mod").is_none())
-        .filter_map(|entry| entry.get("to").and_then(Value::as_u64))
-        .max();
-    match reached {
+    match history_reached(meta, None) {
         Some(reached) if reached > meta.version => Err(Error::new(
             ErrorKind::Upgrade,
             format!(

@@ -62,6 +62,7 @@ mod plan;
 mod run;
 mod step;
 
+pub(crate) use chain::history_reached;
 pub use chain::{Chain, Mod};
 pub use diff::{Change, Changes};
 pub use file::{upgrade_file, FileReport, Target, UpgradedText};

@@ -403,15 +403,9 @@ fn mod_steps<'c>(m: &'c Mod, entry: &Value, meta: &Meta) -> Result<&'c [Step]> {
             "version",
         );
     }
-    let reached = match meta.extra.get("history") {
-        Some(Value::Array(history)) => history
-            .iter()
-            .filter(|e| e.get("mod").and_then(Value::as_str) == Some(name))
-            .filter_map(|e| e.get("to").and_then(Value::as_u64))
-            .max(),
-        _ => None,
-    };
-    if let Some(reached) = reached.filter(|&reached| reached > version) {
+    if let Some(reached) =
+        super::chain::history_reached(meta, Some(name)).filter(|&reached| reached > version)
+    {
         return refuse(
             format!(
                 "the save says the mod's data is version {version} but its history records an \

@@ -27,7 +27,14 @@ bit, and one you retype stays a double, even typed as a plain integer (100 over
   - nothing changed: says so and writes nothing;
   - the text is not a valid save: the error with its line, column and path, then, on a
     terminal, the choice to edit again; otherwise (or if you decline) nothing is written
-    and your text is kept in a file the message names;
+    and your text is kept beside the save as <name>.edit.bak (see `backups list`);
+  - a value of another kind than it was (3.5 where an integer was, a string where a double
+    was, null): refused, each path and both kinds named, since a game that reads the old
+    kind fails on the new one; on a terminal you may edit again or write it anyway; with
+    --change-kind it is written, numbers taken as typed (3 is then an integer, even over
+    a double), so the same command changes it back;
+  - meta.version below the version meta.history records an upgrade to: refused (the next
+    upgrade would refuse the save);
   - valid: written back canonically (hexfloats) and atomically, the original kept as
     <name>.bak (<name>.1.bak and on when that holds something else), and each change
     listed;
@@ -35,9 +42,13 @@ bit, and one you retype stays a double, even typed as a plain integer (100 over
     is kept.
 A save that does not load is not opened: fix it \
                      in a plain text editor first.
-Exit status: 0 written or nothing to write, 2 nothing written (an invalid edit, a save that
-changed, an editor that failed).")]
+Exit status: 0 written or nothing to write, 2 nothing written (an invalid or refused edit,
+a save that changed, an editor that failed).")]
 pub struct Args {
+    /// A value may take another kind than it had, numbers taken as typed (without it, such
+    /// an edit is refused).
+    #[arg(long)]
+    change_kind: bool,
     /// The save to edit.
     file: PathBuf,
 }
@@ -85,7 +96,8 @@ pub fn run(args: Args) -> i32 {
                     draft.remove();
                     EXIT_FAILED
                 }
-                _ => draft.keep(),
+                Ok(text) => draft.keep(file, &text),
+                Err(_) => draft.keep_here(),
             };
         }
         let edited = match std::fs::read(&draft.path) {
@@ -110,15 +122,67 @@ pub fn run(args: Args) -> i32 {
                     continue;
                 }
                 errln!("{}: nothing written", file.display());
-                return draft.keep();
+                return draft.keep(file, &edited);
             }
         };
-        edit::keep_doubles(&save, &mut edited_save);
-        return write_back(file, &read, &save, &edited_save, draft);
+        let mut allow = edit::Allow::default();
+        if args.change_kind {
+            allow = allow.with_kind_change();
+        }
+        let checked = match edit::check_edit(&save, &mut edited_save, allow) {
+            Err(e) if args.change_kind || edit::kind_changes(&save, &edited_save).is_empty() => {
+                Err(e)
+            }
+            Err(e) => {
+                // A change of kind: the person may mean it.
+                errln!("error: {}: {}", file.display(), e.message());
+                match choose("edit again (e), write it with the kinds changed (c), or stop (s)?") {
+                    Choice::Again => continue,
+                    Choice::Change => {
+                        // As typed: the text again, without the doubles kept.
+                        edited_save = Save::from_slice(&edited).expect("it loaded above");
+                        edit::check_edit(&save, &mut edited_save, allow.with_kind_change())
+                    }
+                    Choice::Stop => {
+                        errln!("{}: nothing written", file.display());
+                        return draft.keep(file, &edited);
+                    }
+                }
+            }
+            ok => ok,
+        };
+        match checked {
+            Ok(kinds) => {
+                for change in kinds {
+                    errln!(
+                        "note: {} was {} and is now {}",
+                        change.path,
+                        change.before,
+                        change.after
+                    );
+                }
+            }
+            Err(e) => {
+                errln!("error: {}: {}", file.display(), e.message());
+                if ask("edit again?") {
+                    continue;
+                }
+                errln!("{}: nothing written", file.display());
+                return draft.keep(file, &edited);
+            }
+        }
+        return write_back(file, &read, &save, &edited_save, &edited, draft);
     }
 }
 
-fn write_back(file: &Path, read: &[u8], save: &Save, edited: &Save, draft: Draft) -> i32 {
+fn write_back(
+    file: &Path,
+    read: &[u8],
+    save: &Save,
+    edited: &Save,
+    text: &[u8],
+    draft: Draft,
+) -> i32 {
     let changes = edit::diff(save, edited);
     if changes.is_empty() {
         errln!("{}: no value changed; nothing written", file.display());
@@ -135,11 +199,11 @@ fn write_back(file: &Path, read: &[u8], save: &Save, edited: &Save, draft: Draft
                  saved it); nothing was written",
                 file.display()
             );
-            draft.keep()
+            draft.keep(file, text)
         }
         Err(e) => {
             print_error(&e, None);
-            draft.keep()
+            draft.keep(file, text)
         }
     }
 }
@@ -165,11 +229,34 @@ impl Draft {
         Ok(Draft { path })
     }
 
-    /// Leaves the edited text where it is, says where, and gives the failure's status.
-    fn keep(self) -> i32 {
+    /// Keeps the edited `text` beside the save (`<name>.edit.bak`), where a temporary
+    /// folder in memory cannot lose it; says where, and gives the failure's status.
+    fn keep(self, save: &Path, text: &[u8]) -> i32 {
+        match edit::keep_edit(save, text) {
+            Ok(kept) => {
+                self.remove();
+                errln!("your edit is kept in {}", kept.display());
+                errln!(
+                    "(check it with `save-upgrade show {}`; run `save-upgrade edit {}` again and \
+                     paste what you need from it)",
+                    kept.display(),
+                    save.display()
+                );
+                EXIT_FAILED
+            }
+            Err(e) => {
+                errln!("error: {e}");
+                self.keep_here()
+            }
+        }
+    }
+
+    /// Leaves the edited text where it is, in the temporary folder, and says where.
+    fn keep_here(self) -> i32 {
         errln!("your edit is kept in {}", self.path.display());
         errln!(
-            "(check it with `save-upgrade show {}`; once it loads, copy it over the save)",
+            "(a temporary folder, which may be in memory and emptied at the next start: copy \
+             it somewhere that lasts; check it with `save-upgrade show {}`)",
             self.path.display()
         );
         EXIT_FAILED
@@ -238,4 +325,31 @@ fn ask(question: &str) -> bool {
         return false;
     }
     !matches!(answer.trim().to_ascii_lowercase().as_str(), "n" | "no")
+}
+
+/// What a person chose after an edit that changes kinds.
+enum Choice {
+    Again,
+    Change,
+    Stop,
+}
+
+/// Asks on the terminal whether to edit again (the default), change the kinds or stop;
+/// stop when standard input is not a terminal.
+fn choose(question: &str) -> Choice {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Choice::Stop;
+    }
+    let _ = write!(std::io::stderr(), "{question} [E/c/s] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if stdin.lock().read_line(&mut answer).unwrap_or(0) == 0 {
+        return Choice::Stop;
+    }
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "c" | "change" => Choice::Change,
+        "s" | "stop" | "n" | "no" | "q" => Choice::Stop,
+        _ => Choice::Again,
+    }
 }

@@ -17,14 +17,20 @@ Examples:
   save-upgrade set slot1.json data.player.name '\"Wren\"'
   save-upgrade set slot1.json data.ship.position '[1, 2, 3]'
   save-upgrade set --add slot1.json data.player.title '\"Captain\"'
+  save-upgrade set --change-kind slot1.json data.player.rank.level 3.5
+  save-upgrade set --change-kind slot1.json data.player.rank.level 3    (back to an integer)
 
 VALUE is save text: a number (100, 96.5, -1.5, 1e3), true, false, null, a string in
 double quotes (quote it again for the shell), an array or an object. A double stays a
 double when given an integer (100 over 96.5 is the double 100.0), and so do the doubles
 inside an array or object given in place of one. Everything on the path must be there;
 with --add its last key may be a new member. A value of another kind than the one it
-replaces is set, with a note. The save is written canonically
-and atomically, the original kept as <name>.bak (<name>.1.bak and on when that holds
+replaces (3.5 over an integer, a string over a double, null), there or inside it, is
+refused, naming each path and both kinds: a game that reads the old kind fails on the new
+one. With --change-kind it is set, taken as given (3 is then the integer 3, even over a
+double), so the same command with the old value changes it back. meta.version cannot go
+below the version meta.history records an upgrade to (the next upgrade would refuse the
+save). The save is written canonically and atomically, the original kept as <name>.bak (<name>.1.bak and on when that holds
 something else); a save that another program wrote meanwhile is left as it is.
 Exit status: 0 set (or already that value), 2 a failure or a usage error.")]
 pub struct Args {
@@ -32,6 +38,10 @@ pub struct Args {
     /// there is an error naming the nearest one: a mistyped key is not added).
     #[arg(long)]
     add: bool,
+    /// The value may be of another kind than the one it replaces, and is taken as given
+    /// (without it, such a change is refused).
+    #[arg(long)]
+    change_kind: bool,
     /// The save to change.
     file: PathBuf,
     /// Where, as errors write paths: `data.player.wallet.credits`, `meta.game`.
@@ -62,28 +72,24 @@ pub fn run(args: Args) -> i32 {
         }
     };
     let mut changed: Save = save.clone();
-    let set = if args.add {
-        edit::set(&mut changed, &args.path, value)
-    } else {
-        edit::set_existing(&mut changed, &args.path, value).map(Some)
-    };
-    let old = match set {
-        Ok(old) => old,
-        Err(e) => {
-            errln!("error: {}: {}", args.file.display(), e.message());
-            return EXIT_USAGE;
-        }
-    };
-    let new = edit::get(&changed, &args.path).ok().flatten();
-    if let (Some(old), Some(new)) = (&old, &new) {
-        if old.kind() != new.kind() {
-            errln!(
-                "note: {} was {} and is now {}",
-                args.path,
-                old.kind(),
-                new.kind()
-            );
-        }
+    let mut allow = edit::Allow::default();
+    if args.add {
+        allow = allow.with_new_member();
+    }
+    if args.change_kind {
+        allow = allow.with_kind_change();
+    }
+    if let Err(e) = edit::set_allowing(&mut changed, &args.path, value, allow) {
+        errln!("error: {}: {}", args.file.display(), e.message());
+        return EXIT_USAGE;
+    }
+    for change in edit::kind_changes(&save, &changed) {
+        errln!(
+            "note: {} was {} and is now {}",
+            change.path,
+            change.before,
+            change.after
+        );
     }
     let changes = edit::diff(&save, &changed);
     if changes.is_empty() {
