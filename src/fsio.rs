@@ -258,6 +258,7 @@ pub(crate) enum Work {
     Upgrade,
     Format,
     Edit,
+    Restore,
 }
 
 impl Held {
@@ -324,6 +325,7 @@ impl Held {
             Work::Upgrade => ("upgraded", "upgrade"),
             Work::Format => ("formatted", "format"),
             Work::Edit => ("edited", "edit"),
+            Work::Restore => ("restored", "restore"),
         };
         Err(Error::new(
             ErrorKind::Changed,

@@ -124,6 +124,7 @@
 
 #![deny(missing_docs)]
 
+pub mod backup;
 pub mod batch;
 pub mod cache;
 pub mod edit;

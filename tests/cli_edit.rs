@@ -728,3 +728,198 @@ fn set_and_edit_refuse_a_version_below_the_history() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(savechain::Save::load(&path).unwrap().meta.version, 3);
 }
+
+/// Sets the time of the file at `path` to `seconds` after 2026-01-01.
+fn dated(path: &Path, seconds: u64) {
+    let at = std::time::UNIX_EPOCH + Duration::from_secs(1_767_225_600 + seconds);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+}
+
+/// The JSON `backups list --json` printed, read as a save's text reads.
+fn listed(dir: &Path, what: &str) -> savechain::Value {
+    let out = save_upgrade(&["backups", "list", "--json", what], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    savechain::text::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn backups_are_listed_restored_and_pruned_without_losing_a_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let v1 = fs::read(repo.join("fixtures/v1/small.json")).unwrap();
+    let path = dir.path().join("slot1.json");
+    fs::write(&path, &v1).unwrap();
+    // An upgrade from 1, then three changes by hand and an edit that was not written.
+    let out = save_upgrade(&["slot1.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let upgraded = fs::read(&path).unwrap();
+    dated(&dir.path().join("slot1.json.v1.bak"), 10);
+    for (i, hull) in ["0.5", "0.25", "0.125"].iter().enumerate() {
+        let out = save_upgrade(&["set", "slot1.json", "data.ship.hull", hull], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let name = match i {
+            0 => "slot1.json.bak".to_string(),
+            i => format!("slot1.json.{i}.bak"),
+        };
+        dated(&dir.path().join(name), 20 + i as u64);
+    }
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let out = edit_with(dir.path(), r#"sed -i 's/"hull"/hull/'"#);
+    assert_eq!(out.status.code(), Some(2));
+    dated(&dir.path().join("slot1.json.edit.bak"), 30);
+    fs::write(dir.path().join("other.json.bak"), "not ours").unwrap();
+
+    // Listed oldest first, each with its version and what made it; a folder stands for
+    // its saves.
+    let list = listed(dir.path(), "slot1.json");
+    assert_eq!(list[0]["save"], savechain::Value::from("slot1.json"));
+    assert_eq!(list[0]["version"], savechain::Value::from(9u64));
+    let backups = list[0]["backups"].as_array().unwrap();
+    let rows: Vec<String> = backups
+        .iter()
+        .map(|b| {
+            format!(
+                "{} {} {} {} {}",
+                b["path"].as_str().unwrap(),
+                b["made_by"].as_str().unwrap(),
+                b["from"],
+                b["version"],
+                b["modified"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "slot1.json.v1.bak upgrade 1 1 2026-01-01T00:00:10Z",
+            "slot1.json.bak edit null 9 2026-01-01T00:00:20Z",
+            "slot1.json.1.bak edit null 9 2026-01-01T00:00:21Z",
+            "slot1.json.2.bak edit null 9 2026-01-01T00:00:22Z",
+            "slot1.json.edit.bak kept-edit null null 2026-01-01T00:00:30Z",
+        ]
+    );
+    assert_eq!(
+        listed(dir.path(), ".")[0]["backups"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    let out = save_upgrade(&["backups", "list", "slot1.json"], dir.path());
+    let text = stdout(&out);
+    assert!(
+        text.contains("2026-01-01T00:00:10Z  version 1    upgrade from 1        slot1.json.v1.bak"),
+        "{text}"
+    );
+
+    // Restored: the backup's bytes exactly, the replaced save kept, the backup still there.
+    let before = fs::read(&path).unwrap();
+    let out = save_upgrade(
+        &["backups", "restore", "slot1.json", "slot1.json.v1.bak"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the save it replaced is kept as slot1.json.3.bak"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&path).unwrap(), v1);
+    assert_eq!(
+        fs::read(dir.path().join("slot1.json.3.bak")).unwrap(),
+        before
+    );
+    assert_eq!(fs::read(dir.path().join("slot1.json.v1.bak")).unwrap(), v1);
+    dated(&dir.path().join("slot1.json.3.bak"), 40);
+    // A kept edit, a file that is not its backup, a backup of the same bytes.
+    for (backup, says, code) in [
+        ("slot1.json.edit.bak", "not written, not a copy", 2),
+        ("other.json.bak", "not a backup of this save", 2),
+        ("slot1.json.v1.bak", "nothing written", 0),
+    ] {
+        let out = save_upgrade(&["backups", "restore", "slot1.json", backup], dir.path());
+        assert_eq!(out.status.code(), Some(code), "{backup}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{backup}: {}", stderr(&out));
+        assert_eq!(fs::read(&path).unwrap(), v1);
+    }
+
+    // Pruned to the newest: a dry run removes nothing; then slot1.json.3.bak, the newest,
+    // stays, the older copies of version 9 go, so does the version-1 backup (the very bytes
+    // of the save), and the kept edit stays.
+    let names_before = names(dir.path());
+    let out = save_upgrade(
+        &["backups", "prune", "--keep", "1", "--dry-run", "slot1.json"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("would remove slot1.json.bak"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(dir.path()), names_before);
+    let out = save_upgrade(
+        &["backups", "prune", "--keep", "1", "--json", "slot1.json"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pruned: savechain::Value = savechain::text::from_str(&stdout(&out)).unwrap();
+    let removed: Vec<&str> = pruned[0]["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        removed,
+        [
+            "slot1.json.v1.bak",
+            "slot1.json.bak",
+            "slot1.json.1.bak",
+            "slot1.json.2.bak"
+        ]
+    );
+    assert_eq!(
+        names(dir.path()),
+        [
+            "other.json.bak",
+            "slot1.json",
+            "slot1.json.3.bak",
+            "slot1.json.edit.bak",
+            "tmp"
+        ]
+    );
+    assert_eq!(
+        fs::read(dir.path().join("slot1.json.3.bak")).unwrap(),
+        before
+    );
+    assert_ne!(before, upgraded);
+
+    // With the save at version 9 again, the version-1 backup is the only way back to 1.
+    let out = save_upgrade(
+        &["backups", "restore", "slot1.json", "slot1.json.3.bak"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    dated(&dir.path().join("slot1.json.bak"), 50);
+    let out = save_upgrade(&["backups", "prune", "--keep", "0", "."], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // slot1.json.bak is the version-1 save the restore replaced: kept, the only copy of 1;
+    // slot1.json.3.bak has the save's bytes: removed.
+    assert_eq!(
+        names(dir.path()),
+        [
+            "other.json.bak",
+            "slot1.json",
+            "slot1.json.bak",
+            "slot1.json.edit.bak",
+            "tmp"
+        ]
+    );
+    assert_eq!(fs::read(dir.path().join("slot1.json.bak")).unwrap(), v1);
+}

@@ -6,6 +6,7 @@
 // terminal rather than Markdown: `<name>.v<N>.bak` is what a user should read.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod backups;
 mod cache;
 mod chain;
 mod diff;
@@ -66,6 +67,8 @@ Examples:
                                             write one value, keeping a backup
   save-upgrade diff world.json.bak world.json
                                             what differs, path by path (exit 1 if any)
+  save-upgrade backups list world.json      its backups: when, version, what made them;
+                                            also backups restore, backups prune --keep N
   save-upgrade test fixtures/               check each fixture upgrades to its expected
                                             form in expected/ (exit 1 if one differs)
   save-upgrade --mods mods/ --keep-going saves/
@@ -119,6 +122,7 @@ enum Command {
     Edit(edit::Args),
     Diff(diff::Args),
     Test(fixtures::Args),
+    Backups(backups::Args),
 }
 
 fn main() {
@@ -151,6 +155,7 @@ fn run() -> i32 {
         Some(Command::Edit(args)) => edit::run(args),
         Some(Command::Diff(args)) => diff::run(args),
         Some(Command::Test(args)) => fixtures::run(args),
+        Some(Command::Backups(args)) => backups::run(args),
         None => match misplaced_subcommand(&cli.upgrade.paths) {
             Some(name) => {
                 errln!(

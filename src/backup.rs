@@ -1,0 +1,396 @@
+//! A save's backups: found by the names savechain's writers give them, each with its time,
+//! its version and what made it; one restored in place of the save; old ones pruned.
+//!
+//! The names (section 7.1 of docs/FORMAT.md), beside the save `<name>`:
+//!
+//! - `<name>.v<N>.bak`, `<name>.v<N>.<k>.bak`: the save as it was before an upgrade from
+//!   version N;
+//! - `<name>.bak`, `<name>.<k>.bak`: the save as it was before a change by hand (`edit`,
+//!   `set`, or a [`restore`]: the three are one kind of change, and the name does not tell
+//!   them apart);
+//! - `<name>.edit.bak`, `<name>.edit.<k>.bak`: the text of an edit that was not written
+//!   (it did not load, it was refused, or the save changed meanwhile), kept by
+//!   [`edit::keep_edit`](crate::edit::keep_edit); not a copy of the save.
+//!
+//! `<k>` (1, 2, ...) is taken when the name without it holds something else, so a backup is
+//! never overwritten by a different one; which is newer is told by the file's time, not by
+//! `<k>`.
+//!
+//! ```
+//! use savechain::backup::{self, MadeBy};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let save = dir.path().join("slot1.json");
+//! std::fs::write(&save, r#"{"meta": {"version": 2}, "data": {}}"#)?;
+//! std::fs::write(dir.path().join("slot1.json.v1.bak"), r#"{"meta": {"version": 1}, "data": {}}"#)?;
+//! let found = backup::list(&save)?;
+//! assert_eq!(found[0].made_by, MadeBy::Upgrade { from: 1 });
+//! assert_eq!(found[0].version, Some(1));
+//!
+//! // Restored: the save as the backup has it, the save it replaced kept as slot1.json.bak.
+//! let restored = backup::restore(&save, &found[0].path)?;
+//! assert_eq!(restored.kept, Some(dir.path().join("slot1.json.bak")));
+//! assert_eq!(savechain::Save::load(&save)?.meta.version, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fsio;
+use crate::{Meta, Save};
+
+/// What made a backup, as its name tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MadeBy {
+    /// An upgrade from this version: `<name>.v<N>.bak`.
+    Upgrade {
+        /// The version the save had before the upgrade.
+        from: u64,
+    },
+    /// A change by hand (`edit`, `set` or a restore): `<name>.bak`.
+    Edit,
+    /// The text of an edit that was not written: `<name>.edit.bak`. Not a copy of the save:
+    /// it is never restored nor pruned.
+    KeptEdit,
+}
+
+impl MadeBy {
+    /// A short name for scripts: `upgrade`, `edit`, `kept-edit`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MadeBy::Upgrade { .. } => "upgrade",
+            MadeBy::Edit => "edit",
+            MadeBy::KeptEdit => "kept-edit",
+        }
+    }
+}
+
+/// One backup of a save.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Backup {
+    /// Where it is, beside the save.
+    pub path: PathBuf,
+    /// What made it.
+    pub made_by: MadeBy,
+    /// When it was written (its file's modification time).
+    pub modified: SystemTime,
+    /// Its size in bytes.
+    pub len: u64,
+    /// Its version, from its `meta`; `None` when that does not read (then `problem` says
+    /// why).
+    pub version: Option<u64>,
+    /// Why its `meta` does not read, when it does not.
+    pub problem: Option<String>,
+}
+
+/// What a backup's name says, given the save's name: `None` when it is not one of its
+/// backups.
+fn made_by(save_name: &OsStr, name: &OsStr) -> Option<MadeBy> {
+    let save_name = save_name.to_str()?;
+    let rest = name
+        .to_str()?
+        .strip_prefix(save_name)?
+        .strip_prefix('.')?
+        .strip_suffix("bak")?;
+    // What is left: "", "<k>.", "v<N>.", "v<N>.<k>.", "edit.", "edit.<k>.".
+    let mut parts: Vec<&str> = rest.split('.').collect();
+    if parts.pop() != Some("") {
+        return None;
+    }
+    let is_count = |part: &str| {
+        !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) && !part.starts_with('0')
+    };
+    if parts.last().is_some_and(|p| is_count(p)) {
+        parts.pop();
+    }
+    match parts.as_slice() {
+        [] => Some(MadeBy::Edit),
+        ["edit"] => Some(MadeBy::KeptEdit),
+        [tag] => {
+            let n = tag.strip_prefix('v')?;
+            let plain = n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'));
+            plain
+                .then(|| n.parse().ok())
+                .flatten()
+                .map(|from| MadeBy::Upgrade { from })
+        }
+        _ => None,
+    }
+}
+
+/// The backups of the save at `path` (which need not exist any more), oldest first.
+///
+/// Each regular file beside it whose name is the save's with one of the suffixes of the
+/// [module](self) is one; its version is read from its `meta` alone. Errors: the folder
+/// cannot be read.
+pub fn list(path: impl AsRef<Path>) -> Result<Vec<Backup>> {
+    let path = path.as_ref();
+    let Some(save_name) = path.file_name() else {
+        return Err(Error::new(ErrorKind::Usage, "not a file's path").with_file(path));
+    };
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let entries = fs::read_dir(folder)
+        .map_err(|e| Error::io(e, "cannot read the folder").with_file(folder))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(e, "cannot read the folder").with_file(folder))?;
+        let name = entry.file_name();
+        let Some(made_by) = made_by(save_name, &name) else {
+            continue;
+        };
+        let backup = path.with_file_name(&name);
+        // Links followed, as the writers follow them; what is not a regular file is no
+        // backup.
+        let Ok(metadata) = fs::metadata(&backup) else {
+            continue;
+        };
+        if !metadata.is_file() {
+            continue;
+        }
+        let (version, problem) = match read_version(&backup, made_by) {
+            Ok(version) => (Some(version), None),
+            Err(why) => (None, Some(why)),
+        };
+        found.push(Backup {
+            path: backup,
+            made_by,
+            modified: metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            len: metadata.len(),
+            version,
+            problem,
+        });
+    }
+    found.sort_by(|a, b| a.modified.cmp(&b.modified).then(a.path.cmp(&b.path)));
+    Ok(found)
+}
+
+fn read_version(backup: &Path, made_by: MadeBy) -> std::result::Result<u64, String> {
+    let bytes = fsio::read_regular(backup).map_err(|e| format!("cannot read it: {e}"))?;
+    match Meta::from_slice(&bytes) {
+        Ok(meta) => Ok(meta.version),
+        // A kept edit is in the decimal view, which only a full load reads.
+        Err(_) if made_by == MadeBy::KeptEdit => Save::from_slice(&bytes)
+            .map(|save| save.meta.version)
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// What [`restore`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Restored {
+    /// Where the save it replaced is kept (`<name>.bak`, or `<name>.<k>.bak`); `None` when
+    /// there was no save, or it held the backup's bytes already (nothing was written).
+    pub kept: Option<PathBuf>,
+    /// Whether the save was written: `false` when it held the backup's bytes already.
+    pub written: bool,
+}
+
+/// Puts the bytes of `backup`, one of the backups of the save at `path` ([`list`]), in
+/// place of the save, exactly as the backup has them; the backup stays.
+///
+/// The backup must load as a save; a kept edit ([`MadeBy::KeptEdit`]) is refused, since it
+/// is not a copy of the save. The save it replaces is kept first, as a change by hand's
+/// backup (`<name>.bak`, `<name>.<k>.bak`), so a restore is itself undone by a restore.
+/// Both writes are atomic, and the save's lock is held from reading it to replacing it:
+/// a save another program wrote meanwhile is left as it is, with an error of kind
+/// [`ErrorKind::Changed`]. A save that no longer exists is written anew.
+pub fn restore(path: impl AsRef<Path>, backup: impl AsRef<Path>) -> Result<Restored> {
+    let (path, backup) = (path.as_ref(), backup.as_ref());
+    restore_at(path, backup).map_err(|e| {
+        if e.file().is_some() {
+            e
+        } else {
+            e.with_file(path)
+        }
+    })
+}
+
+fn restore_at(path: &Path, backup: &Path) -> Result<Restored> {
+    let made_by = backup
+        .file_name()
+        .zip(path.file_name())
+        .and_then(|(name, save_name)| made_by(save_name, name))
+        .filter(|_| fsio::same_path(folder_of(backup), folder_of(path)));
+    match made_by {
+        None => {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!(
+                    "{} is not a backup of this save: its backups are beside it, named \
+                     <name>.bak, <name>.<k>.bak or <name>.v<N>.bak (`save-upgrade backups \
+                     list` lists them)",
+                    backup.display()
+                ),
+            ))
+        }
+        Some(MadeBy::KeptEdit) => {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!(
+                    "{} is the text of an edit that was not written, not a copy of the save, \
+                     so it is not restored: run `save-upgrade edit` on the save and take what \
+                     you need from it",
+                    backup.display()
+                ),
+            ))
+        }
+        Some(_) => {}
+    }
+    let bytes = fsio::read_regular(backup)
+        .map_err(|e| Error::io(e, "cannot read the backup").with_file(backup))?;
+    Save::from_slice(&bytes).map_err(|e| e.with_file(backup))?;
+    let held = fsio::hold_save(path)?;
+    let Some(held) = held else {
+        // No save: the backup's bytes are the new one, like it in permissions.
+        fsio::write_atomic_like(path, &bytes, Some(backup))
+            .map_err(|e| Error::io(e, "cannot write the file"))?;
+        return Ok(Restored {
+            kept: None,
+            written: true,
+        });
+    };
+    let current = fsio::read_save(path, Some(&held))?;
+    if current == bytes {
+        return Ok(Restored {
+            kept: None,
+            written: false,
+        });
+    }
+    fsio::refuse_read_only(path)?;
+    let kept = fsio::backup_path(path, None, &current);
+    fsio::write_atomic_like(&kept, &current, Some(path))
+        .map_err(|e| Error::io(e, format!("cannot write the backup {}", kept.display())))?;
+    let read = fsio::Fingerprint::of(&current);
+    fsio::replace_held(path, &bytes, Some(&held), &read, fsio::Work::Restore)?;
+    Ok(Restored {
+        kept: Some(kept),
+        written: true,
+    })
+}
+
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// What [`prune`] removed (or, in a dry run, would remove) and kept.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Pruned {
+    /// The backups removed, oldest first, each with why it could go.
+    pub removed: Vec<(Backup, &'static str)>,
+    /// The backups kept, oldest first.
+    pub kept: Vec<Backup>,
+}
+
+/// Removes the old backups of the save at `path`, keeping the `keep` newest copies of the
+/// save and every backup that is the only way back to something; with `dry_run`, removes
+/// nothing and says what it would remove.
+///
+/// Never removed: the `keep` newest backups; a backup whose version neither the save nor a
+/// backup kept has (the newest backup of each version stays: the only way back to it); a
+/// backup whose `meta` does not read (what it holds cannot be told); a kept edit (the only
+/// copy of someone's work; remove it by hand). Every other backup is removed, oldest last
+/// considered, and a backup with the very bytes of the save or of one kept is removed
+/// whatever its place. The save's lock is held meanwhile, so a restore does not meet it.
+pub fn prune(path: impl AsRef<Path>, keep: usize, dry_run: bool) -> Result<Pruned> {
+    let path = path.as_ref();
+    let _held = fsio::hold_save(path).map_err(|e| e.with_file(path))?;
+    let backups = list(path)?;
+    let save = fsio::read_regular(path).ok();
+    let mut versions = HashSet::new();
+    let mut contents: Vec<fsio::Fingerprint> = Vec::new();
+    if let Some(save) = &save {
+        contents.push(fsio::Fingerprint::of(save));
+        if let Ok(meta) = Meta::from_slice(save) {
+            versions.insert(meta.version);
+        }
+    }
+    let mut kept = Vec::new();
+    let mut removed = Vec::new();
+    let mut copies = 0;
+    // Newest first: what is kept decides what older ones may go.
+    for backup in backups.into_iter().rev() {
+        let print = fsio::read_regular(&backup.path)
+            .ok()
+            .map(|b| fsio::Fingerprint::of(&b));
+        let why = match (backup.made_by, backup.version) {
+            (MadeBy::KeptEdit, _) => None,
+            _ if print.is_some_and(|p| contents.contains(&p)) => {
+                Some("the same bytes as the save or a backup kept")
+            }
+            (_, None) => None,
+            _ if copies < keep => None,
+            (_, Some(version)) if versions.contains(&version) => {
+                Some("older than the ones kept, and its version is kept")
+            }
+            _ => None,
+        };
+        match why {
+            Some(why) => removed.push((backup, why)),
+            None => {
+                if backup.made_by != MadeBy::KeptEdit && backup.version.is_some() {
+                    copies += 1;
+                    versions.extend(backup.version);
+                    contents.extend(print);
+                }
+                kept.push(backup);
+            }
+        }
+    }
+    if !dry_run {
+        for (backup, _) in &removed {
+            fs::remove_file(&backup.path)
+                .map_err(|e| Error::io(e, "cannot remove the backup").with_file(&backup.path))?;
+        }
+        if !removed.is_empty() {
+            let _ = fsio::sync_dir(folder_of(path));
+        }
+    }
+    removed.reverse();
+    kept.reverse();
+    Ok(Pruned { removed, kept })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_tell_what_made_a_backup() {
+        let save = OsStr::new("slot1.json");
+        for (name, made) in [
+            ("slot1.json.bak", Some(MadeBy::Edit)),
+            ("slot1.json.3.bak", Some(MadeBy::Edit)),
+            ("slot1.json.v9.bak", Some(MadeBy::Upgrade { from: 9 })),
+            ("slot1.json.v9.1.bak", Some(MadeBy::Upgrade { from: 9 })),
+            ("slot1.json.edit.bak", Some(MadeBy::KeptEdit)),
+            ("slot1.json.edit.2.bak", Some(MadeBy::KeptEdit)),
+            ("slot1.json", None),
+            ("slot1.jsonbak", None),
+            ("slot1.json.old.bak", None),
+            ("slot1.json.v.bak", None),
+            ("slot1.json.v09.bak", None),
+            ("slot1.json.01.bak", None),
+            ("slot1.json.1.2.bak", None),
+            ("slot2.json.bak", None),
+            ("xslot1.json.bak", None),
+        ] {
+            assert_eq!(made_by(save, OsStr::new(name)), made, "{name}");
+        }
+    }
+}

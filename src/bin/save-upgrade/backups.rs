@@ -1,0 +1,340 @@
+//! `save-upgrade backups`: list a save's backups, restore one, prune old ones.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use savechain::backup::{self, Backup, MadeBy};
+use savechain::batch::Plan;
+use savechain::{Map, Value};
+
+use super::output::{self, errln, outln};
+use super::report::print_error;
+use super::{EXIT_FAILED, EXIT_OK};
+
+/// List, restore and prune the backups savechain keeps beside each save.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  save-upgrade backups list slot1.json
+  save-upgrade backups list --json saves/
+  save-upgrade backups restore slot1.json slot1.json.v8.bak
+  save-upgrade backups prune --keep 3 --dry-run saves/
+  save-upgrade backups prune --keep 3 saves/
+
+A save's backups are beside it, named by what made them:
+  <name>.v<N>.bak     the save before an upgrade from version N (<name>.v<N>.<k>.bak
+                      when that name holds something else)
+  <name>.bak          the save before a change by hand: edit, set or backups restore
+                      (<name>.<k>.bak likewise)
+  <name>.edit.bak     the text of an edit that was not written (it did not load, it was
+                      refused, or the save changed meanwhile); not a copy of the save
+Which is newer is told by the file's time, not by <k>.")]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    List(ListArgs),
+    Restore(RestoreArgs),
+    Prune(PruneArgs),
+}
+
+/// List each save's backups, oldest first: when, which version, what made it.
+#[derive(clap::Args)]
+#[command(after_help = "\
+A folder stands for the saves in it (*.json, searched as upgrades search); a save's path
+is taken even when the save is gone, to list what is left of it. Times are the files' own,
+in UTC. --json prints an array with an object per save: {\"save\", \"version\" (null when
+it does not read), \"backups\": [{\"path\", \"made_by\" (\"upgrade\", \"edit\" or
+\"kept-edit\"), \"from\" (an upgrade's version before it), \"modified\", \"bytes\",
+\"version\", \"problem\"}]}.
+Exit status: 0 listed, 2 a path that cannot be read.")]
+struct ListArgs {
+    /// Print JSON for scripts on standard output.
+    #[arg(long)]
+    json: bool,
+    /// Saves, or folders of saves.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+/// Put a backup's bytes back in place of the save, keeping the save it replaces.
+#[derive(clap::Args)]
+#[command(after_help = "\
+The backup must be one of the save's (beside it, named as `backups list` shows) and load
+as a save. The save it replaces is kept first as <name>.bak (<name>.<k>.bak), so a restore
+is undone by another; the backup stays. Both writes are atomic, under the save's lock; a
+save that another program wrote meanwhile is left as it is. A kept edit
+(<name>.edit.bak) is not restored: it is not a copy of the save.
+Exit status: 0 restored (or the save held it already), 2 a failure.")]
+struct RestoreArgs {
+    /// The save to put back.
+    save: PathBuf,
+    /// The backup to put back, as `backups list` prints it.
+    backup: PathBuf,
+}
+
+/// Remove old backups, keeping the newest and every only way back to a version.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Kept: the N newest backups of each save; the newest backup of each version that neither
+the save nor a kept backup has (the only way back to it); a backup that does not read as a
+save; every kept edit (<name>.edit.bak: remove those by hand). Removed: the other
+backups, and any with the very bytes of the save or of a kept backup. Run with --dry-run
+first to see the list.
+Exit status: 0 done, 2 a failure.")]
+struct PruneArgs {
+    /// How many of each save's newest backups to keep whatever they hold.
+    #[arg(long, value_name = "N")]
+    keep: usize,
+    /// Print what would be removed, and remove nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON for scripts on standard output: per save, what was (or would be)
+    /// removed and why, and what is kept.
+    #[arg(long)]
+    json: bool,
+    /// Saves, or folders of saves.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+pub fn run(args: Args) -> i32 {
+    match args.command {
+        Command::List(args) => list(args),
+        Command::Restore(args) => restore(args),
+        Command::Prune(args) => prune(args),
+    }
+}
+
+/// The saves `paths` stand for: a folder's saves, or the path itself (a save that may be
+/// gone); `None` after printing the errors when a path cannot be read.
+fn saves_of(paths: &[PathBuf]) -> Option<Vec<PathBuf>> {
+    let mut saves = Vec::new();
+    let mut failed = false;
+    for path in paths {
+        if path.is_dir() {
+            let plan = Plan::find(&[path]);
+            for error in &plan.errors {
+                print_error(error, None);
+                failed = true;
+            }
+            saves.extend(plan.saves.into_iter().map(|found| found.path));
+        } else {
+            saves.push(path.clone());
+        }
+    }
+    (!failed).then_some(saves)
+}
+
+fn time(at: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
+fn text(path: &Path) -> Value {
+    Value::String(path.display().to_string())
+}
+
+fn optional(value: Option<u64>) -> Value {
+    value.map_or(Value::Null, Value::from)
+}
+
+fn backup_value(backup: &Backup) -> Value {
+    let mut object = Map::new();
+    object.insert("path", text(&backup.path));
+    object.insert("made_by", Value::from(backup.made_by.name()));
+    let from = match backup.made_by {
+        MadeBy::Upgrade { from } => Some(from),
+        _ => None,
+    };
+    object.insert("from", optional(from));
+    object.insert("modified", Value::from(time(backup.modified).as_str()));
+    object.insert("bytes", Value::from(backup.len));
+    object.insert("version", optional(backup.version));
+    object.insert(
+        "problem",
+        backup.problem.as_deref().map_or(Value::Null, Value::from),
+    );
+    Value::Object(object)
+}
+
+/// What made a backup, for people.
+fn made_by(backup: &Backup) -> String {
+    match backup.made_by {
+        MadeBy::Upgrade { from } => format!("upgrade from {from}"),
+        MadeBy::Edit => "edit, set or restore".to_string(),
+        MadeBy::KeptEdit => "edit not written".to_string(),
+        _ => backup.made_by.name().to_string(),
+    }
+}
+
+fn version_of(save: &Path) -> Option<u64> {
+    std::fs::read(save)
+        .ok()
+        .and_then(|bytes| savechain::Meta::from_slice(&bytes).ok())
+        .map(|meta| meta.version)
+}
+
+fn line(backup: &Backup) -> String {
+    let version = match backup.version {
+        Some(v) => format!("version {v}"),
+        None => "unreadable".to_string(),
+    };
+    format!(
+        "  {}  {:<11}  {:<20}  {}",
+        time(backup.modified),
+        version,
+        made_by(backup),
+        backup.path.display()
+    )
+}
+
+fn list(args: ListArgs) -> i32 {
+    let Some(saves) = saves_of(&args.paths) else {
+        return EXIT_FAILED;
+    };
+    let mut status = EXIT_OK;
+    let mut all = Vec::new();
+    for save in &saves {
+        let backups = match backup::list(save) {
+            Ok(backups) => backups,
+            Err(e) => {
+                print_error(&e, None);
+                status = EXIT_FAILED;
+                continue;
+            }
+        };
+        let version = version_of(save);
+        if args.json {
+            let mut object = Map::new();
+            object.insert("save", text(save));
+            object.insert("version", optional(version));
+            object.insert(
+                "backups",
+                Value::Array(backups.iter().map(backup_value).collect()),
+            );
+            all.push(Value::Object(object));
+            continue;
+        }
+        let now = match (version, save.exists()) {
+            (Some(v), _) => format!("version {v}"),
+            (None, true) => "does not read".to_string(),
+            (None, false) => "gone".to_string(),
+        };
+        let count = match backups.len() {
+            0 => "no backups".to_string(),
+            1 => "1 backup".to_string(),
+            n => format!("{n} backups"),
+        };
+        outln!("{} ({now}): {count}", save.display());
+        for backup in &backups {
+            outln!("{}", line(backup));
+            if let Some(problem) = &backup.problem {
+                outln!("      ({problem})");
+            }
+        }
+    }
+    if args.json {
+        output::out(&savechain::text::to_string(&Value::Array(all)).expect("a shallow document"));
+    }
+    status
+}
+
+fn restore(args: RestoreArgs) -> i32 {
+    match backup::restore(&args.save, &args.backup) {
+        Ok(restored) if !restored.written => {
+            errln!(
+                "{}: already holds {}; nothing written",
+                args.save.display(),
+                args.backup.display()
+            );
+            EXIT_OK
+        }
+        Ok(restored) => {
+            match restored.kept {
+                Some(kept) => errln!(
+                    "{}: restored from {}; the save it replaced is kept as {}",
+                    args.save.display(),
+                    args.backup.display(),
+                    kept.display()
+                ),
+                None => errln!(
+                    "{}: restored from {} (there was no save)",
+                    args.save.display(),
+                    args.backup.display()
+                ),
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            print_error(&e, None);
+            EXIT_FAILED
+        }
+    }
+}
+
+fn prune(args: PruneArgs) -> i32 {
+    let Some(saves) = saves_of(&args.paths) else {
+        return EXIT_FAILED;
+    };
+    let mut status = EXIT_OK;
+    let mut all = Vec::new();
+    let (removing, removed) = if args.dry_run {
+        ("would remove", "would be removed")
+    } else {
+        ("removed", "removed")
+    };
+    let mut total = 0;
+    for save in &saves {
+        let pruned = match backup::prune(save, args.keep, args.dry_run) {
+            Ok(pruned) => pruned,
+            Err(e) => {
+                print_error(&e, None);
+                status = EXIT_FAILED;
+                continue;
+            }
+        };
+        total += pruned.removed.len();
+        if args.json {
+            let mut object = Map::new();
+            object.insert("save", text(save));
+            let gone = pruned
+                .removed
+                .iter()
+                .map(|(backup, why)| {
+                    let mut value = backup_value(backup);
+                    if let Value::Object(members) = &mut value {
+                        members.insert("why", Value::from(*why));
+                    }
+                    value
+                })
+                .collect();
+            object.insert("removed", Value::Array(gone));
+            object.insert(
+                "kept",
+                Value::Array(pruned.kept.iter().map(backup_value).collect()),
+            );
+            all.push(Value::Object(object));
+            continue;
+        }
+        for (backup, why) in &pruned.removed {
+            errln!("{removing} {} ({why})", backup.path.display());
+        }
+        if !pruned.removed.is_empty() {
+            errln!(
+                "{}: {} {removed}, {} kept",
+                save.display(),
+                pruned.removed.len(),
+                pruned.kept.len()
+            );
+        }
+    }
+    if args.json {
+        output::out(&savechain::text::to_string(&Value::Array(all)).expect("a shallow document"));
+    } else if total == 0 && status == EXIT_OK {
+        errln!("nothing to prune");
+    }
+    status
+}
