@@ -923,3 +923,24 @@ fn backups_are_listed_restored_and_pruned_without_losing_a_version() {
     );
     assert_eq!(fs::read(dir.path().join("slot1.json.bak")).unwrap(), v1);
 }
+
+#[test]
+fn on_a_terminal_a_change_of_kind_can_be_meant() {
+    let (dir, path, _) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let terminal = Terminal::start(
+        dir.path(),
+        &edit_in_terminal(r#"sed -i "s/\"level\": 3$/\"level\": 3.5/""#),
+    );
+    terminal.wait_for("[E/c/s]");
+    assert!(terminal
+        .screen()
+        .contains("data.player.rank.level from an integer to a double"));
+    terminal.keys(&["c", "Enter"]);
+    assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
+    assert_eq!(
+        value_at(&path, "data.player.rank.level"),
+        Some(savechain::Value::Double(3.5))
+    );
+    assert!(names(&dir.path().join("tmp")).is_empty());
+}
