@@ -297,17 +297,47 @@ pub struct Pruned {
     pub kept: Vec<Backup>,
 }
 
-/// Removes the old backups of the save at `path`, keeping the `keep` newest copies of the
-/// save and every backup that is the only way back to something; with `dry_run`, removes
-/// nothing and says what it would remove.
+/// Which backups [`prune`] may remove: those past the newest [`keep`](Prune::keep) and, when
+/// given, older than [`older_than`](Prune::older_than).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prune {
+    keep: usize,
+    older_than: Option<SystemTime>,
+    dry_run: bool,
+}
+
+impl Prune {
+    /// Keeps the `n` newest backups (that read as saves) whatever they hold.
+    pub fn keep(mut self, n: usize) -> Prune {
+        self.keep = n;
+        self
+    }
+
+    /// Keeps every backup written at `time` or later.
+    pub fn older_than(mut self, time: SystemTime) -> Prune {
+        self.older_than = Some(time);
+        self
+    }
+
+    /// Removes nothing, and says what it would remove.
+    pub fn dry_run(mut self, dry_run: bool) -> Prune {
+        self.dry_run = dry_run;
+        self
+    }
+}
+
+/// Removes the old backups of the save at `path` as `rule` says, keeping every backup that
+/// is the only way back to something; with [`Prune::dry_run`], removes nothing and says
+/// what it would remove.
 ///
-/// Never removed: the `keep` newest backups; a backup whose version neither the save nor a
-/// backup kept has (the newest backup of each version stays: the only way back to it); a
-/// backup whose `meta` does not read (what it holds cannot be told); a kept edit (the only
-/// copy of someone's work; remove it by hand). Every other backup is removed, oldest last
-/// considered, and a backup with the very bytes of the save or of one kept is removed
-/// whatever its place. The save's lock is held meanwhile, so a restore does not meet it.
-pub fn prune(path: impl AsRef<Path>, keep: usize, dry_run: bool) -> Result<Pruned> {
+/// Never removed: the [`keep`](Prune::keep) newest backups; those written at the
+/// [`older_than`](Prune::older_than) time or later; a backup whose version neither the save
+/// nor a backup kept has (the newest backup of each version stays: the only way back to
+/// it); a backup whose `meta` does not read (what it holds cannot be told); a kept edit
+/// (the only copy of someone's work; remove it by hand). Every other backup is removed,
+/// and so is one with the very bytes of the save or of a backup kept, even among the
+/// newest (but not one written since [`older_than`](Prune::older_than)). The save's lock is held meanwhile, so a restore does not meet it.
+pub fn prune(path: impl AsRef<Path>, rule: Prune) -> Result<Pruned> {
     let path = path.as_ref();
     let _held = fsio::hold_save(path).map_err(|e| e.with_file(path))?;
     let backups = list(path)?;
@@ -330,13 +360,14 @@ pub fn prune(path: impl AsRef<Path>, keep: usize, dry_run: bool) -> Result<Prune
             .map(|b| fsio::Fingerprint::of(&b));
         let why = match (backup.made_by, backup.version) {
             (MadeBy::KeptEdit, _) => None,
+            _ if rule.older_than.is_some_and(|time| backup.modified >= time) => None,
             _ if print.is_some_and(|p| contents.contains(&p)) => {
                 Some("the same bytes as the save or a backup kept")
             }
             (_, None) => None,
-            _ if copies < keep => None,
+            _ if copies < rule.keep => None,
             (_, Some(version)) if versions.contains(&version) => {
-                Some("older than the ones kept, and its version is kept")
+                Some("past those kept, and the save or a kept backup has its version")
             }
             _ => None,
         };
@@ -352,7 +383,7 @@ pub fn prune(path: impl AsRef<Path>, keep: usize, dry_run: bool) -> Result<Prune
             }
         }
     }
-    if !dry_run {
+    if !rule.dry_run {
         for (backup, _) in &removed {
             fs::remove_file(&backup.path)
                 .map_err(|e| Error::io(e, "cannot remove the backup").with_file(&backup.path))?;

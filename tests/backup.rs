@@ -60,7 +60,7 @@ fn a_gone_save_is_restored_from_its_backup_and_a_broken_backup_is_not() {
 
     // Pruning keeps the unreadable backup and the kept edit whatever --keep says, and the
     // version-2 backup (the save's bytes) goes.
-    let pruned = backup::prune(&save, 0, false).unwrap();
+    let pruned = backup::prune(&save, backup::Prune::default()).unwrap();
     assert_eq!(pruned.removed.len(), 1);
     assert_eq!(pruned.removed[0].0.made_by, MadeBy::Upgrade { from: 2 });
     assert_eq!(backup::list(&save).unwrap().len(), 2);
@@ -89,9 +89,9 @@ fn prune_keeps_the_newest_and_the_last_way_back_to_each_version() {
             10 + k,
         );
     }
-    let dry = backup::prune(&save, 2, true).unwrap();
+    let dry = backup::prune(&save, backup::Prune::default().keep(2).dry_run(true)).unwrap();
     assert_eq!(backup::list(&save).unwrap().len(), 8);
-    let pruned = backup::prune(&save, 2, false).unwrap();
+    let pruned = backup::prune(&save, backup::Prune::default().keep(2)).unwrap();
     assert_eq!(
         dry.removed.iter().map(|(b, _)| &b.path).collect::<Vec<_>>(),
         pruned

@@ -852,6 +852,23 @@ fn backups_are_listed_restored_and_pruned_without_losing_a_version() {
     // stays, the older copies of version 9 go, so does the version-1 backup (the very bytes
     // of the save), and the kept edit stays.
     let names_before = names(dir.path());
+    // Everything was written since 2026-01-01: nothing is older.
+    let out = save_upgrade(
+        &[
+            "backups",
+            "prune",
+            "--older-than",
+            "2026-01-01",
+            "slot1.json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing to prune"),
+        "{}",
+        stderr(&out)
+    );
     let out = save_upgrade(
         &["backups", "prune", "--keep", "1", "--dry-run", "slot1.json"],
         dir.path(),

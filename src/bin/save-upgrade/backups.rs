@@ -20,6 +20,7 @@ Examples:
   save-upgrade backups restore slot1.json slot1.json.v8.bak
   save-upgrade backups prune --keep 3 --dry-run saves/
   save-upgrade backups prune --keep 3 saves/
+  save-upgrade backups prune --older-than 2026-11-01 --keep 1 slot1.json
 
 A save's backups are beside it, named by what made them:
   <name>.v<N>.bak     the save before an upgrade from version N (<name>.v<N>.<k>.bak
@@ -79,16 +80,23 @@ struct RestoreArgs {
 /// Remove old backups, keeping the newest and every only way back to a version.
 #[derive(clap::Args)]
 #[command(after_help = "\
-Kept: the N newest backups of each save; the newest backup of each version that neither
-the save nor a kept backup has (the only way back to it); a backup that does not read as a
-save; every kept edit (<name>.edit.bak: remove those by hand). Removed: the other
-backups, and any with the very bytes of the save or of a kept backup. Run with --dry-run
-first to see the list.
+Kept: the N newest backups of each save (--keep N); every backup written at the
+--older-than time or later (a date, 2026-11-01, midnight UTC, or a time in UTC,
+2026-11-01T12:00:00Z); the newest backup of each version that neither the save nor a kept
+backup has (the only way back to it); a backup that does not read as a save; every kept
+edit (<name>.edit.bak: remove those by hand). Removed: the other backups, and a backup
+with the very bytes of the save or of a kept backup, even among the N newest. Run with
+--dry-run first to see the list.
 Exit status: 0 done, 2 a failure.")]
+#[command(group = clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep", "older_than"]))]
 struct PruneArgs {
     /// How many of each save's newest backups to keep whatever they hold.
     #[arg(long, value_name = "N")]
-    keep: usize,
+    keep: Option<usize>,
+    /// Keep every backup written at this time or later: 2026-11-01 (midnight UTC) or
+    /// 2026-11-01T12:00:00Z.
+    #[arg(long, value_name = "DATE", value_parser = parse_time)]
+    older_than: Option<SystemTime>,
     /// Print what would be removed, and remove nothing.
     #[arg(long)]
     dry_run: bool,
@@ -127,6 +135,18 @@ fn saves_of(paths: &[PathBuf]) -> Option<Vec<PathBuf>> {
         }
     }
     (!failed).then_some(saves)
+}
+
+/// A date (midnight UTC) or a time in RFC 3339.
+fn parse_time(text: &str) -> Result<SystemTime, String> {
+    let full = if text.len() == 10 {
+        format!("{text}T00:00:00Z")
+    } else {
+        text.to_string()
+    };
+    humantime::parse_rfc3339_weak(&full).map_err(|e| {
+        format!("{e}: write a date, 2026-11-01, or a time in UTC, 2026-11-01T12:00:00Z")
+    })
 }
 
 fn time(at: SystemTime) -> String {
@@ -288,7 +308,13 @@ fn prune(args: PruneArgs) -> i32 {
     };
     let mut total = 0;
     for save in &saves {
-        let pruned = match backup::prune(save, args.keep, args.dry_run) {
+        let mut rule = backup::Prune::default()
+            .keep(args.keep.unwrap_or(0))
+            .dry_run(args.dry_run);
+        if let Some(time) = args.older_than {
+            rule = rule.older_than(time);
+        }
+        let pruned = match backup::prune(save, rule) {
             Ok(pruned) => pruned,
             Err(e) => {
                 print_error(&e, None);
