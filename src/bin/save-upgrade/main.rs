@@ -67,8 +67,9 @@ Examples:
                                             write one value, keeping a backup
   save-upgrade diff world.json.bak world.json
                                             what differs, path by path (exit 1 if any)
-  save-upgrade backups list world.json      its backups: when, version, what made them;
-                                            also backups restore, backups prune --keep N
+  save-upgrade backups list world.json      its backups: when, version, what made each
+                                            (writes nothing); backups restore and backups
+                                            prune --keep N write
   save-upgrade test fixtures/               check each fixture upgrades to its expected
                                             form in expected/ (exit 1 if one differs)
   save-upgrade --mods mods/ --keep-going saves/
