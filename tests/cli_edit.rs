@@ -311,6 +311,10 @@ fn an_invalid_edit_is_kept_and_nothing_is_written_without_a_terminal() {
         "{err}"
     );
     assert!(err.contains("slot1.json: nothing written"), "{err}");
+    assert!(
+        err.contains("(the error above is at slot1.json.edit.bak:42:7)"),
+        "{err}"
+    );
     let draft = kept_draft(dir.path(), &out);
     let kept = fs::read_to_string(&draft).unwrap();
     assert!(kept.contains("      hull: [\"d\", 0.965],"), "{kept}");

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use savechain::text::Style;
-use savechain::{edit, ErrorKind, Save};
+use savechain::{edit, ErrorKind, Location, Save};
 
 use super::output::errln;
 use super::report::{print_error, print_written};
@@ -117,12 +117,13 @@ pub fn run(args: Args) -> i32 {
         let mut edited_save = match Save::from_slice(&edited) {
             Ok(s) => s,
             Err(e) => {
+                let location = e.location();
                 print_error(&e.with_file(&draft.path), Some(&edited));
                 if ask("edit again?") {
                     continue;
                 }
                 errln!("{}: nothing written", file.display());
-                return draft.keep(file, &edited);
+                return draft.keep_noting(file, &edited, location);
             }
         };
         let mut allow = edit::Allow::default();
@@ -232,10 +233,24 @@ impl Draft {
     /// Keeps the edited `text` beside the save (`<name>.edit.bak`), where a temporary
     /// folder in memory cannot lose it; says where, and gives the failure's status.
     fn keep(self, save: &Path, text: &[u8]) -> i32 {
+        self.keep_noting(save, text, None)
+    }
+
+    /// [`Draft::keep`], saying where in the kept text the error at `error_at` of the
+    /// draft is (the draft the error named is gone).
+    fn keep_noting(self, save: &Path, text: &[u8], error_at: Option<Location>) -> i32 {
         match edit::keep_edit(save, text) {
             Ok(kept) => {
                 self.remove();
                 errln!("your edit is kept in {}", kept.display());
+                if let Some(at) = error_at {
+                    errln!(
+                        "(the error above is at {}:{}:{})",
+                        kept.display(),
+                        at.line,
+                        at.column
+                    );
+                }
                 errln!(
                     "(check it with `save-upgrade show {}`; run `save-upgrade edit {}` again and \
                      paste what you need from it)",
