@@ -174,6 +174,46 @@ pub fn list(path: impl AsRef<Path>) -> Result<Vec<Backup>> {
     Ok(found)
 }
 
+/// The saves of `folder` that are gone but have backups there: the `*.json` names (any
+/// case) that a backup's name in `folder` is a backup of ([`list`]) and that no file has,
+/// in name order. Not its subfolders.
+pub fn gone_saves(folder: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
+    let folder = folder.as_ref();
+    let entries = fs::read_dir(folder)
+        .map_err(|e| Error::io(e, "cannot read the folder").with_file(folder))?;
+    let mut gone = std::collections::BTreeSet::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(e, "cannot read the folder").with_file(folder))?;
+        let name = entry.file_name();
+        let Some(text) = name.to_str() else { continue };
+        // The save's name is the backup's without `.bak`, a count, and a tag.
+        let mut stem = text.strip_suffix(".bak").unwrap_or_default();
+        let mut candidates = Vec::new();
+        for _ in 0..3 {
+            candidates.push(stem);
+            match stem.rsplit_once('.') {
+                Some((rest, _)) => stem = rest,
+                None => break,
+            }
+        }
+        let save = candidates.into_iter().find(|candidate| {
+            let is_json = Path::new(candidate)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            is_json
+                && !candidate.starts_with('.')
+                && made_by(OsStr::new(candidate), &name).is_some()
+        });
+        if let Some(save) = save {
+            let path = folder.join(save);
+            if fs::symlink_metadata(&path).is_err() {
+                gone.insert(path);
+            }
+        }
+    }
+    Ok(gone.into_iter().collect())
+}
+
 fn read_version(backup: &Path, made_by: MadeBy) -> std::result::Result<u64, String> {
     let bytes = fsio::read_regular(backup).map_err(|e| format!("cannot read it: {e}"))?;
     match Meta::from_slice(&bytes) {

@@ -49,6 +49,10 @@ fn a_gone_save_is_restored_from_its_backup_and_a_broken_backup_is_not() {
     );
     assert!(found[1].problem.is_some());
 
+    assert_eq!(
+        backup::gone_saves(dir.path()).unwrap(),
+        [dir.path().join("a.json"), dir.path().join("ab.json")]
+    );
     let err = backup::restore(&save, dir.path().join("a.json.1.bak")).unwrap_err();
     assert!(err.to_string().contains("a.json.1.bak"), "{err}");
     assert!(!save.exists());

@@ -807,13 +807,16 @@ fn backups_are_listed_restored_and_pruned_without_losing_a_version() {
             "slot1.json.edit.bak kept-edit null null 2026-01-01T00:00:30Z",
         ]
     );
-    assert_eq!(
-        listed(dir.path(), ".")[0]["backups"]
-            .as_array()
-            .unwrap()
-            .len(),
-        5
-    );
+    // In the folder, other.json.bak stands for other.json, gone.
+    let list = listed(dir.path(), ".");
+    let saves: Vec<_> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["save"].as_str().unwrap())
+        .collect();
+    assert_eq!(saves, ["./other.json", "./slot1.json"]);
+    assert_eq!(list[1]["backups"].as_array().unwrap().len(), 5);
     let out = save_upgrade(&["backups", "list", "slot1.json"], dir.path());
     let text = stdout(&out);
     assert!(
@@ -943,6 +946,13 @@ fn backups_are_listed_restored_and_pruned_without_losing_a_version() {
         ]
     );
     assert_eq!(fs::read(dir.path().join("slot1.json.bak")).unwrap(), v1);
+
+    // A save that is gone: its folder still lists it, by its backups.
+    fs::remove_file(&path).unwrap();
+    let list = listed(dir.path(), ".");
+    assert_eq!(list[1]["save"], savechain::Value::from("./slot1.json"));
+    assert_eq!(list[1]["version"], savechain::Value::Null);
+    assert_eq!(list[1]["backups"].as_array().unwrap().len(), 2);
 }
 
 #[test]

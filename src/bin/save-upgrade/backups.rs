@@ -45,8 +45,8 @@ enum Command {
 /// List each save's backups, oldest first: when, which version, what made it.
 #[derive(clap::Args)]
 #[command(after_help = "\
-A folder stands for the saves in it (*.json, searched as upgrades search); a save's path
-is taken even when the save is gone, to list what is left of it. Times are the files' own,
+A folder stands for the saves in it (*.json, searched as upgrades search) and for those gone
+from it whose backups are still there; a save's path is taken even when the save is gone. Times are the files' own,
 in UTC. --json prints an array with an object per save: {\"save\", \"version\" (null when
 it does not read), \"backups\": [{\"path\", \"made_by\" (\"upgrade\", \"edit\" or
 \"kept-edit\"), \"from\" (an upgrade's version before it), \"modified\", \"bytes\",
@@ -85,8 +85,9 @@ Kept: the N newest backups of each save (--keep N); every backup written at the
 2026-11-01T12:00:00Z); the newest backup of each version that neither the save nor a kept
 backup has (the only way back to it); a backup that does not read as a save; every kept
 edit (<name>.edit.bak: remove those by hand). Removed: the other backups, and a backup
-with the very bytes of the save or of a kept backup, even among the N newest. Run with
---dry-run first to see the list.
+with the very bytes of the save or of a kept backup, even among the N newest. A folder
+stands for the saves in it; the backups of a save that is gone are pruned only when its
+path is given. Run with --dry-run first to see the list.
 Exit status: 0 done, 2 a failure.")]
 #[command(group = clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep", "older_than"]))]
 struct PruneArgs {
@@ -118,22 +119,49 @@ pub fn run(args: Args) -> i32 {
 }
 
 /// The saves `paths` stand for: a folder's saves, or the path itself (a save that may be
-/// gone); `None` after printing the errors when a path cannot be read.
-fn saves_of(paths: &[PathBuf]) -> Option<Vec<PathBuf>> {
+/// gone); with `gone`, also each searched folder's saves that are gone but have backups.
+/// `None` after printing the errors when a path cannot be read.
+fn saves_of(paths: &[PathBuf], gone: bool) -> Option<Vec<PathBuf>> {
     let mut saves = Vec::new();
     let mut failed = false;
     for path in paths {
-        if path.is_dir() {
-            let plan = Plan::find(&[path]);
-            for error in &plan.errors {
-                print_error(error, None);
-                failed = true;
-            }
-            saves.extend(plan.saves.into_iter().map(|found| found.path));
-        } else {
+        if !path.is_dir() {
             saves.push(path.clone());
+            continue;
         }
+        let plan = Plan::find(&[path]);
+        let mut folders: Vec<PathBuf> = vec![path.clone()];
+        for found in &plan.saves {
+            if let Some(folder) = found.path.parent() {
+                if !folders.iter().any(|f| f == folder) {
+                    folders.push(folder.to_path_buf());
+                }
+            }
+        }
+        let mut gone_ones = Vec::new();
+        for folder in folders.iter().filter(|_| gone) {
+            match backup::gone_saves(folder) {
+                Ok(found) => gone_ones.extend(found),
+                Err(e) => {
+                    print_error(&e, None);
+                    failed = true;
+                }
+            }
+        }
+        // A folder whose saves are all gone is no error when their backups are there.
+        if plan.saves.is_empty() && !gone_ones.is_empty() {
+            saves.extend(gone_ones);
+            continue;
+        }
+        for error in &plan.errors {
+            print_error(error, None);
+            failed = true;
+        }
+        saves.extend(plan.saves.into_iter().map(|found| found.path));
+        saves.extend(gone_ones);
     }
+    saves.sort();
+    saves.dedup();
     (!failed).then_some(saves)
 }
 
@@ -212,7 +240,7 @@ fn line(backup: &Backup) -> String {
 }
 
 fn list(args: ListArgs) -> i32 {
-    let Some(saves) = saves_of(&args.paths) else {
+    let Some(saves) = saves_of(&args.paths, true) else {
         return EXIT_FAILED;
     };
     let mut status = EXIT_OK;
@@ -296,7 +324,7 @@ fn restore(args: RestoreArgs) -> i32 {
 }
 
 fn prune(args: PruneArgs) -> i32 {
-    let Some(saves) = saves_of(&args.paths) else {
+    let Some(saves) = saves_of(&args.paths, false) else {
         return EXIT_FAILED;
     };
     let mut status = EXIT_OK;
