@@ -947,6 +947,15 @@ fn backups_are_listed_restored_and_pruned_without_losing_a_version() {
     );
     assert_eq!(fs::read(dir.path().join("slot1.json.bak")).unwrap(), v1);
 
+    // A path that is neither a save nor one with backups is an error.
+    let out = save_upgrade(&["backups", "list", "slot2.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("slot2.json: no such file"),
+        "{}",
+        stderr(&out)
+    );
+
     // A save that is gone: its folder still lists it, by its backups.
     fs::remove_file(&path).unwrap();
     let list = listed(dir.path(), ".");

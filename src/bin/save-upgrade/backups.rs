@@ -51,7 +51,7 @@ in UTC. --json prints an array with an object per save: {\"save\", \"version\" (
 it does not read), \"backups\": [{\"path\", \"made_by\" (\"upgrade\", \"edit\" or
 \"kept-edit\"), \"from\" (an upgrade's version before it), \"modified\", \"bytes\",
 \"version\", \"problem\"}]}.
-Exit status: 0 listed, 2 a path that cannot be read.")]
+Exit status: 0 listed, 2 a path that cannot be read, or neither a save nor one with backups.")]
 struct ListArgs {
     /// Print JSON for scripts on standard output.
     #[arg(long)]
@@ -254,6 +254,14 @@ fn list(args: ListArgs) -> i32 {
                 continue;
             }
         };
+        if backups.is_empty() && std::fs::symlink_metadata(save).is_err() {
+            errln!(
+                "error: {}: no such file, and no backups of it beside it",
+                save.display()
+            );
+            status = EXIT_FAILED;
+            continue;
+        }
         let version = version_of(save);
         if args.json {
             let mut object = Map::new();
