@@ -51,7 +51,8 @@ in UTC. --json prints an array with an object per save: {\"save\", \"version\" (
 it does not read), \"backups\": [{\"path\", \"made_by\" (\"upgrade\", \"edit\" or
 \"kept-edit\"), \"from\" (an upgrade's version before it), \"modified\", \"bytes\",
 \"version\", \"problem\"}]}.
-Exit status: 0 listed, 2 a path that cannot be read, or neither a save nor one with backups.")]
+Exit status: 0 listed, 2 a path that cannot be read, or neither a save nor one with
+backups.")]
 struct ListArgs {
     /// Print JSON for scripts on standard output.
     #[arg(long)]
