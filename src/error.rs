@@ -17,14 +17,21 @@ pub enum ErrorKind {
     /// Valid JSON that holds something a save cannot: a malformed tag, an integer out of
     /// range, a duplicate key, nesting that is too deep.
     Value,
-    /// A save whose envelope is broken: `meta` is not an object, `meta.version` is missing
-    /// or not an integer, `data` is missing, a top-level member is unknown.
+    /// A save whose envelope is broken: `meta.version` is a negative integer or too large,
+    /// `meta.writer` is not a semantic version, `data` is missing, a top-level member is
+    /// unknown.
     Envelope,
-    /// Valid JSON that is not a save at all: not an object, or no `meta` member (a
-    /// settings file beside the saves). Tools that go through folders skip it.
+    /// JSON that is not a save at all (`docs/FORMAT.md`, section 1): its top level is not
+    /// an object whose `meta` is an object holding an integer `version` (a settings file
+    /// beside the saves, a sprite sheet whose `meta.version` is a string), whatever else
+    /// it holds. Tools that go through folders skip it ([`Found::skips`]).
+    ///
+    /// [`Found::skips`]: crate::batch::Found::skips
     NotASave,
     /// Files and folders that cannot be worked on as asked: an output folder that overlaps
-    /// a source, two saves that would be written to the same output, a folder with no saves.
+    /// a source, two saves that would be written to the same output, a folder with no
+    /// saves, an output that holds something else than the upgrade writes
+    /// ([`Options::replace_outputs`](crate::Options::replace_outputs)).
     Usage,
     /// Lua failed: a script raised an error or ran out of its budget, or a Lua value has no
     /// place in a save (a function, a table with an unregistered metatable).

@@ -259,6 +259,8 @@ pub(crate) enum Work {
     Format,
     Edit,
     Restore,
+    /// The file at an upgrade's output, replaced by the upgraded save.
+    Output,
 }
 
 impl Held {
@@ -326,6 +328,17 @@ impl Held {
             Work::Format => ("formatted", "format"),
             Work::Edit => ("edited", "edit"),
             Work::Restore => ("restored", "restore"),
+            Work::Output => {
+                return Err(Error::new(
+                    ErrorKind::Changed,
+                    format!(
+                        "the output {} changed while the save was being upgraded into it \
+                         (another program {how}), so it is left as that program made it; run \
+                         again to decide what to do with it",
+                        self.path.display()
+                    ),
+                ))
+            }
         };
         Err(Error::new(
             ErrorKind::Changed,

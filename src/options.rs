@@ -64,6 +64,16 @@ pub struct Options {
     /// # Ok::<(), savechain::Error>(())
     /// ```
     pub keep_going: bool,
+    /// Upgrading into another path ([`Target::To`](crate::upgrade::Target::To), a batch's
+    /// output folder): replace a file found at the output that holds something else than
+    /// what the upgrade writes (a save a player changed there since an earlier run, a file
+    /// that is not a save), keeping it first as a backup beside it, as an in-place
+    /// upgrade keeps its original: `<name>.v<N>.bak` when it is a save at version N,
+    /// `<name>.bak` otherwise (a different file of that name is never overwritten).
+    /// Without it, such an output is refused ([`ErrorKind::Usage`](crate::ErrorKind::Usage))
+    /// and left as it is. An output that already holds exactly what the upgrade writes is
+    /// left alone either way.
+    pub replace_outputs: bool,
 }
 
 impl Options {

@@ -63,7 +63,7 @@ impl Meta {
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Meta> {
         let text = utf8(bytes)?;
-        let (document, offsets) = read_meta_document(text)?;
+        let (document, offsets) = read_meta_document(text).map_err(|e| unless_a_save(text, e))?;
         Ok(checked_envelope(text, document, &offsets)?.meta)
     }
 }
@@ -98,9 +98,14 @@ impl Save {
     }
 
     /// Loads a save from its text.
+    ///
+    /// JSON that is not a save (`docs/FORMAT.md`, section 1: its top level is not an
+    /// object whose `meta` is an object holding an integer `version`) is an error of kind
+    /// [`ErrorKind::NotASave`], whatever else is wrong with it; what is wrong with a save
+    /// (an envelope, a tag, a key twice) is an error of its own kind.
     pub fn from_slice(bytes: &[u8]) -> Result<Save> {
         let text = utf8(bytes)?;
-        let (document, offsets) = read_document(text)?;
+        let (document, offsets) = read_document(text).map_err(|e| unless_a_save(text, e))?;
         checked_envelope(text, document, &offsets)
     }
 
@@ -278,12 +283,162 @@ fn path_of(keys: &[&str]) -> Path {
     )
 }
 
-/// What a document that fails [`envelope`] is: no save at all when it has no `meta` (a
-/// settings file beside the saves, say), otherwise a save whose envelope is broken.
+/// How a JSON document stands to the definition of a save (`docs/FORMAT.md`, section 1):
+/// a save is a JSON object whose `meta` member is an object holding an integer `version`.
+/// Anything else is not a save, whatever else it holds (a settings file, a sprite sheet
+/// whose `meta` has a string `version`); a save may still be a broken one.
+enum Shape {
+    Save,
+    /// Not an object: what it is.
+    NotAnObject(&'static str),
+    NoMeta,
+    /// `meta` is not an object: what it is.
+    MetaIs(&'static str),
+    NoVersion,
+    /// `meta.version` is not an integer: what it is.
+    VersionIs(&'static str),
+}
+
+impl Shape {
+    fn of(document: &Value) -> Shape {
+        let Value::Object(top) = document else {
+            return Shape::NotAnObject(document.kind());
+        };
+        let Some(meta) = top.get("meta") else {
+            return Shape::NoMeta;
+        };
+        let Value::Object(meta) = meta else {
+            return Shape::MetaIs(meta.kind());
+        };
+        match meta.get("version") {
+            None => Shape::NoVersion,
+            Some(Value::Int(_) | Value::UInt(_)) => Shape::Save,
+            Some(other) => Shape::VersionIs(other.kind()),
+        }
+    }
+
+    /// Why it is not a save, for a person; `None` for a save.
+    fn why_not(&self) -> Option<String> {
+        let why = match self {
+            Shape::Save => return None,
+            Shape::NotAnObject(kind) => format!("it is {kind}, not an object"),
+            Shape::NoMeta => r#"no "meta" member"#.to_string(),
+            Shape::MetaIs(kind) => format!(r#""meta" is {kind}, not an object"#),
+            Shape::NoVersion => r#""meta" has no "version""#.to_string(),
+            Shape::VersionIs(kind) => format!("meta.version is {kind}, not an integer"),
+        };
+        Some(format!("not a save: {why}; {SHAPE}"))
+    }
+}
+
+/// What a document that fails [`envelope`] is: no save at all (a settings file beside the
+/// saves, say), or a save whose envelope is broken.
 fn envelope_error_kind(document: &Value) -> ErrorKind {
-    match document {
-        Value::Object(top) if top.contains_key("meta") => ErrorKind::Envelope,
+    match Shape::of(document) {
+        Shape::Save => ErrorKind::Envelope,
         _ => ErrorKind::NotASave,
+    }
+}
+
+/// `error`, savechain's reader's refusal of `text`, or, when the text is JSON that is not a
+/// save by [`Shape`], the error that says so: a file beside the saves need not follow the
+/// format's rules (its arrays may look like tags, a key may come twice). Text that is not
+/// JSON at all keeps its error: it may be a damaged save.
+fn unless_a_save(text: &str, error: Error) -> Error {
+    if error.kind() == ErrorKind::Syntax {
+        return error;
+    }
+    match serde_json::from_str::<Probe>(text) {
+        Ok(Probe(shape)) => match shape.why_not() {
+            Some(why) => Error::new(ErrorKind::NotASave, why),
+            None => error,
+        },
+        Err(_) => error,
+    }
+}
+
+/// The [`Shape`] of a JSON text, read by serde_json with nothing built but `meta`.
+struct Probe(Shape);
+
+impl<'de> serde::Deserialize<'de> for Probe {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Probe, D::Error> {
+        deserializer.deserialize_any(ProbeVisitor).map(Probe)
+    }
+}
+
+struct ProbeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ProbeVisitor {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Shape, A::Error> {
+        let mut meta = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "meta" {
+                meta = Some(map.next_value::<serde_json::Value>()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        let json_kind = |v: &serde_json::Value| match v {
+            serde_json::Value::Null => "null",
+            serde_json::Value::Bool(_) => "a boolean",
+            serde_json::Value::Number(n) if n.is_f64() => "a number with a fraction or exponent",
+            serde_json::Value::Number(_) => "an integer",
+            serde_json::Value::String(_) => "a string",
+            serde_json::Value::Array(_) => "an array",
+            serde_json::Value::Object(_) => "an object",
+        };
+        Ok(match meta {
+            None => Shape::NoMeta,
+            Some(serde_json::Value::Object(meta)) => match meta.get("version") {
+                None => Shape::NoVersion,
+                Some(v) if v.is_i64() || v.is_u64() => Shape::Save,
+                Some(v) => Shape::VersionIs(json_kind(v)),
+            },
+            Some(other) => Shape::MetaIs(json_kind(&other)),
+        })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Shape, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Shape::NotAnObject("an array"))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Shape, E> {
+        Ok(Shape::NotAnObject("a boolean"))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Shape, E> {
+        Ok(Shape::NotAnObject("an integer"))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Shape, E> {
+        Ok(Shape::NotAnObject("an integer"))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Shape, E> {
+        Ok(Shape::NotAnObject("a number"))
+    }
+
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Shape, E> {
+        Ok(Shape::NotAnObject("a string"))
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<Shape, E> {
+        Ok(Shape::NotAnObject("null"))
     }
 }
 
@@ -300,15 +455,13 @@ fn checked_envelope(text: &str, document: Value, offsets: &Offsets) -> Result<Sa
 
 /// Splits a parsed document into meta and data, checking it is a save.
 fn envelope(document: Value) -> std::result::Result<Save, EnvelopeError> {
-    if envelope_error_kind(&document) == ErrorKind::NotASave {
-        let found = match &document {
-            Value::Object(_) => "an object without one".to_string(),
-            other => other.kind().to_string(),
+    if let Some(why) = Shape::of(&document).why_not() {
+        let path = match Shape::of(&document) {
+            Shape::MetaIs(_) | Shape::NoVersion => path_of(&["meta"]),
+            Shape::VersionIs(_) => path_of(&["meta", "version"]),
+            _ => Path::new(),
         };
-        return Err((
-            Path::new(),
-            format!(r#"not a save: no "meta" member; {SHAPE}, found {found}"#),
-        ));
+        return Err((path, why));
     }
     let (meta, data) = split_top(document)?;
     let Value::Object(mut extra) = meta else {

@@ -260,9 +260,14 @@ fn a_messy_folder_is_upgraded_and_nothing_else_is_touched() {
         err.contains("skipped saves/report.json: not a save"),
         "{err}"
     );
-    // As `grep -l`: the saves that need work, on standard output.
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "saves/locked.json\n");
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    // The one save left to upgrade is read-only: the check says, as the run did, that it
+    // cannot be upgraded in place (it is no save that merely needs work).
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(
+        err.contains("error: saves/locked.json: the save is read-only"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
 }
 
 #[test]
@@ -288,10 +293,12 @@ fn a_report_never_replaces_a_save_and_its_folder_is_checked_first() {
             assert_eq!(snapshot(root), before, "{report} {mode:?}");
         }
     }
-    // An earlier report may be replaced.
+    // An earlier report may be replaced (the check fails read-only locked.json, as the
+    // run would).
     fs::write(root.join("report.json"), "[]").unwrap();
     let out = run(root, &["--check", "--report", "report.json", "saves"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_ne!(fs::read(root.join("report.json")).unwrap(), b"[]");
 }
 
 #[test]
@@ -383,12 +390,17 @@ fn notes_come_in_path_order_and_saves_past_the_target_are_done() {
         notes,
         [
             "skipped saves/a-again.json: the same file as saves/slots/a.json",
-            "skipped saves/settings.json: not a save: no \"meta\" member; a save is an object {\"meta\": {\"version\": N, ...}, \"data\": ...}, found an object without one",
+            "skipped saves/settings.json: not a save: no \"meta\" member; a save is an object {\"meta\": {\"version\": N, ...}, \"data\": ...}",
             "skipped saves/slots/loop: a link back to a folder above it",
         ]
     );
-    // b.json is at version 2 already: nothing to do, not a failure.
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    // b.json is at version 2 already: nothing to do, not a failure; read-only locked.json
+    // would fail, as the run would fail it.
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: saves/locked.json: the save is read-only"),
+        "{err}"
+    );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("b.json"));
 }
 
@@ -573,7 +585,9 @@ fn scripts_can_trust_the_output() {
     let mut sorted = listed.clone();
     sorted.sort();
     assert_eq!(listed, sorted);
-    assert_eq!(listed.len(), 5, "{listed:?}");
+    // locked.json, read-only, is an error on standard error: it would fail.
+    assert_eq!(listed.len(), 4, "{listed:?}");
+    assert!(stderr(&one).contains("error: saves/locked.json: the save is read-only"));
 
     // The report on standard output is the only thing there.
     for extra in [

@@ -222,3 +222,120 @@ fn a_broken_hand_edit_is_shown_with_a_caret_under_it() {
                     \\n)\n3 | \t\"data\": {\"name\": \"Bob,\n  | \t                      ^\n";
     assert!(err.starts_with(expected), "{err}");
 }
+
+/// Finding 7 of issue 28: JSON files that are not saves (their `meta` holds no integer
+/// `version`: a sprite sheet's, a playlist; no `meta` at all, with arrays shaped like tags
+/// or a key twice) are skipped by every command that searches a folder, each named with
+/// why, and never written; named on the command line, each is an error.
+#[test]
+fn files_that_are_not_saves_are_skipped_by_every_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir(root.join("saves")).unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v1/small.json"),
+        root.join("saves/a.json"),
+    )
+    .unwrap();
+    let others = [
+        (
+            "sprites.json",
+            r#"{"frames": {}, "meta": {"app": "aseprite", "version": "1.3"}}"#,
+        ),
+        (
+            "playlist.json",
+            r#"{"meta": {"author": "me"}, "tracks": []}"#,
+        ),
+        (
+            "settings.json",
+            r#"{"colors": ["d", "red"], "keys": ["k", [1]]}"#,
+        ),
+        ("twice.json", r#"{"volume": 1, "volume": 2}"#),
+    ];
+    for (name, text) in others {
+        fs::write(root.join("saves").join(name), text).unwrap();
+    }
+    let skipped = |err: &str, args: &[&str]| {
+        for (name, _) in others {
+            let note = format!("skipped saves/{name}: not a save");
+            assert!(err.contains(&note), "{args:?}: {name}: {err}");
+        }
+    };
+    for (args, code) in [
+        (&["--check", "saves"][..], 1),
+        (&["--dry-run", "saves"], 0),
+        (&["--out-dir", "new", "saves"], 0),
+        (&["fmt", "--check", "saves"], 0),
+        (&["cache", "verify", "saves"], 1),
+        (&["cache", "build", "saves"], 0),
+        (&["cache", "clear", "saves"], 0),
+        (&["fmt", "saves"], 0),
+        (&["saves"], 0),
+    ] {
+        let out = save_upgrade(args, root);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        skipped(&err, args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for (name, _) in others {
+            assert!(!stdout.contains(name), "{args:?}: {stdout}");
+        }
+        for (name, text) in others {
+            let now = fs::read_to_string(root.join("saves").join(name)).unwrap();
+            assert_eq!(now, text, "{args:?}");
+        }
+    }
+    // Only the save was written: upgraded in place with its backup, copied to new/.
+    let mut names: Vec<String> = fs::read_dir(root.join("saves"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "a.json",
+            "a.json.v1.bak",
+            "playlist.json",
+            "settings.json",
+            "sprites.json",
+            "twice.json"
+        ]
+    );
+    assert_eq!(
+        fs::read_dir(root.join("new")).unwrap().count(),
+        1,
+        "only a.json"
+    );
+    // Named itself, a file that is not a save is an error for that file.
+    for args in [
+        &["--check", "saves/a.json", "saves/playlist.json"][..],
+        &["fmt", "--check", "saves/a.json", "saves/sprites.json"],
+        &["cache", "verify", "saves/a.json", "saves/settings.json"],
+    ] {
+        let out = save_upgrade(args, root);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error: saves/"), "{args:?}: {err}");
+        assert!(err.contains(": not a save"), "{args:?}: {err}");
+    }
+}
+
+/// Finding 16 of issue 28, in part: `fmt --check` of one file that is not a save fails
+/// that file, and the summary counts it once.
+#[test]
+fn fmt_of_one_file_that_is_not_a_save_counts_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("settings.json"), r#"{"volume": 3}"#).unwrap();
+    let out = save_upgrade(&["fmt", "--check", "settings.json"], dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: settings.json:1:1: not a save: no \"meta\" member"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("\nwould reformat 0, already canonical 0, failed 1\n"),
+        "{err}"
+    );
+}

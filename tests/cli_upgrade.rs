@@ -1177,3 +1177,182 @@ fn spawn<S: AsRef<std::ffi::OsStr>>(
         .spawn()
         .unwrap()
 }
+
+/// Every file under `dir`, by its path below it, with its bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let name = e.path().strip_prefix(dir).unwrap();
+            (name.display().to_string(), fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// `src/` with a save to upgrade (`a.json`, v1) and a current one (`c.json`, v9).
+fn sources() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("src")).unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v1/small.json"),
+        dir.path().join("src/a.json"),
+    )
+    .unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v9/small.json"),
+        dir.path().join("src/c.json"),
+    )
+    .unwrap();
+    dir
+}
+
+/// Finding 2 of issue 28: a player upgrades `src/` into `new/`, plays in `new/` (a value
+/// changes there), and runs the same command again: the newer save is kept, the run
+/// refuses it by name and says how to go on; asked to replace it, it keeps it as a backup.
+#[test]
+fn an_output_changed_since_it_was_written_is_never_replaced_silently() {
+    let dir = sources();
+    let root = dir.path();
+    let first = save_upgrade(&["--out-dir", "new", "src"], root);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let upgraded = upgraded_text("v1/small.json");
+    assert_eq!(read(root, "new/a.json"), upgraded);
+    // Played in new/: the game stored a newer a.json.
+    let mut played = Save::load(root.join("new/a.json")).unwrap();
+    played.data["player"]["name"] = savechain::Value::from("Played On");
+    let played = played.to_vec().unwrap();
+    assert_ne!(played, upgraded);
+    fs::write(root.join("new/a.json"), &played).unwrap();
+    let before = tree(root);
+
+    let again = save_upgrade(&["--out-dir", "new", "src"], root);
+    let err = stderr(&again);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("new/a.json") && err.contains("--replace-outputs"),
+        "{err}"
+    );
+    assert!(tree(root) == before, "every file as it was: {err}");
+
+    let replaced = save_upgrade(&["--out-dir", "new", "--replace-outputs", "src"], root);
+    let err = stderr(&replaced);
+    assert_eq!(replaced.status.code(), Some(0), "{err}");
+    let mut expected = before.clone();
+    expected.insert("new/a.json".into(), upgraded);
+    // The newer save, at version 9, kept as an in-place upgrade's original would be.
+    expected.insert("new/a.json.v9.bak".into(), played);
+    assert!(tree(root) == expected, "{err}");
+    assert!(err.contains("new/a.json.v9.bak"), "{err}");
+}
+
+/// A file at an output path that is not a save at all (a player's notes) is refused the
+/// same way, and kept as `<name>.bak` when replacing is asked for.
+#[test]
+fn a_file_that_is_not_a_save_at_an_output_path_is_never_replaced_silently() {
+    let dir = sources();
+    let root = dir.path();
+    fs::create_dir(root.join("new")).unwrap();
+    fs::write(root.join("new/a.json"), "precious data").unwrap();
+    let before = tree(root);
+    for args in [
+        &["--check", "--out-dir", "new", "src"][..],
+        &["--dry-run", "--out-dir", "new", "src"],
+        &["--out-dir", "new", "src"],
+    ] {
+        let out = save_upgrade(args, root);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "src/a.json: the output new/a.json is already there and holds a file \
+                          that is not a save"
+            ),
+            "{args:?}: {err}"
+        );
+        let mut expected = before.clone();
+        if args.len() == 3 {
+            // The run writes the outputs it may: c.json, copied.
+            expected.insert("new/c.json".into(), read(root, "src/c.json"));
+        }
+        assert!(tree(root) == expected, "{args:?}: {err}");
+    }
+    let out = save_upgrade(&["--out-dir", "new", "--replace-outputs", "src"], root);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut expected = before.clone();
+    expected.insert("new/a.json".into(), upgraded_text("v1/small.json"));
+    expected.insert("new/a.json.bak".into(), b"precious data".to_vec());
+    expected.insert("new/c.json".into(), read(root, "src/c.json"));
+    assert!(tree(root) == expected);
+}
+
+/// The README's main command, rerun as CI and users do: over outputs it wrote itself, a
+/// rerun writes nothing (same files, same bytes, same times), says so, and exits 0; so do
+/// `--check` and `--dry-run` into the same folder.
+#[test]
+fn a_rerun_over_unchanged_outputs_writes_nothing_and_says_so() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = sources();
+    let root = dir.path();
+    let first = save_upgrade(&["--out-dir", "new", "src"], root);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let stamps = || {
+        let mut stamps = Vec::new();
+        for (name, bytes) in tree(root) {
+            let m = fs::metadata(root.join(&name)).unwrap();
+            stamps.push((name, bytes, m.ino(), m.mtime(), m.mtime_nsec()));
+        }
+        stamps
+    };
+    let before = stamps();
+    std::thread::sleep(Duration::from_millis(20));
+    let again = save_upgrade(&["--out-dir", "new", "src"], root);
+    let err = stderr(&again);
+    assert_eq!(again.status.code(), Some(0), "{err}");
+    assert!(
+        err.ends_with("upgraded 0, already current 0, already written 2, failed 0\n"),
+        "{err}"
+    );
+    assert_eq!(stamps(), before);
+    for args in [&["--check"][..], &["--dry-run"]] {
+        let args = [args, &["--out-dir", "new", "src"]].concat();
+        let out = save_upgrade(&args, root);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            err.contains("already written 2, failed 0"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(stamps(), before);
+    }
+}
+
+/// Finding 6 of issue 28: `--check` and `--dry-run` say that a read-only save cannot be
+/// upgraded in place, as the run would; into another folder it is fine.
+#[cfg(unix)]
+#[test]
+fn check_and_dry_run_tell_a_read_only_save_as_the_run_would() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = sources();
+    let root = dir.path();
+    let a = root.join("src/a.json");
+    fs::set_permissions(&a, fs::Permissions::from_mode(0o444)).unwrap();
+    // Current, read-only: in place, nothing would be written to it.
+    fs::set_permissions(root.join("src/c.json"), fs::Permissions::from_mode(0o444)).unwrap();
+    let before = tree(root);
+    for args in [&["--check", "src"][..], &["--dry-run", "src"], &["src"]] {
+        let out = save_upgrade(args, root);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("src/a.json: the save is read-only") && !err.contains("c.json"),
+            "{args:?}: {err}"
+        );
+        assert!(tree(root) == before, "{args:?}");
+    }
+    let out = save_upgrade(&["--check", "--out-dir", "new", "src"], root);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "src/a.json\n");
+    assert!(tree(root) == before);
+}

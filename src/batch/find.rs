@@ -18,6 +18,20 @@ pub struct Found {
     pub relative: PathBuf,
     /// The file itself, links resolved: what makes two paths the same save.
     pub(crate) canonical: PathBuf,
+    /// Whether it was named itself (on a command line), rather than found in a folder or
+    /// read from a list: a file named that is not a save is an error, where one found is
+    /// skipped ([`Found::skips`]).
+    pub named: bool,
+}
+
+impl Found {
+    /// Whether `error`, this file's, means it is left out rather than failed: it is not a
+    /// save ([`ErrorKind::NotASave`], by the definition of `docs/FORMAT.md`, section 1) and
+    /// it was found by a search, not named itself. The one rule for every command that
+    /// meets files in folders.
+    pub fn skips(&self, error: &Error) -> bool {
+        error.kind() == ErrorKind::NotASave && !self.named
+    }
 }
 
 /// What a search of the paths given found.
@@ -65,15 +79,17 @@ fn looks_like_a_save(name: &std::ffi::OsStr) -> bool {
 /// in [`Search::skipped`], and an error when given itself. A file reached twice (two
 /// links, `dir/./a.json`, the same file named twice) is taken once, by the first path in
 /// path order. Files and folders whose resolved path is in `exclude` (a report, an output
-/// folder) are left out. A root that yields no saves is an error that says so.
-pub(crate) fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Search {
+/// folder) are left out. A root that yields no saves is an error that says so. The first
+/// `named` roots were named on a command line ([`Found::named`]); the others come from a
+/// list.
+pub(crate) fn find_saves(roots: &[impl AsRef<Path>], named: usize, exclude: &[PathBuf]) -> Search {
     let exclude: HashSet<PathBuf> = exclude
         .iter()
         .filter_map(|p| fs::canonicalize(p).ok())
         .collect();
     let mut search = Search::default();
     let mut candidates = Vec::new();
-    for root in roots {
+    for (i, root) in roots.iter().enumerate() {
         let root = root.as_ref();
         let before = candidates.len();
         let errors_before = search.errors.len();
@@ -99,7 +115,8 @@ pub(crate) fn find_saves(roots: &[impl AsRef<Path>], exclude: &[PathBuf]) -> Sea
             }
             Ok(_) => {
                 let name = root.file_name().map_or(root.into(), PathBuf::from);
-                push_file(root, name, &exclude, &mut search, &mut candidates);
+                let named = i < named;
+                push_file(root, name, named, &exclude, &mut search, &mut candidates);
                 let canonical = fs::canonicalize(root).ok();
                 if let Some(folder) = canonical.as_deref().and_then(Path::parent) {
                     search.folders.insert(folder.to_path_buf());
@@ -161,6 +178,7 @@ fn take_each_once(mut candidates: Vec<Found>, search: &mut Search) {
 fn push_file(
     path: &Path,
     relative: PathBuf,
+    named: bool,
     exclude: &HashSet<PathBuf>,
     search: &mut Search,
     found: &mut Vec<Found>,
@@ -173,6 +191,7 @@ fn push_file(
             path: path.to_path_buf(),
             relative,
             canonical,
+            named,
         }),
         Err(e) => search
             .errors
@@ -245,7 +264,8 @@ impl Walk<'_> {
                 }
                 Ok(_) if looks_like_a_save(&name) => {
                     let relative = child.strip_prefix(root).unwrap_or(&child).to_path_buf();
-                    push_file(&child, relative, self.exclude, self.search, self.found);
+                    let (exclude, search) = (self.exclude, &mut *self.search);
+                    push_file(&child, relative, false, exclude, search, self.found);
                 }
                 Ok(_) => {}
                 Err(e) if looks_like_a_save(&name) => {
@@ -309,7 +329,7 @@ mod tests {
         symlink(root.join("missing.json"), root.join("saves/broken.json")).unwrap();
         symlink(root.join("saves/a.json"), root.join("saves/twin.json")).unwrap();
 
-        let search = find_saves(&[root.join("saves")], &[root.join("saves/report.json")]);
+        let search = find_saves(&[root.join("saves")], 1, &[root.join("saves/report.json")]);
         assert_eq!(
             names(&search, &root.join("saves")),
             ["UPPER.JSON", "a.json", "linked-folder/c.json", "sub/b.json"]
@@ -345,14 +365,14 @@ mod tests {
         let a = dir.path().join("a.json");
         fs::write(&a, "{}").unwrap();
         let dotted = dir.path().join(".").join("a.json");
-        let search = find_saves(&[a.clone(), dotted, a.clone()], &[]);
+        let search = find_saves(&[a.clone(), dotted, a.clone()], 3, &[]);
         assert_eq!(search.saves.len(), 1);
         assert_eq!(search.skipped.len(), 2);
         assert_eq!(search.skipped[0].1, "named twice");
         // A file named directly is taken whatever its extension.
         let other = dir.path().join("world.save");
         fs::write(&other, "{}").unwrap();
-        assert_eq!(find_saves(&[other], &[]).saves.len(), 1);
+        assert_eq!(find_saves(&[other], 1, &[]).saves.len(), 1);
     }
 
     /// A link from a saves folder into `/proc` is not followed; a folder given in memory
@@ -362,14 +382,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.json"), "{}").unwrap();
         symlink("/proc", dir.path().join("proc")).unwrap();
-        let search = find_saves(&[dir.path()], &[]);
+        let search = find_saves(&[dir.path()], 1, &[]);
         assert_eq!(search.saves.len(), 1);
         assert_eq!(search.skipped.len(), 1);
         assert_eq!(search.skipped[0].1, "a link into the system's own files");
         if Path::new("/dev/shm").is_dir() {
             let in_memory = tempfile::tempdir_in("/dev/shm").unwrap();
             fs::write(in_memory.path().join("b.json"), "{}").unwrap();
-            let search = find_saves(&[in_memory.path()], &[]);
+            let search = find_saves(&[in_memory.path()], 1, &[]);
             assert_eq!(names(&search, in_memory.path()), ["b.json"]);
             assert!(search.errors.is_empty(), "{:?}", search.errors);
         }
@@ -379,12 +399,12 @@ mod tests {
     fn a_path_without_saves_is_an_error_that_says_so() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("settings.txt"), "x").unwrap();
-        let search = find_saves(&[dir.path()], &[]);
+        let search = find_saves(&[dir.path()], 1, &[]);
         assert!(search.saves.is_empty());
         assert_eq!(search.errors.len(), 1);
         assert_eq!(search.errors[0].kind(), ErrorKind::Usage);
         assert!(search.errors[0].to_string().contains("no saves here"));
-        let missing = find_saves(&[dir.path().join("nope")], &[]);
+        let missing = find_saves(&[dir.path().join("nope")], 1, &[]);
         assert_eq!(missing.errors.len(), 1);
         assert!(missing.errors[0].to_string().contains("cannot read it"));
     }

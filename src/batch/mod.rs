@@ -65,10 +65,36 @@ pub enum Mode {
     /// user may give it); one that is there already keeps its own. A folder that is,
     /// contains or lies inside a source is refused by
     /// [`Batch::plan`], as are two saves that would land on one output.
+    ///
+    /// An output already there is never replaced silently ([`Target::To`]): one holding
+    /// exactly what the run writes is left alone ([`Status::AlreadyWritten`]), so a rerun
+    /// over unchanged outputs writes nothing; one holding anything else fails its save,
+    /// unless [`Options::replace_outputs`] asks to replace it after its backup.
     OutDir(PathBuf),
     /// Write nothing: say which saves are not at the target version, and which steps would
-    /// run ([`FileReport::steps`]).
+    /// run ([`FileReport::steps`]), for a run in place: a read-only save with work to do
+    /// fails, as that run would fail it ([`Target::Nowhere`]).
     Check,
+    /// Write nothing: say what a run of [`Mode::OutDir`] into this folder would do, as
+    /// [`Mode::Check`] does, with its checks of the folder ([`Batch::plan`]) and of each
+    /// output ([`Target::CheckTo`]): an output it would refuse fails its save; one that
+    /// already holds what it would write is [`Status::AlreadyWritten`].
+    CheckOutDir(PathBuf),
+}
+
+impl Mode {
+    /// The output folder, for [`Mode::OutDir`] and [`Mode::CheckOutDir`].
+    fn out_dir(&self) -> Option<&PathBuf> {
+        match self {
+            Mode::OutDir(out) | Mode::CheckOutDir(out) => Some(out),
+            _ => None,
+        }
+    }
+
+    /// Whether the run writes nothing.
+    fn writes_nothing(&self) -> bool {
+        matches!(self, Mode::Check | Mode::CheckOutDir(_))
+    }
 }
 
 /// Many saves upgraded by one chain, on several threads.
@@ -115,7 +141,7 @@ impl Plan {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn find(roots: &[impl AsRef<Path>]) -> Plan {
-        let search = find_saves(roots, &[]);
+        let search = find_saves(roots, roots.len(), &[]);
         Plan {
             saves: search.saves,
             skipped: search.skipped,
@@ -136,19 +162,25 @@ pub enum Status {
     Current,
     /// [`Mode::Check`]: not at the target version.
     Outdated,
-    /// Valid JSON that is not a save (no `meta`): left alone, not a failure.
+    /// [`Mode::OutDir`] (and [`Mode::CheckOutDir`]): its output already held exactly what
+    /// the run writes (an earlier run's), so it was left alone, not written again.
+    AlreadyWritten,
+    /// JSON that is not a save ([`ErrorKind::NotASave`]), found in a folder or a list:
+    /// left alone, not a failure. A file named itself ([`Found::named`]) fails instead.
     NotASave,
     /// It could not be loaded, upgraded or written; nothing was written.
     Failed,
 }
 
 impl Status {
-    /// Its name in a report: `upgraded`, `current`, `outdated`, `not-a-save`, `failed`.
+    /// Its name in a report: `upgraded`, `current`, `outdated`, `already-written`,
+    /// `not-a-save`, `failed`.
     pub fn name(self) -> &'static str {
         match self {
             Status::Upgraded => "upgraded",
             Status::Current => "current",
             Status::Outdated => "outdated",
+            Status::AlreadyWritten => "already-written",
             Status::NotASave => "not-a-save",
             Status::Failed => "failed",
         }
@@ -192,6 +224,8 @@ pub struct Summary {
     pub current: usize,
     /// With [`Mode::Check`], saves not at the target version.
     pub outdated: usize,
+    /// Saves whose output already held what the run writes ([`Status::AlreadyWritten`]).
+    pub already_written: usize,
     /// Files that are not saves.
     pub not_saves: usize,
     /// Saves that failed.
@@ -287,14 +321,32 @@ impl<'c> Batch<'c> {
     /// and checks that the run can do what is asked without harm. Fails, touching nothing,
     /// when the output folder overlaps a source or two saves would be written to one output.
     pub fn plan(&self, roots: &[impl AsRef<Path>]) -> Result<Plan> {
-        if let Mode::OutDir(out) = &self.mode {
-            out_dir::check_apart(out, roots)?;
+        self.plan_with_list(roots, &[] as &[PathBuf])
+    }
+
+    /// [`Batch::plan`] of the paths `named` (on a command line) and those `listed` (read
+    /// from a list, such as `find`'s output): a file listed is taken as a folder's search
+    /// would take it, so one that is not a save is skipped ([`Status::NotASave`]), where
+    /// one named itself fails; like a file named, it lands directly in an output folder,
+    /// by its file name.
+    pub fn plan_with_list(
+        &self,
+        named: &[impl AsRef<Path>],
+        listed: &[impl AsRef<Path>],
+    ) -> Result<Plan> {
+        let roots: Vec<&Path> = named
+            .iter()
+            .map(AsRef::as_ref)
+            .chain(listed.iter().map(AsRef::as_ref))
+            .collect();
+        if let Some(out) = self.mode.out_dir() {
+            out_dir::check_apart(out, &roots)?;
         }
         let mut exclude = self.exclude.clone();
-        if let Mode::OutDir(out) = &self.mode {
+        if let Some(out) = self.mode.out_dir() {
             exclude.push(out.clone());
         }
-        let mut search = find_saves(roots, &exclude);
+        let mut search = find_saves(&roots, named.len(), &exclude);
         if let Some((index, count)) = self.shard {
             let saves = std::mem::take(&mut search.saves).into_iter().enumerate();
             let mine = saves.filter(|(i, _)| i % count == index - 1);
@@ -306,14 +358,14 @@ impl<'c> Batch<'c> {
                 search.skipped.clear();
             }
         }
-        let targets = match &self.mode {
-            Mode::OutDir(out) => {
+        let targets = match self.mode.out_dir() {
+            Some(out) => {
                 // A source may reach a folder through a link: the output may not lie there.
                 let searched: Vec<&PathBuf> = search.searched.iter().collect();
                 out_dir::check_apart(out, &searched)?;
                 out_dir::targets(out, &search.saves)?
             }
-            _ => Vec::new(),
+            None => Vec::new(),
         };
         Ok(Plan {
             saves: search.saves,
@@ -358,7 +410,7 @@ impl<'c> Batch<'c> {
         mut each: impl FnMut(&Outcome<'p>) -> ControlFlow<()>,
     ) -> Result<Summary> {
         let mut summary = Summary::default();
-        if self.mode != Mode::Check {
+        if !self.mode.writes_nothing() {
             // The folders searched, and those of an output folder that exist: a killed run
             // leaves up to a group of temporaries a job in either.
             let outputs: BTreeSet<&Path> = plan.targets.iter().filter_map(|t| t.parent()).collect();
@@ -431,6 +483,7 @@ impl<'c> Batch<'c> {
             Mode::InPlace { backup } => Target::InPlace { backup: *backup },
             Mode::OutDir(_) => Target::To(&plan.targets[i]),
             Mode::Check => Target::Nowhere,
+            Mode::CheckOutDir(_) => Target::CheckTo(&plan.targets[i]),
         }
     }
 
@@ -443,8 +496,9 @@ impl<'c> Batch<'c> {
         match upgraded {
             Ok(report) => {
                 let status = match self.mode {
+                    _ if report.already_written => Status::AlreadyWritten,
                     _ if report.was_current() => Status::Current,
-                    Mode::Check => Status::Outdated,
+                    Mode::Check | Mode::CheckOutDir(_) => Status::Outdated,
                     _ => Status::Upgraded,
                 };
                 Outcome {
@@ -457,7 +511,7 @@ impl<'c> Batch<'c> {
             }
             Err(error) => Outcome {
                 found,
-                status: if error.kind() == ErrorKind::NotASave {
+                status: if found.skips(&error) {
                     Status::NotASave
                 } else {
                     Status::Failed
@@ -567,6 +621,7 @@ impl Summary {
             Status::Upgraded => &mut self.upgraded,
             Status::Current => &mut self.current,
             Status::Outdated => &mut self.outdated,
+            Status::AlreadyWritten => &mut self.already_written,
             Status::NotASave => &mut self.not_saves,
             Status::Failed => &mut self.failed,
         };
@@ -761,9 +816,20 @@ mod tests {
         fs::create_dir(&out).unwrap();
         fs::write(out.join("shared.json"), "an older output").unwrap();
         fs::set_permissions(out.join("shared.json"), fs::Permissions::from_mode(0o640)).unwrap();
-        run(&chain, Mode::OutDir(out.clone()), 1, &saves);
+        let options = Options {
+            replace_outputs: true,
+            ..Options::default()
+        };
+        let batch = Batch::new(&chain, Mode::OutDir(out.clone())).options(options);
+        let plan = batch.plan(&[&saves]).unwrap();
+        let summary = batch.run(&plan, |_| ControlFlow::Continue(())).unwrap();
+        assert_eq!((summary.upgraded, summary.failed), (2, 0));
         assert_eq!(mode(&out.join("private.json")), 0o600);
         assert_eq!(mode(&out.join("shared.json")), 0o640);
+        // What was there is kept, as private as it was.
+        let kept = out.join("shared.json.bak");
+        assert_eq!(fs::read_to_string(&kept).unwrap(), "an older output");
+        assert_eq!(mode(&kept), 0o640);
 
         let single = dir.path().join("single.json");
         let target = crate::upgrade::Target::To(&single);

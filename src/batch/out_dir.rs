@@ -148,6 +148,7 @@ mod tests {
             path: PathBuf::from(path),
             relative: PathBuf::from(relative),
             canonical: PathBuf::from(path),
+            named: true,
         };
         let out = Path::new("/tmp/out");
         let ok = targets(

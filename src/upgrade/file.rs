@@ -26,9 +26,25 @@ pub enum Target<'a> {
     /// is. A save already at the target version is copied byte for byte, so a folder of
     /// outputs is complete. A path that is the save itself (through a link, say) is an
     /// error: that would replace the original without its backup.
+    ///
+    /// A file already at the path is an original like any other, never replaced silently:
+    /// when it holds exactly the bytes the upgrade writes (an earlier run's output), it is
+    /// left alone, and the report says so ([`FileReport::already_written`]); when it holds
+    /// anything else (a save a player changed there, a file that is not a save), the
+    /// upgrade is refused ([`ErrorKind::Usage`], naming it), unless
+    /// [`Options::replace_outputs`] asks to replace it, and then it is first kept beside it
+    /// as a backup ([`FileReport::backup`]). From its reading until it is replaced it is
+    /// locked, as a save upgraded in place is, and one that another program wrote
+    /// meanwhile (or a file that appeared there) is left as it is ([`ErrorKind::Changed`]).
     To(&'a Path),
-    /// Write nothing: only say which steps would run.
+    /// Write nothing: say which steps an upgrade in place would run, and fail as that
+    /// upgrade would before writing anything (a save with work to do that is read-only).
     Nowhere,
+    /// Write nothing: say what [`Target::To`] this path would do, and fail as it would
+    /// before writing anything (an output that holds something else, unless
+    /// [`Options::replace_outputs`]). When a file is at the path, the upgrade runs in memory
+    /// to tell whether it already holds the result ([`FileReport::already_written`]).
+    CheckTo(&'a Path),
 }
 
 /// What [`upgrade_file`] did to one save.
@@ -46,8 +62,12 @@ pub struct FileReport {
     pub mods: Vec<ModReport>,
     /// The file written, if any.
     pub written: Option<PathBuf>,
-    /// The backup of the original, when one was written.
+    /// The backup of the original (in place) or of the file that was at the output
+    /// ([`Options::replace_outputs`]), when one was written.
     pub backup: Option<PathBuf>,
+    /// With [`Target::To`] (or [`Target::CheckTo`]): the output already held exactly what
+    /// the upgrade writes (an earlier run's), so nothing was (or would be) written.
+    pub already_written: bool,
 }
 
 impl FileReport {
@@ -114,8 +134,8 @@ fn upgrade_file_at(
         return Ok(todo.report);
     };
     // One file at a time: the backup durable, its folder flushed, then the save replaced.
-    if let Some((backup, original)) = todo.backup() {
-        fsio::write_atomic_like(backup, original, Some(path))
+    if let Some((backup, original, like)) = todo.backup() {
+        fsio::write_atomic_like(backup, original, Some(like))
             .map_err(|e| todo.backup_error(e, ""))?;
     }
     make_folder(out)?;
@@ -136,20 +156,33 @@ fn upgrade_file_at(
 struct ToWrite {
     /// The report; its `written` and `backup` are the files to write.
     report: FileReport,
-    /// The original's bytes, when a backup of them goes to `report.backup`.
-    original: Option<Vec<u8>>,
+    /// The bytes of the file replaced (the save in place, or what was at the output),
+    /// when a backup of them goes to `report.backup`, and that file: the backup gets its
+    /// permissions.
+    original: Option<(Vec<u8>, PathBuf)>,
     /// What goes to `report.written`.
     bytes: Vec<u8>,
     in_place: bool,
-    /// In place: the save's lock, held from its reading until it is replaced, and what
-    /// was read of it.
-    held: Option<(fsio::Held, fsio::Fingerprint)>,
+    /// What the file to be replaced must still be right before the rename.
+    replacing: Replacing,
+}
+
+/// The file an upgrade is about to replace, as it was found: what it must still be when
+/// the new one is renamed over it.
+enum Replacing {
+    /// Nothing to check: nothing is written, or the file cannot be held.
+    Unchecked,
+    /// The file, locked from its reading until it is replaced, with what was read of it.
+    Held(fsio::Held, fsio::Fingerprint, fsio::Work),
+    /// A new output: no file may be at this path when it is renamed there.
+    Absent(PathBuf),
 }
 
 impl ToWrite {
-    /// The backup to write, and what goes in it.
-    fn backup(&self) -> Option<(&Path, &[u8])> {
-        self.report.backup.as_deref().zip(self.original.as_deref())
+    /// The backup to write, what goes in it, and the file whose permissions it takes.
+    fn backup(&self) -> Option<(&Path, &[u8], &Path)> {
+        let (original, like) = self.original.as_ref()?;
+        Some((self.report.backup.as_deref()?, original, like))
     }
 
     /// `how` follows the usual message: `" to disk"`, say.
@@ -161,22 +194,70 @@ impl ToWrite {
         )
     }
 
-    /// Fails when the save to replace changed since it was read (a program that does not
-    /// take the lock wrote it): it is then left as it is.
+    /// Fails when the file to replace changed since it was read (a program that does not
+    /// take the lock wrote it), or a new output's path was taken meanwhile: it is then left
+    /// as it is.
     fn check_unchanged(&self) -> Result<()> {
-        match &self.held {
-            Some((held, read)) => held.check_unchanged(read, fsio::Work::Upgrade),
-            None => Ok(()),
+        match &self.replacing {
+            Replacing::Held(held, read, work) => held.check_unchanged(read, *work),
+            Replacing::Absent(out) => match std::fs::symlink_metadata(out) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(Error::new(
+                    ErrorKind::Changed,
+                    format!(
+                        "the output {} appeared while the save was being upgraded into it \
+                         (another program wrote it), so it is left as that program made it; \
+                         run again to decide what to do with it",
+                        out.display()
+                    ),
+                )),
+            },
+            Replacing::Unchecked => Ok(()),
         }
     }
 
-    /// The save needs no change: left as it is in place, copied as it is to another path.
-    fn left_as_it_is(mut self, target: Target<'_>, original: Vec<u8>) -> ToWrite {
+    /// The save needs no change: left as it is in place, copied as it is to another path
+    /// (as [`ToWrite::examine_output`] decides).
+    fn left_as_it_is(
+        mut self,
+        target: Target<'_>,
+        original: Vec<u8>,
+        options: &Options,
+    ) -> Result<ToWrite> {
         if let Target::To(out) = target {
-            self.report.written = Some(out.to_path_buf());
             self.bytes = original;
+            self.examine_output(out, options)?;
         }
-        self
+        Ok(self)
+    }
+
+    /// Writing `self.bytes` to `out`: a new file, an output already there with those bytes
+    /// (left alone), or one with other bytes (refused, or with
+    /// [`Options::replace_outputs`] replaced after its backup), locked until it is replaced.
+    fn examine_output(&mut self, out: &Path, options: &Options) -> Result<()> {
+        let held =
+            fsio::hold(out, fsio::Wait::UpTo(fsio::LOCK_WAIT)).map_err(|e| output_error(e, out))?;
+        let Some(held) = held else {
+            self.report.written = Some(out.to_path_buf());
+            self.replacing = Replacing::Absent(out.to_path_buf());
+            return Ok(());
+        };
+        let there = held.read().map_err(|e| output_error(e, out))?;
+        if there == self.bytes {
+            self.report.already_written = true;
+            self.bytes = Vec::new();
+            return Ok(());
+        }
+        let backup = output_backup(out, &there);
+        if !options.replace_outputs {
+            return Err(refused_output(out, &there, &backup));
+        }
+        self.report.written = Some(out.to_path_buf());
+        self.report.backup = Some(backup);
+        let read = fsio::Fingerprint::of(&there);
+        self.original = Some((there, out.to_path_buf()));
+        self.replacing = Replacing::Held(held, read, fsio::Work::Output);
+        Ok(())
     }
 
     fn write_error(&self, e: std::io::Error, how: &str) -> Error {
@@ -189,6 +270,58 @@ impl ToWrite {
     }
 }
 
+/// Where the file found at the output `out`, holding `there`, is kept when it is replaced:
+/// `<name>.v<N>.bak` for a save at version N, `<name>.bak` for anything else.
+fn output_backup(out: &Path, there: &[u8]) -> PathBuf {
+    let tag = Meta::from_slice(there)
+        .ok()
+        .map(|m| format!("v{}", m.version));
+    fsio::backup_path(out, tag.as_deref(), there)
+}
+
+/// The refusal of an output that holds something else than the upgrade writes.
+fn refused_output(out: &Path, there: &[u8], backup: &Path) -> Error {
+    let what = match Meta::from_slice(there) {
+        Ok(meta) => format!("a save at version {}", meta.version),
+        Err(_) => "a file that is not a save".to_string(),
+    };
+    Error::new(
+        ErrorKind::Usage,
+        format!(
+            "the output {} is already there and holds {what}, not what this upgrade writes \
+             (changed since an earlier run wrote it, or another file), so it is left as it \
+             is and nothing was written; to replace it, keeping it as {}, run again with \
+             --replace-outputs (in the library: Options::replace_outputs), or move it away, \
+             or choose another output folder",
+            out.display(),
+            backup.display()
+        ),
+    )
+}
+
+/// A file at the output that cannot be read or held (a folder, a FIFO, a lock held too
+/// long).
+fn output_error(e: std::io::Error, out: &Path) -> Error {
+    if e.kind() == std::io::ErrorKind::WouldBlock {
+        return Error::new(
+            ErrorKind::Changed,
+            format!(
+                "another program held the lock of the output {} for {} s (a game storing \
+                 it), so it is left as it is; run again once it is done",
+                out.display(),
+                fsio::LOCK_WAIT.as_secs_f32()
+            ),
+        );
+    }
+    Error::io(
+        e,
+        format!(
+            "cannot read the output {}, so it is left as it is",
+            out.display()
+        ),
+    )
+}
+
 /// Loads and upgrades the save at `path` for `target`, and says what to write.
 fn upgrade_in_memory(
     upgrader: &mut Upgrader<'_>,
@@ -196,7 +329,7 @@ fn upgrade_in_memory(
     target: Target<'_>,
     options: &Options,
 ) -> Result<ToWrite> {
-    if let Target::To(out) = target {
+    if let Target::To(out) | Target::CheckTo(out) = target {
         if fsio::same_path(path, out) {
             return Err(Error::new(
                 ErrorKind::Io,
@@ -225,23 +358,34 @@ fn upgrade_in_memory(
             mods: plan.mods.clone(),
             written: None,
             backup: None,
+            already_written: false,
         },
         original: None,
         bytes: Vec::new(),
         in_place: matches!(target, Target::InPlace { .. }),
-        held: None,
+        replacing: Replacing::Unchecked,
     };
     let nothing = nothing_to_do(&plan, &save.meta);
+    let refuse_read_only = || {
+        fsio::refuse_read_only(path).map_err(|e| {
+            let hint = "; or upgrade it into another folder, leaving it as it is";
+            Error::new(e.kind(), format!("{}{hint}", e.message()))
+        })
+    };
     match target {
         Target::Nowhere => {
+            if !nothing {
+                refuse_read_only()?;
+            }
             todo.report.steps = plan.steps();
             return Ok(todo);
         }
-        _ if nothing => return Ok(todo.left_as_it_is(target, original)),
-        Target::InPlace { .. } => fsio::refuse_read_only(path).map_err(|e| {
-            let hint = "; or upgrade it into another folder, leaving it as it is";
-            Error::new(e.kind(), format!("{}{hint}", e.message()))
-        })?,
+        Target::CheckTo(out) => {
+            todo.report.steps = plan.steps();
+            return check_output(todo, upgrader, save, &plan, original, out, options);
+        }
+        _ if nothing => return todo.left_as_it_is(target, original, options),
+        Target::InPlace { .. } => refuse_read_only()?,
         _ => {}
     }
     let meta_read = save.meta.clone();
@@ -251,22 +395,58 @@ fn upgrade_in_memory(
     todo.report.mods = upgraded.mods;
     if same {
         // Not rewritten with the same content and a new backup.
-        return Ok(todo.left_as_it_is(target, original));
+        return todo.left_as_it_is(target, original, options);
     }
     todo.bytes = upgraded.save.to_vec()?;
     match target {
         Target::InPlace { backup } => {
             let read = fsio::Fingerprint::of(&original);
-            todo.held = held.map(|held| (held, read));
+            if let Some(held) = held {
+                todo.replacing = Replacing::Held(held, read, fsio::Work::Upgrade);
+            }
             if backup {
                 let backup = fsio::backup_path(path, Some(&format!("v{from}")), &original);
                 todo.report.backup = Some(backup);
-                todo.original = Some(original);
+                todo.original = Some((original, path.to_path_buf()));
             }
             todo.report.written = Some(path.to_path_buf());
         }
-        Target::To(out) => todo.report.written = Some(out.to_path_buf()),
-        Target::Nowhere => unreachable!("returned above"),
+        Target::To(out) => todo.examine_output(out, options)?,
+        Target::Nowhere | Target::CheckTo(_) => unreachable!("returned above"),
+    }
+    Ok(todo)
+}
+
+/// [`Target::CheckTo`]: what an upgrade into `out` would find there. Nothing there, nothing
+/// to check; otherwise the upgrade runs in memory, to compare what it would write.
+fn check_output<'c>(
+    mut todo: ToWrite,
+    upgrader: &mut Upgrader<'c>,
+    save: Save,
+    plan: &Plan<'c>,
+    original: Vec<u8>,
+    out: &Path,
+    options: &Options,
+) -> Result<ToWrite> {
+    let there = match fsio::read_regular(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(todo),
+        Err(e) => return Err(output_error(e, out)),
+        Ok(there) => there,
+    };
+    let bytes = if nothing_to_do(plan, &save.meta) {
+        original
+    } else {
+        let meta_read = save.meta.clone();
+        let upgraded = upgrader.upgrade_by(save, plan, options)?;
+        match came_out_the_same(&upgraded, &meta_read) {
+            true => original,
+            false => upgraded.save.to_vec()?,
+        }
+    };
+    if there == bytes {
+        todo.report.already_written = true;
+    } else if !options.replace_outputs {
+        return Err(refused_output(out, &there, &output_backup(out, &there)));
     }
     Ok(todo)
 }
@@ -558,8 +738,8 @@ pub(crate) fn upgrade_file_in_group<K>(
             return Ok(Some(todo.report));
         };
         let backup = match todo.backup() {
-            Some((backup, original)) => Some(
-                fsio::write_temporary(backup, original, Some(path))
+            Some((backup, original, like)) => Some(
+                fsio::write_temporary(backup, original, Some(like))
                     .map_err(|e| todo.backup_error(e, ""))?,
             ),
             None => None,

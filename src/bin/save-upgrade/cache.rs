@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use savechain::cache::{self, Source};
-use savechain::{ErrorKind, Options, Save};
+use savechain::{ErrorKind, Meta, Options, Save};
 
 use savechain::batch::Plan;
 
@@ -73,7 +73,8 @@ pub fn run(args: Args) -> i32 {
     // Ctrl-C ends the loop between two saves, each cache written whole or not at all.
     signals::install();
     let mut done = 0;
-    for save in search.saves.iter().map(|found| &found.path) {
+    for found in &search.saves {
+        let save = &found.path;
         if signals::stop_flag().load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
@@ -93,7 +94,10 @@ pub fn run(args: Args) -> i32 {
                     Source::Json(why) => Save::load(save).map(|_| Err(why.to_string())),
                 })
             }
-            _ => cache::clear(save).map(|had| Ok(if had { "deleted" } else { "no cache" })),
+            // Only a save's cache is savechain's: what is beside another JSON file is not.
+            _ => is_a_save(save)
+                .and_then(|()| cache::clear(save))
+                .map(|had| Ok(if had { "deleted" } else { "no cache" })),
         };
         match outcome {
             Ok(Ok(done)) => outln!("{}: {done}", save.display()),
@@ -105,7 +109,7 @@ pub fn run(args: Args) -> i32 {
                 }
                 outln!("{}: {why}", save.display());
             }
-            Err(e) if e.kind() == ErrorKind::NotASave => {
+            Err(e) if found.skips(&e) => {
                 errln!("skipped {}: {}", save.display(), e.message());
             }
             Err(e) => {
@@ -130,5 +134,17 @@ pub fn run(args: Args) -> i32 {
         EXIT_FOUND_WORK
     } else {
         EXIT_OK
+    }
+}
+
+/// Fails with [`ErrorKind::NotASave`] when the file at `path` is JSON that is not a save;
+/// a save, and a file that cannot be read as JSON (a damaged save, maybe), pass.
+fn is_a_save(path: &std::path::Path) -> savechain::Result<()> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(());
+    };
+    match Meta::from_slice(&bytes) {
+        Err(e) if e.kind() == ErrorKind::NotASave => Err(e.with_file(path)),
+        _ => Ok(()),
     }
 }

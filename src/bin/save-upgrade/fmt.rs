@@ -4,8 +4,8 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use savechain::batch::Plan;
-use savechain::{ErrorKind, Save};
+use savechain::batch::{Found, Plan};
+use savechain::Save;
 
 use super::output::{self, errln};
 use super::report::print_error;
@@ -20,8 +20,9 @@ Examples:
   save-upgrade fmt - < hand-edited.json > canonical.json
 
 A file that fails to load is left untouched and reported; the others are still done. A
-file in a folder that is not a save (no \"meta\" member) is skipped and counted; a search
-that finds no saves at all is an error.
+file in a folder that is not a save (its \"meta\" holds no integer \"version\") is skipped
+and counted, a file named that is not a save is an error, and a search that finds no saves
+at all is an error.
 Exit status: 0 all canonical (or rewritten), 1 --check found saves to rewrite, 2 a save
 failed or a usage error.")]
 pub struct Args {
@@ -62,7 +63,7 @@ pub fn run(args: Args) -> i32 {
     let outcomes: Vec<Outcome> = search
         .saves
         .par_iter()
-        .map(|found| format_file(&found.path, &args))
+        .map(|found| format_file(found, &args))
         .collect();
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let changed = count(|o| matches!(o, Outcome::Changed));
@@ -96,7 +97,8 @@ pub fn run(args: Args) -> i32 {
     }
 }
 
-fn format_file(path: &PathBuf, args: &Args) -> Outcome {
+fn format_file(found: &Found, args: &Args) -> Outcome {
+    let path = &found.path;
     match savechain::format_file(path, args.check) {
         Ok(false) => Outcome::Canonical,
         Ok(true) => {
@@ -105,7 +107,7 @@ fn format_file(path: &PathBuf, args: &Args) -> Outcome {
             }
             Outcome::Changed
         }
-        Err(e) if e.kind() == ErrorKind::NotASave => {
+        Err(e) if found.skips(&e) => {
             if !args.quiet {
                 errln!("skipped {}: {}", path.display(), e.message());
             }

@@ -29,9 +29,17 @@ pub struct Args {
     /// folder keeps its place below that folder (saves/a/b.json -> DIR/a/b.json); a file
     /// named itself, on the command line or in --files-from, lands directly in DIR by its
     /// file name (x/y/c.json -> DIR/c.json), and two that would land on one output are
-    /// refused. DIR may not be, contain or lie inside a source.
+    /// refused. DIR may not be, contain or lie inside a source. An output already there
+    /// that holds what the run writes is left alone (a rerun writes nothing); one that
+    /// holds anything else (a save changed there since, another file) fails its save and
+    /// is left as it is, unless --replace-outputs. With --check or --dry-run, says what
+    /// the run into DIR would do.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+    /// With --out-dir: replace an output that holds something else than the run writes,
+    /// keeping it first beside it as <name>.v<N>.bak (a save at version N) or <name>.bak.
+    #[arg(long, requires = "out_dir")]
+    replace_outputs: bool,
     /// Do not keep the original as <name>.v<N>.bak when writing in place.
     #[arg(long)]
     no_backup: bool,
@@ -89,7 +97,7 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn run(args: Args) -> i32 {
-    let Some(roots) = roots(&args) else {
+    let Some(listed) = listed(&args) else {
         return EXIT_USAGE;
     };
     let Some(chain) = args.chain.load() else {
@@ -106,6 +114,7 @@ pub fn run(args: Args) -> i32 {
         }
     }
     let mode = match &args.out_dir {
+        Some(out) if args.check || args.dry_run => Mode::CheckOutDir(out.clone()),
         _ if args.check || args.dry_run => Mode::Check,
         Some(out) => Mode::OutDir(out.clone()),
         None => Mode::InPlace {
@@ -117,7 +126,8 @@ pub fn run(args: Args) -> i32 {
     options.strict = args.strict;
     options.diff = args.diff;
     options.keep_going = args.keep_going;
-    let writes = mode != Mode::Check;
+    options.replace_outputs = args.replace_outputs;
+    let writes = !(args.check || args.dry_run);
     let mut batch = Batch::new(&chain, mode)
         .options(options)
         .jobs(args.jobs.unwrap_or(0))
@@ -133,7 +143,9 @@ pub fn run(args: Args) -> i32 {
         }
         batch = batch.exclude(report);
     }
-    let plan = match batch.plan(&roots) {
+    // A list (`find`'s output) is taken as a search: its files that are not saves are
+    // skipped, where a file named on the command line that is not one fails.
+    let plan = match batch.plan_with_list(&args.paths, &listed) {
         Ok(plan) => plan,
         Err(e) => {
             print_error(&e, None);
@@ -204,23 +216,24 @@ fn check_report_path(report: &Path) -> Result<(), String> {
     }
 }
 
-/// The paths named on the command line and in `--files-from`; `None` after a usage error.
-fn roots(args: &Args) -> Option<Vec<PathBuf>> {
-    let mut roots = args.paths.clone();
+/// The paths of `--files-from`; `None` after a usage error (also when no path is given at
+/// all).
+fn listed(args: &Args) -> Option<Vec<PathBuf>> {
+    let mut listed = Vec::new();
     if let Some(list) = &args.files_from {
         match read_list(list) {
-            Ok(more) => roots.extend(more),
+            Ok(more) => listed = more,
             Err(e) => {
                 errln!("error: cannot read the list {}: {e}", list.display());
                 return None;
             }
         }
     }
-    if roots.is_empty() {
+    if args.paths.is_empty() && listed.is_empty() {
         errln!("error: no saves given: name files or folders, or use --files-from (see --help)");
         return None;
     }
-    Some(roots)
+    Some(listed)
 }
 
 /// Reads a list of paths, one a line, from a file or standard input (`-`).
@@ -342,6 +355,7 @@ impl<'a> Printer<'a> {
                 }
                 self.print_backup_note(path, report);
             }
+            (Status::Current, Some(report), _) => self.print_backup_note(path, report),
             _ => {}
         }
     }
@@ -350,6 +364,17 @@ impl<'a> Printer<'a> {
     /// file has it.
     fn print_backup_note(&self, path: &Path, report: &FileReport) {
         let Some(backup) = &report.backup else { return };
+        if let (Some(_), Some(written)) = (&self.args.out_dir, &report.written) {
+            // --replace-outputs: what was at the output is kept, and the user should know.
+            if !self.args.quiet {
+                errln!(
+                    "note: {} held something else, so it is kept as {} and replaced",
+                    written.display(),
+                    backup.display()
+                );
+            }
+            return;
+        }
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".v{}.bak", report.from));
         let usual = path.with_file_name(name);
@@ -397,7 +422,11 @@ fn finish(
     for error in &summary.unflushed {
         print_error(error, None);
     }
-    let saves = summary.upgraded + summary.current + summary.outdated + summary.failed;
+    let saves = summary.upgraded
+        + summary.current
+        + summary.outdated
+        + summary.already_written
+        + summary.failed;
     let no_saves = saves == 0 && summary.not_saves > 0 && summary.not_started == 0;
     if no_saves {
         errln!("error: no saves found: every file was JSON that is not a save");
@@ -418,8 +447,12 @@ fn finish(
             0 => String::new(),
             n => format!(", held back {n}"),
         };
+        let written = match summary.already_written {
+            0 => String::new(),
+            n => format!(", already written {n}"),
+        };
         let mut line = format!(
-            "{would} {}{partly}, already current {}{held_back}, failed {failed}",
+            "{would} {}{partly}, already current {}{held_back}{written}, failed {failed}",
             summary.upgraded + summary.outdated,
             summary.current - held_only,
         );
