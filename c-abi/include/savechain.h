@@ -85,6 +85,12 @@
 // run.
 #define SAVECHAIN_DRY_RUN 4
 
+// Flag, for `savechain_upgrade_file` with an `out_path`: replace a file found there that
+// holds something else than the upgrade writes, keeping it first beside it as
+// `<name>.v<N>.bak` (a save at version N) or `<name>.bak`. Without it, such a file is
+// refused (`SAVECHAIN_ERROR_USAGE`) and left as it is.
+#define SAVECHAIN_REPLACE_OUTPUT 8
+
 // What a call did: `SAVECHAIN_OK`, or the kind of problem that stopped it (the kinds of the
 // library's `ErrorKind`, and two of the ABI's own).
 typedef enum savechain_status {
@@ -97,13 +103,14 @@ typedef enum savechain_status {
   // Valid JSON that holds something a save cannot: a malformed tag, an integer out of
   // range, a duplicate key, nesting that is too deep.
   SAVECHAIN_ERROR_VALUE = 3,
-  // A save whose envelope is broken: `meta` not an object, `meta.version` missing or not
-  // an integer, `data` missing, an unknown top-level member.
+  // A save whose envelope is broken: `meta.version` negative or too large, `meta.writer`
+  // not a semantic version, `data` missing, an unknown top-level member.
   SAVECHAIN_ERROR_ENVELOPE = 4,
-  // Valid JSON that is not a save at all (no `meta` member): a settings file, say.
+  // JSON that is not a save at all: its top level is not an object whose `meta` is an
+  // object holding an integer `version` (a settings file, say).
   SAVECHAIN_ERROR_NOT_A_SAVE = 5,
-  // Files and folders that cannot be worked on as asked (the library's calls over many
-  // files; none of this header's calls gives it today).
+  // Files that cannot be worked on as asked: `savechain_upgrade_file`'s `out_path`
+  // holds something else than the upgrade writes (see `SAVECHAIN_REPLACE_OUTPUT`).
   SAVECHAIN_ERROR_USAGE = 6,
   // Lua failed outside a step's run on a save: savechain's own Lua state could not be
   // made (out of memory).
@@ -251,10 +258,12 @@ typedef struct savechain_report {
   // The length of `text` in bytes, without its NUL.
   size_t text_len;
   // `savechain_upgrade_file`: the file written, or NULL when none was (a save already
-  // current, upgraded in place; a dry run).
+  // current, upgraded in place; a dry run; an `out_path` that already held exactly what
+  // the upgrade writes).
   const char *written;
-  // `savechain_upgrade_file` in place: the backup of the original (`<name>.v<N>.bak`),
-  // or NULL when none was written.
+  // `savechain_upgrade_file` in place: the backup of the original (`<name>.v<N>.bak`);
+  // into `out_path` with `SAVECHAIN_REPLACE_OUTPUT`: the backup of the file that was
+  // there; NULL when none was written.
   const char *backup;
   // The steps that ran, the game's then each mod's (with `SAVECHAIN_DRY_RUN`: would
   // run): `step_count` of them.
@@ -473,8 +482,17 @@ enum savechain_status savechain_upgrade_text(const struct savechain_chain *chain
 // flushed, renamed): a crash or a failure leaves each file as it was or whole. A save
 // already current is not rewritten in place. An `out_path` that is the save itself
 // (through a link, say) is an error (`SAVECHAIN_ERROR_IO`): that would replace the
-// original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`
-// and `SAVECHAIN_DRY_RUN` or-ed; a dry run writes nothing and takes no `out_path`.
+// original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`,
+// `SAVECHAIN_DRY_RUN` and `SAVECHAIN_REPLACE_OUTPUT` or-ed; a dry run writes nothing and
+// takes no `out_path`; in place, it fails a read-only save with steps to run, as the
+// upgrade would.
+//
+// A file already at `out_path` is never replaced silently: when it holds exactly what
+// the upgrade writes (an earlier call's output), it is left alone and `written` is NULL;
+// when it holds anything else (a save a player changed there, a file that is not a
+// save), the call fails with `SAVECHAIN_ERROR_USAGE`, naming it, and it is left as it is,
+// unless `SAVECHAIN_REPLACE_OUTPUT`: it is then first kept beside it as a backup
+// (`backup`), then replaced.
 //
 // On success `*report_out` is the report (with the paths written), freed by
 // `savechain_report_free`. Errors name the file. On any error the save is as it was,

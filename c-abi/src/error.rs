@@ -24,13 +24,14 @@ pub enum savechain_status {
     /// Valid JSON that holds something a save cannot: a malformed tag, an integer out of
     /// range, a duplicate key, nesting that is too deep.
     SAVECHAIN_ERROR_VALUE = 3,
-    /// A save whose envelope is broken: `meta` not an object, `meta.version` missing or not
-    /// an integer, `data` missing, an unknown top-level member.
+    /// A save whose envelope is broken: `meta.version` negative or too large, `meta.writer`
+    /// not a semantic version, `data` missing, an unknown top-level member.
     SAVECHAIN_ERROR_ENVELOPE = 4,
-    /// Valid JSON that is not a save at all (no `meta` member): a settings file, say.
+    /// JSON that is not a save at all: its top level is not an object whose `meta` is an
+    /// object holding an integer `version` (a settings file, say).
     SAVECHAIN_ERROR_NOT_A_SAVE = 5,
-    /// Files and folders that cannot be worked on as asked (the library's calls over many
-    /// files; none of this header's calls gives it today).
+    /// Files that cannot be worked on as asked: `savechain_upgrade_file`'s `out_path`
+    /// holds something else than the upgrade writes (see `SAVECHAIN_REPLACE_OUTPUT`).
     SAVECHAIN_ERROR_USAGE = 6,
     /// Lua failed outside a step's run on a save: savechain's own Lua state could not be
     /// made (out of memory).

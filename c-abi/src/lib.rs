@@ -33,7 +33,8 @@ pub use text::{
 };
 pub use upgrade::{
     savechain_mod, savechain_report, savechain_report_free, savechain_step, savechain_upgrade_file,
-    savechain_upgrade_text, SAVECHAIN_DRY_RUN, SAVECHAIN_KEEP_GOING, SAVECHAIN_STRICT,
+    savechain_upgrade_text, SAVECHAIN_DRY_RUN, SAVECHAIN_KEEP_GOING, SAVECHAIN_REPLACE_OUTPUT,
+    SAVECHAIN_STRICT,
 };
 
 /// The version of savechain this library is, as a NUL-terminated string ("0.1.0"), static.

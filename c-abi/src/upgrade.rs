@@ -24,6 +24,11 @@ pub const SAVECHAIN_STRICT: u32 = 2;
 /// Flag, for `savechain_upgrade_file`: write nothing; the report says which steps would
 /// run.
 pub const SAVECHAIN_DRY_RUN: u32 = 4;
+/// Flag, for `savechain_upgrade_file` with an `out_path`: replace a file found there that
+/// holds something else than the upgrade writes, keeping it first beside it as
+/// `<name>.v<N>.bak` (a save at version N) or `<name>.bak`. Without it, such a file is
+/// refused (`SAVECHAIN_ERROR_USAGE`) and left as it is.
+pub const SAVECHAIN_REPLACE_OUTPUT: u32 = 8;
 
 /// One step that ran. Strings are NUL-terminated UTF-8 owned by the report.
 #[repr(C)]
@@ -95,10 +100,12 @@ pub struct savechain_report {
     /// The length of `text` in bytes, without its NUL.
     pub text_len: usize,
     /// `savechain_upgrade_file`: the file written, or NULL when none was (a save already
-    /// current, upgraded in place; a dry run).
+    /// current, upgraded in place; a dry run; an `out_path` that already held exactly what
+    /// the upgrade writes).
     pub written: *const c_char,
-    /// `savechain_upgrade_file` in place: the backup of the original (`<name>.v<N>.bak`),
-    /// or NULL when none was written.
+    /// `savechain_upgrade_file` in place: the backup of the original (`<name>.v<N>.bak`);
+    /// into `out_path` with `SAVECHAIN_REPLACE_OUTPUT`: the backup of the file that was
+    /// there; NULL when none was written.
     pub backup: *const c_char,
     /// The steps that ran, the game's then each mod's (with `SAVECHAIN_DRY_RUN`: would
     /// run): `step_count` of them.
@@ -248,6 +255,7 @@ fn options(chain: &savechain_chain, to: u64, flags: u32, allowed: u32) -> Result
     options.target = (to != 0).then_some(to);
     options.keep_going = flags & SAVECHAIN_KEEP_GOING != 0;
     options.strict = flags & SAVECHAIN_STRICT != 0;
+    options.replace_outputs = flags & SAVECHAIN_REPLACE_OUTPUT != 0;
     Ok(options)
 }
 
@@ -326,8 +334,17 @@ pub unsafe extern "C" fn savechain_upgrade_text(
 /// flushed, renamed): a crash or a failure leaves each file as it was or whole. A save
 /// already current is not rewritten in place. An `out_path` that is the save itself
 /// (through a link, say) is an error (`SAVECHAIN_ERROR_IO`): that would replace the
-/// original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`
-/// and `SAVECHAIN_DRY_RUN` or-ed; a dry run writes nothing and takes no `out_path`.
+/// original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`,
+/// `SAVECHAIN_DRY_RUN` and `SAVECHAIN_REPLACE_OUTPUT` or-ed; a dry run writes nothing and
+/// takes no `out_path`; in place, it fails a read-only save with steps to run, as the
+/// upgrade would.
+///
+/// A file already at `out_path` is never replaced silently: when it holds exactly what
+/// the upgrade writes (an earlier call's output), it is left alone and `written` is NULL;
+/// when it holds anything else (a save a player changed there, a file that is not a
+/// save), the call fails with `SAVECHAIN_ERROR_USAGE`, naming it, and it is left as it is,
+/// unless `SAVECHAIN_REPLACE_OUTPUT`: it is then first kept beside it as a backup
+/// (`backup`), then replaced.
 ///
 /// On success `*report_out` is the report (with the paths written), freed by
 /// `savechain_report_free`. Errors name the file. On any error the save is as it was,
@@ -367,7 +384,8 @@ pub unsafe extern "C" fn savechain_upgrade_file(
                     .to_string(),
             ));
         }
-        let all = SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT | SAVECHAIN_DRY_RUN;
+        let all =
+            SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT | SAVECHAIN_DRY_RUN | SAVECHAIN_REPLACE_OUTPUT;
         let options = options(handle, to, flags, all)?;
         let target = match (&out, flags & SAVECHAIN_DRY_RUN != 0) {
             (_, true) => Target::Nowhere,

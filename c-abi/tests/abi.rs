@@ -1272,7 +1272,8 @@ fn a_game_stores_new_and_loaded_saves_as_the_library_does() {
         Some(b"[]"),
     )
     .unwrap_err();
-    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_ENVELOPE);
+    // A meta that is no object makes no save (docs/FORMAT.md, section 1).
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_NOT_A_SAVE);
     assert!(!dir.path().join("old.json").exists() && !dir.path().join("bad.json").exists());
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
@@ -1296,4 +1297,82 @@ fn texts_and_errors_without_lua() {
         abi_meta(b"[1, 2]").unwrap_err().kind,
         savechain_status::SAVECHAIN_ERROR_NOT_A_SAVE
     );
+}
+
+/// Finding 2 of issue 28, through the C ABI: upgrading into an output again leaves it
+/// alone when it holds the upgrade (`written` NULL), refuses it by name when it holds
+/// anything else (a player changed it), and with SAVECHAIN_REPLACE_OUTPUT replaces it
+/// after keeping it as a backup.
+#[test]
+fn an_output_is_never_replaced_silently() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let dir = tempfile::tempdir().unwrap();
+    let original = br#"{"meta": {"version": 1}, "data": {"hp": 4}}"#;
+    std::fs::write(dir.path().join("old.json"), original).unwrap();
+    let source = c(dir.path().join("old.json").to_str().unwrap());
+    let out_path = dir.path().join("new.json");
+    let out = c(out_path.to_str().unwrap());
+    let upgrade = |flags: u32| {
+        let mut report = ptr::null_mut();
+        let mut error = ptr::null_mut();
+        // SAFETY: a live chain, valid strings and out pointers.
+        let status = unsafe {
+            savechain_upgrade_file(
+                chain,
+                source.as_ptr(),
+                out.as_ptr(),
+                0,
+                flags,
+                &mut report,
+                &mut error,
+            )
+        };
+        if status != savechain_status::SAVECHAIN_OK {
+            return Err(take_error(status, error));
+        }
+        // SAFETY: the report the call stored.
+        let r = unsafe { &*report };
+        let paths = (
+            (!r.written.is_null()).then(|| string(r.written)),
+            (!r.backup.is_null()).then(|| string(r.backup)),
+        );
+        // SAFETY: stored by the call, freed once.
+        unsafe { savechain_report_free(report) };
+        Ok(paths)
+    };
+    let first = upgrade(0).unwrap();
+    assert_eq!(first, (Some(out_path.to_str().unwrap().to_string()), None));
+    let upgraded = std::fs::read(&out_path).unwrap();
+    // Again: the output holds the upgrade already; nothing is written.
+    let mtime = std::fs::metadata(&out_path).unwrap().modified().unwrap();
+    assert_eq!(upgrade(0).unwrap(), (None, None));
+    assert_eq!(
+        std::fs::metadata(&out_path).unwrap().modified().unwrap(),
+        mtime
+    );
+    // Played on: refused, naming the output, and left as it is.
+    let played = br#"{"meta": {"version": 3}, "data": {"health": 99}}"#;
+    std::fs::write(&out_path, played).unwrap();
+    let e = upgrade(0).unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_USAGE);
+    assert!(
+        e.message.contains(out_path.to_str().unwrap())
+            && e.message.contains("Options::replace_outputs"),
+        "{}",
+        e.message
+    );
+    assert_eq!(std::fs::read(&out_path).unwrap(), played);
+    // Asked to: replaced, what was there kept as new.json.v3.bak.
+    let backup = dir.path().join("new.json.v3.bak");
+    let replaced = upgrade(SAVECHAIN_REPLACE_OUTPUT).unwrap();
+    assert_eq!(replaced.1.as_deref(), backup.to_str());
+    assert_eq!(std::fs::read(&out_path).unwrap(), upgraded);
+    assert_eq!(std::fs::read(&backup).unwrap(), played);
+    assert_eq!(
+        std::fs::read(dir.path().join("old.json")).unwrap(),
+        original
+    );
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
 }

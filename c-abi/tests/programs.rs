@@ -277,7 +277,7 @@ fn hostile_folder() -> tempfile::TempDir {
         ("settings.json", br#"{"volume": 3}"#.to_vec()),
         (
             "envelope.json",
-            br#"{"meta": {"version": "one"}, "data": {}}"#.to_vec(),
+            br#"{"meta": {"version": -1}, "data": {}}"#.to_vec(),
         ),
         ("empty.json", Vec::new()),
     ];
