@@ -85,10 +85,12 @@ Examples:
                                             upgrade them all in place)
 
 Folders are searched for *.json files in any case, following links; a file that is not a
-save (no \"meta\" member) is skipped, and so is anything that is not a regular file (a
-FIFO). A save that fails (corrupt, too new, a failing step, read-only) is reported and
-never written; the others are still done. Output comes in path order whatever --jobs; a
-step's print() goes to standard error, named by save and step.
+save (its \"meta\" holds no integer \"version\") is skipped (named itself, it fails), and
+so is anything that is not a regular file (a FIFO). A save that fails (corrupt, too new, a
+failing step, read-only) is reported and never written; the others are still done. An
+output of --out-dir that holds something else than the run writes is never replaced
+without --replace-outputs. Output comes in path order whatever --jobs; a step's print()
+goes to standard error, named by save and step.
 
 Each save is locked from its reading to its replacing (a game saving through savechain
 waits), and one that another program wrote meanwhile is left as it is and fails, saying
