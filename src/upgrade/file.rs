@@ -830,6 +830,43 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
+    /// Replacing an output that holds something else (asked for): a program that does
+    /// not take the lock rewrites the output right before the upgraded save would replace
+    /// it. The upgrade fails saying so, the output is left as that program wrote it, and
+    /// its backup holds what was there when it was read.
+    #[test]
+    fn an_output_rewritten_while_it_is_replaced_is_left_as_written() {
+        use crate::fsio::watch;
+        let sources = tempfile::tempdir().unwrap();
+        let outputs = tempfile::tempdir().unwrap();
+        let path = sources.path().join("world.json");
+        std::fs::write(&path, r#"{"meta": {"version": 1}, "data": {}}"#).unwrap();
+        let out = outputs.path().join("world.json");
+        let older = r#"{"meta": {"version": 2}, "data": {"played": 1}}"#;
+        let newer = r#"{"meta": {"version": 2}, "data": {"played": 2}}"#;
+        std::fs::write(&out, older).unwrap();
+        let at = out.clone();
+        watch::act(outputs.path(), "check", move |_| {
+            std::fs::write(&at, newer).unwrap()
+        });
+        let options = Options {
+            replace_outputs: true,
+            ..Options::default()
+        };
+        let target = Target::To(&out);
+        let err = upgrade_file(&mut x_chain().upgrader(), &path, target, &options).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Changed);
+        assert!(
+            err.to_string()
+                .contains("changed while the save was being upgraded into it"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), newer);
+        let backup = outputs.path().join("world.json.v2.bak");
+        assert_eq!(std::fs::read_to_string(backup).unwrap(), older);
+        assert_eq!(std::fs::read_dir(outputs.path()).unwrap().count(), 2);
+    }
+
     /// A writer holding the save's lock (a game storing it) is waited for, and the save it
     /// renamed into place is the one upgraded.
     #[test]
