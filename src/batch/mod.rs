@@ -712,8 +712,9 @@ mod tests {
         for name in ["a", "c", "d", "e"] {
             fs::write(saves.join(format!("{name}.json")), old_save("{}")).unwrap();
         }
-        // A step fails on b; c's backup, and then its output, cannot be renamed into place
-        // (a folder with a file has the name), which fails only when the group commits.
+        // A step fails on b; c's backup cannot be renamed into place (a folder with a file
+        // has the name), which fails only when the group commits; into out/, a folder at
+        // c's output is refused before c joins its group.
         let bad = old_save(r#"{"bad": true}"#);
         fs::write(saves.join("b.json"), &bad).unwrap();
         let c_backup = saves.join("c.json.v1.bak");
