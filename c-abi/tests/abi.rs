@@ -1376,3 +1376,50 @@ fn an_output_is_never_replaced_silently() {
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
 }
+
+/// Finding 6 of issue 28, through the C ABI: a dry run fails a read-only save with steps to
+/// run, as the upgrade in place would, and passes one that is current.
+#[cfg(unix)]
+#[test]
+fn a_dry_run_fails_a_read_only_save_as_the_upgrade_would() {
+    use std::os::unix::fs::PermissionsExt;
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let dir = tempfile::tempdir().unwrap();
+    let dry_run = |name: &str, text: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let path = c(path.to_str().unwrap());
+        let mut report = ptr::null_mut();
+        let mut error = ptr::null_mut();
+        // SAFETY: a live chain, valid strings and out pointers.
+        let status = unsafe {
+            savechain_upgrade_file(
+                chain,
+                path.as_ptr(),
+                ptr::null(),
+                0,
+                SAVECHAIN_DRY_RUN,
+                &mut report,
+                &mut error,
+            )
+        };
+        if status != savechain_status::SAVECHAIN_OK {
+            return Err(take_error(status, error));
+        }
+        // SAFETY: stored by the call, freed once.
+        unsafe { savechain_report_free(report) };
+        Ok(())
+    };
+    let e = dry_run(
+        "old.json",
+        br#"{"meta": {"version": 1}, "data": {"hp": 4}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_IO);
+    assert!(e.message.contains("the save is read-only"), "{}", e.message);
+    dry_run("current.json", br#"{"meta": {"version": 3}, "data": {}}"#).unwrap();
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}
