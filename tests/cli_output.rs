@@ -339,3 +339,38 @@ fn fmt_of_one_file_that_is_not_a_save_counts_it_once() {
         "{err}"
     );
 }
+
+/// A list read with --files-from (`find`'s output) is a search: its files that are not
+/// saves are skipped, as in a folder; the same file named on the command line fails.
+#[test]
+fn a_list_is_a_search_and_a_name_is_not() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v9/small.json"),
+        dir.path().join("a.json"),
+    )
+    .unwrap();
+    fs::write(dir.path().join("settings.json"), r#"{"volume": 3}"#).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["--check", "--files-from", "-"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"a.json\nsettings.json\n").unwrap();
+    drop(stdin);
+    let listed = child.wait_with_output().unwrap();
+    let err = stderr(&listed);
+    assert_eq!(listed.status.code(), Some(0), "{err}");
+    assert!(err.contains("skipped settings.json: not a save"), "{err}");
+    let named = save_upgrade(&["--check", "a.json", "settings.json"], dir.path());
+    let err = stderr(&named);
+    assert_eq!(named.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: settings.json:1:1: not a save"),
+        "{err}"
+    );
+}
