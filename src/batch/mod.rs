@@ -129,7 +129,9 @@ impl Plan {
     /// The saves of `roots`, found as [`Batch::plan`] finds them (folders searched for
     /// `*.json`, links followed, each file once, what is not a regular file left out), for
     /// work on saves that is not an upgrade: formatting them, building their caches. No
-    /// output folder, no shard.
+    /// output folder, no shard. Each path given counts as named ([`Found::named`]): a file
+    /// given that is not a save is an error, one found in a folder is skipped
+    /// ([`Found::skips`]).
     ///
     /// ```
     /// let dir = tempfile::tempdir()?;
