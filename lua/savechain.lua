@@ -883,6 +883,8 @@ else
         line, start = line + 1, i + 1
         i = find(text, "\n", i + 1, true)
       end
+      -- A byte order mark is no character of the text, as the Rust reader counts.
+      if start == 1 and sub(text, 1, 3) == "\239\187\191" then start = 4 end
       local _, count = gsub(sub(text, start, at - 1), "[^\128-\191]", "")
       return "line " .. line .. ", column " .. (count + 1)
     end
@@ -906,12 +908,7 @@ else
       if stop == nil then fail(text, at, "a string is not closed") end
       local b = byte(text, stop)
       if b == 34 then
-        local s = sub(text, at + 1, stop - 1)
-        if not utf8_len and find(s, "[\128-\255]") then
-          local bad = invalid_at(s)
-          if bad then fail(text, at + bad, "invalid UTF-8") end
-        end
-        return s, stop + 1
+        return sub(text, at + 1, stop - 1), stop + 1
       end
       local parts, n, from = {}, 0, at + 1
       while true do
@@ -919,9 +916,7 @@ else
         if b == 34 then
           n = n + 1
           parts[n] = sub(text, from, stop - 1)
-          local s = concat(parts, "", 1, n)
-          if not utf8_len and invalid_at(s) then fail(text, at, "invalid UTF-8 in this string") end
-          return s, stop + 1
+          return concat(parts, "", 1, n), stop + 1
         elseif b == 92 then
           n = n + 1
           parts[n] = sub(text, from, stop - 1)
@@ -935,8 +930,11 @@ else
             if u >= 0xD800 and u <= 0xDBFF then
               local low = match(text, "^\\u(%x%x%x%x)", from)
               low = low and tonumber(low, 16)
-              if not low or low < 0xDC00 or low > 0xDFFF then
+              if not low then
                 fail(text, stop, "an unpaired surrogate escape (\\u" .. hex .. ")")
+              elseif low < 0xDC00 or low > 0xDFFF then
+                -- Another escape follows, and it is the one that is wrong.
+                fail(text, from, "expected a low surrogate (\\udc00 to \\udfff) after a high surrogate")
               end
               u = 0x10000 + (u - 0xD800) * 1024 + (low - 0xDC00)
               from = from + 6
@@ -953,7 +951,7 @@ else
           else
             piece = ({ [34] = '"', [92] = "\\", [47] = "/", [98] = "\8", [102] = "\12", [110] = "\n",
               [114] = "\r", [116] = "\t" })[e]
-            if not piece then fail(text, stop, "an unknown escape \\" .. (e and char(e) or "")) end
+            if not piece then fail(text, e and stop + 1 or stop, "an unknown escape \\" .. (e and char(e) or "")) end
             from = stop + 2
           end
           n = n + 1
@@ -962,7 +960,7 @@ else
           fail(text, at, "a string is not closed")
         else
           if b == 10 or b == 13 then
-            fail(text, at, "a string runs to the end of its line: is its closing '\"' missing?")
+            fail(text, stop, "a string runs to the end of its line: is its closing '\"' missing?")
           end
           fail(text, stop, "a control character in a string must be escaped")
         end
@@ -971,28 +969,53 @@ else
       end
     end
 
+    -- The double a JSON number's text spells. LuaJIT's tonumber gives nil for an exponent
+    -- past its range, whose value is 0 or infinite.
+    local function to_double(s)
+      local x = tonumber(s)
+      if x ~= nil then return x * 1.0 end
+      local negative = byte(s, 1) == 45
+      if match(s, "[eE]%-") or not find(match(s, "^[^eE]*"), "[1-9]") then
+        return negative and NEGATIVE_ZERO or 0.0
+      end
+      return negative and -huge or huge
+    end
+
     -- A JSON number's text at `at`: its value (nil when it is an integer out of range) and
     -- whether it had a fraction or an exponent.
     local function read_number(text, at)
       local s, stop = match(text, "^(-?%d+)()", at)
-      if not s then fail(text, at, "expected a value, found " .. found(text, at)) end
+      if not s then
+        if byte(text, at) == 45 then
+          fail(text, at + 1, "expected a digit after '-', found " .. found(text, at + 1))
+        end
+        fail(text, at, "expected a value, found " .. found(text, at))
+      end
       local b = byte(text, stop)
       local lead, second = byte(s, 1), byte(s, 2)
       if (lead == 48 and second) or (lead == 45 and second == 48 and byte(s, 3)) then
         fail(text, at, "a number does not start with 0 (JSON allows no leading zeros)")
       end
       if b == 46 or b == 101 or b == 69 then
+        -- An error is at the byte where a digit is missing.
         if b == 46 then
-          stop = match(text, "^%.%d+()", stop)
-          if not stop then fail(text, at, "expected digits after the decimal point") end
+          local digits = match(text, "^%.%d+()", stop)
+          if not digits then
+            fail(text, stop + 1, "expected a digit after the decimal point, found " .. found(text, stop + 1))
+          end
+          stop = digits
           b = byte(text, stop)
         end
         if b == 101 or b == 69 then
-          stop = match(text, "^[eE][-+]?%d+()", stop)
-          if not stop then fail(text, at, "expected digits in the exponent") end
+          local digits = match(text, "^[eE][-+]?%d+()", stop)
+          if not digits then
+            local missing = match(text, "^[eE][-+]?()", stop)
+            fail(text, missing, "expected a digit in the exponent, found " .. found(text, missing))
+          end
+          stop = digits
         end
         s = sub(text, at, stop - 1)
-        local x = tonumber(s) * 1.0
+        local x = to_double(s)
         if x == huge or x == -huge then fail(text, at, "the number " .. s .. " is too large for a double") end
         return x, stop, S_NUMBER, s
       end
@@ -1033,6 +1056,12 @@ else
       end))
     end
 
+    -- An error of what tags mean that the text as a whole may not get to: raised once the
+    -- text is read, so that an error of the text itself comes first, as in the Rust reader.
+    local function later(r, at, message)
+      if r.later == nil then r.later = { at, message } end
+    end
+
     -- The value of the tag [letter, second], with second's shape, its text when it is a
     -- number, and where it starts.
     local function tag_value(r, at, letter, second, second_shape, second_text, second_at)
@@ -1046,7 +1075,7 @@ else
           end
           return x, S_DOUBLE
         elseif second_shape == S_INT or second_shape == S_NUMBER then
-          local x = tonumber(second_text) * 1.0
+          local x = to_double(second_text)
           if x == huge or x == -huge then
             fail(text, second_at, "the number " .. second_text .. " is too large for a double")
           end
@@ -1080,21 +1109,23 @@ else
           if rawequal(k, null) then fail(text, second_at, "a keyed table's key cannot be null") end
           if type(k) == "number" and k ~= k then fail(text, second_at, "a keyed table's key cannot be NaN") end
           if rawget(t, k) ~= nil then
-            fail(text, second_at, "the key " .. tostring(k) .. " is given twice in a keyed table")
+            later(r, second_at, "the key " .. tostring(k) .. " is given twice in a keyed table")
           end
           t[k] = v
         end
         r.made[t] = "t"
         return t, S_TABLE
       elseif letter == "s" then
-        local id, body = second[1], second[2]
+        -- (A number, a double or a byte string may stand second: nothing to index.)
+        local id, body
+        if second_shape == S_ARRAY then id, body = second[1], second[2] end
         if second_shape ~= S_ARRAY or #second ~= 2 or type(id) ~= "number" or not is_integer(id)
           or id < 1 or type(body) ~= "table" or rawequal(body, null) or getmetatable(body) == U64
           or getmetatable(body) == BYTES or r.made[body] == "s" or r.made[body] == "r" then
           fail(text, second_at, "a shared table is [\"s\", [id, table]], the table an array, an object, "
             .. "a keyed table or a class instance")
         end
-        if r.defined[id] then fail(text, second_at, "the shared table " .. id .. " is defined twice") end
+        if r.defined[id] then later(r, second_at, "the shared table " .. id .. " is defined twice") end
         r.defined[id] = true
         local placeholder = r.tables[id]
         if placeholder == nil then
@@ -1107,7 +1138,7 @@ else
         r.made[placeholder] = "s"
         return placeholder, S_TABLE
       elseif letter == "r" then
-        local id = second[1]
+        local id = second_shape == S_ARRAY and second[1] or nil
         if second_shape ~= S_ARRAY or #second ~= 1 or type(id) ~= "number" or not is_integer(id)
           or id < 1 then
           fail(text, second_at, "a reference is [\"r\", [id]]")
@@ -1120,8 +1151,9 @@ else
         end
         return t, S_TABLE
       elseif letter == "c" then
-        local name, body = second[1], second[2]
-        if second_shape ~= S_ARRAY or #second ~= 2 or type(name) ~= "string" or type(body) ~= "table"
+        local name, body
+        if second_shape == S_ARRAY then name, body = second[1], second[2] end
+        if second_shape ~= S_ARRAY or #second ~= 2 or type(name) ~= "string" or name == "" or type(body) ~= "table"
           or rawequal(body, null) or (getmetatable(body) ~= nil and getmetatable(body) ~= ARRAY)
           or (r.made[body] ~= nil and r.made[body] ~= "t") then
           fail(text, second_at, "a class instance is [\"c\", [\"ClassName\", table]], the table an array, an "
@@ -1129,12 +1161,13 @@ else
         end
         local mt = c.classes[name]
         if mt == nil then
-          fail(text, second_at, "class \"" .. name .. "\" is not registered (register its metatable with "
+          later(r, second_at, "class \"" .. name .. "\" is not registered (register its metatable with "
             .. "savechain.register_class)")
+          return body, S_TABLE
         end
         return setmetatable(body, mt), S_TABLE
       end
-      fail(text, at, "the tag \"" .. letter .. "\" is reserved for later revisions of the format; an "
+      fail(text, second_at, "the tag \"" .. letter .. "\" is reserved for later revisions of the format; an "
         .. "array of \"" .. letter .. "\" and another value is written [\"a\", [\"" .. letter .. "\", ...]]")
     end
 
@@ -1175,7 +1208,7 @@ else
         local spelling, stop = match(text, '^%["d", ?"(%-?0x[01][.%x]*p[-+]%d+)"%]()', at)
         if spelling then
           local x, why = read_spelling(spelling)
-          if x == nil then fail(text, at + 6, why .. ", found \"" .. spelling .. "\"") end
+          if x == nil then fail(text, find(text, "\"", at + 4, true), why .. ", found \"" .. spelling .. "\"") end
           return x, stop, S_DOUBLE
         end
       end
@@ -1245,15 +1278,16 @@ else
         end
         local key, key_at = nil, i
         key, i = read_string(text, i)
-        if rawget(t, key) ~= nil then
-          fail(text, key_at, "the key \"" .. key .. "\" is given twice in this object")
-        end
         if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         if byte(text, i) ~= 58 then fail(text, i, "expected ':' after a key, found " .. found(text, i)) end
         local v, vtext
         local value_at = match(text, WHITE, i + 1)
         v, i, _, vtext = read_value(r, value_at, depth)
         if v == nil then out_of_range(text, value_at, vtext) end
+        -- After its value, as the Rust reader checks it: an error in the value comes first.
+        if rawget(t, key) ~= nil then
+          fail(text, key_at, "the key \"" .. key .. "\" is given twice in this object")
+        end
         t[key] = v
         if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
         local b = byte(text, i)
@@ -1295,9 +1329,10 @@ else
     end
 
     function Reader.read(text)
-      -- Lua 5.3 and later check the whole text at once in C; before, read_string checks the
-      -- strings, the only place where bytes above 127 can stand.
-      if utf8_len and not is_utf8(text) then fail(text, invalid_at(text), "invalid UTF-8") end
+      -- The whole text first, as the Rust reader does, so that an invalid byte is the error
+      -- wherever it stands (Lua 5.3 and later check it in C; before, invalid_at walks the
+      -- bytes above 127).
+      if not is_utf8(text) then fail(text, invalid_at(text), "invalid UTF-8") end
       local start = 1
       if sub(text, 1, 3) == "\239\187\191" then start = 4 end
       -- The shared tables by id, the ids defined, references waiting for their definition,
@@ -1311,10 +1346,10 @@ else
       if v == nil then out_of_range(text, start, vtext) end
       if (byte(text, i) or 33) <= 32 then i = match(text, WHITE, i) end
       if i <= #text then fail(text, i, "expected the end of the text after the value, found " .. found(text, i)) end
+      if r.later then fail(text, r.later[1], r.later[2]) end
       for _, p in ipairs(r.pending) do
         if not r.defined[p[1]] then fail(text, p[2], "the shared table " .. p[1] .. " is referred to but never defined") end
       end
-      if rawequal(v, null) then return nil end
       return v
     end
 
@@ -1506,6 +1541,8 @@ function M.decode(text)
   end
   local ok, value = core.decode(text)
   if not ok then error(value, 0) end
+  -- A null alone is nil here (in a table, where nil cannot stand, it is savechain.null).
+  if rawequal(value, M.null) then return nil end
   return value
 end
 

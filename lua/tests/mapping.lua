@@ -122,6 +122,15 @@ function tests.same_state_same_bytes()
   assert(a == b, "different bytes:\n" .. a .. "\n" .. b)
 end
 
+function tests.a_text_that_is_null_decodes_to_nil()
+  -- As decode promises in every host (issue 28: the Rust core gave savechain.null); null
+  -- inside a value stays savechain.null, which a table can hold.
+  assert(savechain.decode("null") == nil)
+  assert(select("#", savechain.decode(" null\n")) == 1)
+  assert(savechain.decode("[null]")[1] == savechain.null)
+  assert(savechain.encode(savechain.null, { compact = true }) == "null")
+end
+
 function tests.null_and_empty_containers_survive()
   local value = savechain.decode('{"gone": null, "list": [], "map": {}, "inner": [null, 1]}')
   assert(value.gone == savechain.null and value.inner[1] == savechain.null)

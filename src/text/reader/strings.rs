@@ -29,18 +29,19 @@ impl<'a> Cursor<'a> {
             Some(len) => {
                 self.pos = start + len;
                 let mut out = self.text[start..start + len].to_owned();
-                self.string_slow(&mut out)?;
+                self.string_slow(open, &mut out)?;
                 Ok(Cow::Owned(out))
             }
             None => fail(ErrorKind::Syntax, open, NEVER_CLOSED),
         }
     }
 
-    /// The rest of a string with escapes, from the first special byte on.
-    fn string_slow(&mut self, out: &mut String) -> Parsed<()> {
+    /// The rest of a string with escapes, from the first special byte on; the string's
+    /// quote is at `open`, where a string that is never closed is wrong, escapes or not.
+    fn string_slow(&mut self, open: usize, out: &mut String) -> Parsed<()> {
         loop {
             let Some(len) = string_run(self.bytes, self.pos) else {
-                return fail(ErrorKind::Syntax, self.pos, NEVER_CLOSED);
+                return fail(ErrorKind::Syntax, open, NEVER_CLOSED);
             };
             out.push_str(&self.text[self.pos..self.pos + len]);
             self.pos += len;
