@@ -1601,9 +1601,9 @@ function M.register(name, handlers)
   return handlers
 end
 
--- The state of every module, by name, to be saved, with the versions of those that declare
--- one under "savechain.versions".
-function M.collect()
+-- The state of every module by name, and the versions of those that declare one. `who` is
+-- the public function, for messages.
+local function states_and_versions(who)
   local states, versions = {}, {}
   for name, state in pairs(kept) do
     states[name], versions[name] = state, kept_versions[name]
@@ -1611,10 +1611,17 @@ function M.collect()
   for name, handlers in pairs(modules) do
     local ok, state = pcall(handlers.save)
     if not ok then
-      error("savechain.collect: the save function of " .. name .. " failed: " .. tostring(state), 2)
+      error(who .. ": the save function of " .. name .. " failed: " .. tostring(state), 3)
     end
     states[name], versions[name] = state, handlers.version
   end
+  return states, versions
+end
+
+-- The state of every module, by name, to be saved, with the versions of those that declare
+-- one under "savechain.versions".
+function M.collect()
+  local states, versions = states_and_versions("savechain.collect")
   if next(versions) ~= nil then
     states[VERSIONS] = versions
   end
@@ -1622,29 +1629,59 @@ function M.collect()
 end
 
 -- `state` of the module `name`, saved at version `at`, brought to the module's version.
-local function upgraded(name, handlers, state, at)
+local function upgraded(who, name, handlers, state, at)
   if not is_integer(at) or at < 1 then
-    error("savechain.restore: the version of " .. name .. "'s state is " .. tostring(at) .. ", not an integer from 1", 3)
+    error(who .. ": the version of " .. name .. "'s state is " .. tostring(at) .. ", not an integer from 1", 4)
   end
   if at > handlers.version then
-    error(("savechain.restore: the state of %s is version %d, newer than the module (version %d): "
-      .. "it was saved by a newer build; nothing was loaded"):format(name, at, handlers.version), 3)
+    error((who .. ": the state of %s is version %d, newer than the module (version %d): "
+      .. "it was saved by a newer build; nothing was loaded"):format(name, at, handlers.version), 4)
   end
   while at < handlers.version do
     local upgrade = handlers.upgrades and handlers.upgrades[at]
     if upgrade == nil then
-      error(("savechain.restore: the state of %s is version %d, and the module has no upgrade from %d "
-        .. "to %d; nothing was loaded"):format(name, at, at, at + 1), 3)
+      error((who .. ": the state of %s is version %d, and the module has no upgrade from %d "
+        .. "to %d; nothing was loaded"):format(name, at, at, at + 1), 4)
     end
     local ok, result = pcall(upgrade, state)
     if not ok then
-      error(("savechain.restore: upgrading the state of %s from version %d to %d failed: %s; nothing "
-        .. "was loaded"):format(name, at, at + 1, tostring(result)), 3)
+      error((who .. ": upgrading the state of %s from version %d to %d failed: %s; nothing "
+        .. "was loaded"):format(name, at, at + 1, tostring(result)), 4)
     end
     if result ~= nil then state = result end
     at = at + 1
   end
   return state
+end
+
+-- Hands each registered module its state from `states` (by name), upgraded from its version
+-- in `versions` first; keeps the states of modules not registered. `who` names the public
+-- function in messages, which are raised at the level of its caller.
+local function restore_states(who, states, versions)
+  local ready = {}
+  for name, handlers in pairs(modules) do
+    local state = states[name]
+    if state ~= nil and handlers.version ~= nil then
+      state = upgraded(who, name, handlers, state, versions[name] or 1)
+    end
+    ready[name] = state
+  end
+  kept, kept_versions = {}, {}
+  for name, state in pairs(states) do
+    if name ~= VERSIONS and modules[name] == nil then
+      kept[name], kept_versions[name] = state, versions[name]
+    end
+  end
+  -- In name order, so that every Lua loads them alike; a failing load is named.
+  local names = {}
+  for name in pairs(modules) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local ok, err = pcall(modules[name].load, ready[name])
+    if not ok then
+      error(who .. ": the load function of " .. name .. " failed: " .. tostring(err), 3)
+    end
+  end
 end
 
 -- Hands each registered module its state from a save, upgraded first when the module
@@ -1663,30 +1700,139 @@ function M.restore(states)
   if type(versions) ~= "table" then
     error("savechain.restore: " .. VERSIONS .. " is not a table of versions", 2)
   end
-  local ready = {}
-  for name, handlers in pairs(modules) do
-    local state = states[name]
-    if state ~= nil and handlers.version ~= nil then
-      state = upgraded(name, handlers, state, versions[name] or 1)
-    end
-    ready[name] = state
+  restore_states("savechain.restore", states, versions)
+end
+
+-- Whole saves -----------------------------------------------------------------------------
+
+-- A save's `meta.version`, as a Lua game numbers its saves: an integer from 0.
+local function is_save_version(v)
+  return is_integer(v) and v >= 0
+end
+
+-- A semantic version ("1.2.0", "2.0.0-beta.1", "1.0.0+build.5"), as meta.writer must be.
+local function is_semver(s)
+  if type(s) ~= "string" then return false end
+  local core_part, rest = s:match("^(%d+%.%d+%.%d+)(.*)$")
+  if core_part == nil then return false end
+  for number in core_part:gmatch("%d+") do
+    if #number > 1 and number:sub(1, 1) == "0" then return false end
   end
-  kept, kept_versions = {}, {}
-  for name, state in pairs(states) do
-    if name ~= VERSIONS and modules[name] == nil then
-      kept[name], kept_versions[name] = state, versions[name]
+  local pre, build = rest:match("^%-([^+]*)(.*)$")
+  if pre == nil then pre, build = nil, rest end
+  local function identifiers(list, numeric_rule)
+    for id in (list .. "."):gmatch("([^.]*)%.") do
+      if id == "" or id:find("[^0-9A-Za-z-]") then return false end
+      if numeric_rule and id:find("^%d+$") and #id > 1 and id:sub(1, 1) == "0" then return false end
+    end
+    return true
+  end
+  if pre ~= nil and not identifiers(pre, true) then return false end
+  if build ~= "" then
+    local b = build:match("^%+(.*)$")
+    if b == nil or not identifiers(b, false) then return false end
+  end
+  return true
+end
+
+-- Checks `opts` against the options `allowed` (name -> what it must be, for messages).
+local function check_options(who, opts, allowed, example)
+  if type(opts) ~= "table" then
+    error(who .. " expects a table of options such as " .. example .. ", not a " .. type(opts), 3)
+  end
+  for key in pairs(opts) do
+    if allowed[key] == nil then
+      local names = {}
+      for name in pairs(allowed) do names[#names + 1] = name end
+      table.sort(names)
+      error(who .. ": unknown option " .. tostring(key) .. " (the options are "
+        .. table.concat(names, ", ") .. ")", 3)
     end
   end
-  -- In name order, so that every Lua loads them alike; a failing load is named.
-  local names = {}
-  for name in pairs(modules) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
-    local ok, err = pcall(modules[name].load, ready[name])
-    if not ok then
-      error("savechain.restore: the load function of " .. name .. " failed: " .. tostring(err), 2)
+  if not is_save_version(opts.version) then
+    error(who .. ": version is the game's save version, an integer from 0 (meta.version; "
+      .. "the version its upgrade steps reach), not " .. tostring(opts.version), 3)
+  end
+  if opts.game ~= nil and (type(opts.game) ~= "string" or opts.game == "") then
+    error(who .. ": game is the game's name, a string, not " .. tostring(opts.game), 3)
+  end
+end
+
+-- The text of a save of every registered module (and of the states kept from the save
+-- loaded, of modules not registered): {"data": {module: state, ...}, "meta": {"version":
+-- opts.version, "writer": opts.writer, "game": opts.game, "modules": {module: version}}},
+-- pretty, or on one line with opts.compact. It is a save as docs/FORMAT.md has it, which
+-- save-upgrade shows, edits and upgrades.
+function M.save(opts)
+  check_options("savechain.save", opts,
+    { version = "", writer = "", game = "", compact = "" },
+    '{ version = 1, writer = "1.0.0", game = "My Game" }')
+  if opts.writer ~= nil and not is_semver(opts.writer) then
+    error("savechain.save: writer is the game's release, a semantic version such as \"1.2.0\", not "
+      .. tostring(opts.writer), 2)
+  end
+  if opts.compact ~= nil and type(opts.compact) ~= "boolean" then
+    error("savechain.save: compact is true or false, not " .. tostring(opts.compact), 2)
+  end
+  local states, versions = states_and_versions("savechain.save")
+  local meta = { version = opts.version, writer = opts.writer, game = opts.game }
+  if next(versions) ~= nil then meta.modules = versions end
+  return M.encode({ meta = meta, data = states }, { compact = opts.compact == true })
+end
+
+-- Restores every registered module from the text of a save, as `restore` does, and returns
+-- the save's meta. The save must be of opts.version: a newer one was written by a newer
+-- release, and an older one needs the game's upgrade steps first (chain:upgrade with the
+-- native module, or save-upgrade --upgrades DIR); with opts.game, it must name that game.
+-- Nothing is loaded when it is refused.
+function M.load(text, opts)
+  if type(text) ~= "string" then
+    error("savechain.load expects the text of a save, not a " .. type(text), 2)
+  end
+  check_options("savechain.load", opts, { version = "", game = "" },
+    '{ version = 1, game = "My Game" }')
+  local save = M.decode(text)
+  if type(save) ~= "table" or getmetatable(save) ~= nil then
+    error("savechain.load: not a save: a save is an object with \"meta\" and \"data\"", 2)
+  end
+  local meta = rawget(save, "meta")
+  if meta == nil then
+    error("savechain.load: not a save: no \"meta\" member (the text of "
+      .. "savechain.encode(savechain.collect()) is loaded with savechain.restore(savechain.decode(text)))", 2)
+  end
+  for key in pairs(save) do
+    if key ~= "meta" and key ~= "data" then
+      error("savechain.load: not a save: a member " .. tostring(key) .. " beside \"meta\" and \"data\"", 2)
     end
   end
+  if type(meta) ~= "table" or getmetatable(meta) ~= nil or not is_save_version(rawget(meta, "version")) then
+    error("savechain.load: not a save: meta.version must be an integer from 0", 2)
+  end
+  local version, game = meta.version, meta.game
+  if opts.game ~= nil and game ~= opts.game then
+    error(("savechain.load: the save is of the game %s, and this is %q; nothing was loaded")
+      :format(type(game) == "string" and ("%q"):format(game) or "(none named)", opts.game), 2)
+  end
+  if version > opts.version then
+    error(("savechain.load: the save is version %s, newer than this game's (version %s): it was "
+      .. "written by a newer release; nothing was loaded"):format(tostring(version), tostring(opts.version)), 2)
+  end
+  if version < opts.version then
+    error(("savechain.load: the save is version %s, and this game reads version %s: upgrade it "
+      .. "with the game's steps first (chain:upgrade of the native module, or save-upgrade "
+      .. "--upgrades DIR --writer VERSION); nothing was loaded"):format(tostring(version), tostring(opts.version)), 2)
+  end
+  local data = rawget(save, "data")
+  if type(data) ~= "table" or (getmetatable(data) ~= nil and getmetatable(data) ~= core.array_mt)
+    or (getmetatable(data) == core.array_mt and next(data) ~= nil) then
+    error("savechain.load: the save's data is not an object of module states", 2)
+  end
+  local versions = meta.modules or {}
+  if type(versions) ~= "table" then
+    error("savechain.load: meta.modules is not a table of versions", 2)
+  end
+  restore_states("savechain.load", data, versions)
+  return meta
 end
 
 -- Equality as a save sees it -------------------------------------------------------------

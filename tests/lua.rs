@@ -44,6 +44,11 @@ fn upgrade_helpers() {
 }
 
 #[test]
+fn saves() {
+    run_lua_tests("saves.lua");
+}
+
+#[test]
 fn codec() {
     run_lua_tests("codec.lua");
 }

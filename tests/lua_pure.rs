@@ -114,6 +114,19 @@ fn the_librarys_lua_tests_pass_with_the_pure_codec_in_lua54() {
 }
 
 #[test]
+fn whole_saves_of_the_modules_pass_in_lua51_lua54_and_luajit() {
+    // savechain.save and savechain.load (issue 28), with the pure codec in each Lua.
+    let runner = repo().join("lua/tests/run.lua");
+    let tests = repo().join("lua/tests/saves.lua");
+    for interpreter in ["lua5.1", "lua5.4", "luajit"] {
+        let output = run_pure(interpreter, &runner, &[tests.as_os_str()]);
+        assert!(output.status.success(), "{interpreter}: {}", printed(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains(" passed, 0 failed"), "{interpreter}: {stdout}");
+    }
+}
+
+#[test]
 fn the_benchmark_against_dkjson_runs_in_lua54_and_luajit() {
     // benches/lua/pure_vs_dkjson.lua on a small save, once (docs/PERFORMANCE.md times it
     // on the 50 MiB one): its checks pass and it prints its table.

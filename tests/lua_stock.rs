@@ -89,6 +89,11 @@ fn modules_tests_pass_in_stock_lua() {
 }
 
 #[test]
+fn whole_save_tests_pass_in_stock_lua() {
+    run_library_tests("saves.lua");
+}
+
+#[test]
 fn upgrade_helper_tests_pass_in_stock_lua() {
     run_library_tests("upgrade.lua");
 }
