@@ -1551,6 +1551,7 @@ end
 local modules = {}       -- name -> { save = function, load = function, version, upgrades }
 local kept = {}          -- states of modules not registered in this run, written back as they were
 local kept_versions = {} -- and their versions
+local kept_meta = {}     -- members of the meta of the save loaded that save writes back
 
 -- The name, in what `collect` returns, of the versions of the modules that declare one. No
 -- module may take it.
@@ -1701,6 +1702,7 @@ function M.restore(states)
     error("savechain.restore: " .. VERSIONS .. " is not a table of versions", 2)
   end
   restore_states("savechain.restore", states, versions)
+  kept_meta = {}
 end
 
 -- Whole saves -----------------------------------------------------------------------------
@@ -1761,7 +1763,8 @@ end
 -- The text of a save of every registered module (and of the states kept from the save
 -- loaded, of modules not registered): {"data": {module: state, ...}, "meta": {"version":
 -- opts.version, "writer": opts.writer, "game": opts.game, "modules": {module: version}}},
--- pretty, or on one line with opts.compact. It is a save as docs/FORMAT.md has it, which
+-- pretty, or on one line with opts.compact; the other members of the meta of the save
+-- loaded last (its history) are kept. It is a save as docs/FORMAT.md has it, which
 -- save-upgrade shows, edits and upgrades.
 function M.save(opts)
   check_options("savechain.save", opts,
@@ -1775,7 +1778,9 @@ function M.save(opts)
     error("savechain.save: compact is true or false, not " .. tostring(opts.compact), 2)
   end
   local states, versions = states_and_versions("savechain.save")
-  local meta = { version = opts.version, writer = opts.writer, game = opts.game }
+  local meta = {}
+  for key, value in pairs(kept_meta) do meta[key] = value end
+  meta.version, meta.writer, meta.game = opts.version, opts.writer, opts.game
   if next(versions) ~= nil then meta.modules = versions end
   return M.encode({ meta = meta, data = states }, { compact = opts.compact == true })
 end
@@ -1832,6 +1837,14 @@ function M.load(text, opts)
     error("savechain.load: meta.modules is not a table of versions", 2)
   end
   restore_states("savechain.load", data, versions)
+  -- What else meta holds (its history of upgrades, the data versions of mods, a game's own
+  -- members) is written back by the next save, as every savechain writer keeps it.
+  kept_meta = {}
+  for key, value in pairs(meta) do
+    if key ~= "version" and key ~= "writer" and key ~= "game" and key ~= "modules" then
+      kept_meta[key] = value
+    end
+  end
   return meta
 end
 

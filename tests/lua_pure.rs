@@ -120,9 +120,16 @@ fn whole_saves_of_the_modules_pass_in_lua51_lua54_and_luajit() {
     let tests = repo().join("lua/tests/saves.lua");
     for interpreter in ["lua5.1", "lua5.4", "luajit"] {
         let output = run_pure(interpreter, &runner, &[tests.as_os_str()]);
-        assert!(output.status.success(), "{interpreter}: {}", printed(&output));
+        assert!(
+            output.status.success(),
+            "{interpreter}: {}",
+            printed(&output)
+        );
         let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(stdout.contains(" passed, 0 failed"), "{interpreter}: {stdout}");
+        assert!(
+            stdout.contains(" passed, 0 failed"),
+            "{interpreter}: {stdout}"
+        );
     }
 }
 
@@ -161,30 +168,40 @@ fn the_benchmark_against_dkjson_runs_in_lua54_and_luajit() {
     }
 }
 
+/// Runs examples/lua_game/main.lua in `dir` under `interpreter`, as its comment says.
+fn run_lua_game(dir: &Path, interpreter: &str) -> std::process::Output {
+    std::process::Command::new(common::stock_lua::interpreter(interpreter))
+        .arg(repo().join("examples/lua_game/main.lua"))
+        .current_dir(dir)
+        .env("LUA_PATH", format!("{}/lua/?.lua;;", repo().display()))
+        .env("LUA_CPATH", "")
+        .output()
+        .unwrap()
+}
+
+/// [`run_lua_game`], which must succeed; what it printed.
+fn play(dir: &Path, interpreter: &str) -> String {
+    let output = run_lua_game(dir, interpreter);
+    assert!(
+        output.status.success(),
+        "{interpreter}: {}",
+        printed(&output)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[test]
 fn the_lua_game_example_saves_and_loads_across_interpreters() {
-    // examples/lua_game/main.lua, run as its comment says, in a folder of its own: each
-    // interpreter (LuaJIT, then Lua 5.1 to 5.4) loads the save the one before wrote.
+    // In a folder of its own: each interpreter (LuaJIT, then Lua 5.1 to 5.4) loads the save
+    // the one before wrote.
     let dir = tempfile::tempdir().unwrap();
-    let run = |interpreter: &str| {
-        let output = std::process::Command::new(common::stock_lua::interpreter(interpreter))
-            .arg(repo().join("examples/lua_game/main.lua"))
-            .current_dir(dir.path())
-            .env("LUA_PATH", format!("{}/lua/?.lua;;", repo().display()))
-            .env("LUA_CPATH", "")
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{interpreter}: {}",
-            printed(&output)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
-    assert_eq!(run("luajit"), "new game\nsaved turn 1 with 125 credits\n");
+    assert_eq!(
+        play(dir.path(), "luajit"),
+        "new game\nsaved turn 1 with 125 credits\n"
+    );
     for (turn, interpreter) in [(1, "lua5.1"), (2, "lua5.2"), (3, "lua5.3"), (4, "lua5.4")] {
         assert_eq!(
-            run(interpreter),
+            play(dir.path(), interpreter),
             format!(
                 "loaded turn {turn}, flagship Kestrel (hull 96.5)\nsaved turn {} with {} credits\n",
                 turn + 1,
@@ -192,25 +209,216 @@ fn the_lua_game_example_saves_and_loads_across_interpreters() {
             )
         );
     }
-    // The save is the Rust library's too.
+    // It is a save, canonical, of the game's version, writer and name, with the fleet
+    // module's version (issue 28: it used to have no meta).
     let text = std::fs::read(dir.path().join("save.json")).unwrap();
-    let value = savechain::text::from_slice(&text).unwrap();
-    assert_eq!(savechain::text::to_vec(&value).unwrap(), text);
-    // A save of the economy module's first release is upgraded before the game loads it.
+    let save = savechain::Save::from_slice(&text).unwrap();
+    assert_eq!(save.to_vec().unwrap(), text);
+    assert_eq!(save.meta.version, 2);
+    assert_eq!(
+        save.meta.writer,
+        Some(savechain::semver::Version::new(1, 1, 0))
+    );
+    assert_eq!(
+        save.meta.extra.get("game").and_then(|g| g.as_str()),
+        Some("Lua Example")
+    );
+    let modules = save.meta.extra.get("modules").unwrap();
+    assert_eq!(modules.get("fleet").and_then(|v| v.as_i64()), Some(2));
+    // A state of the fleet module's first release is upgraded before the game loads it.
     let old = text_replace(
         &String::from_utf8(text).unwrap(),
-        "\"economy\": {\n    \"turn\": 5,\n    \"wallet\": {\n      \"credits\": 225\n    }\n  },",
-        "\"economy\": {\n    \"credits\": 40,\n    \"turn\": 7\n  },",
+        "      \"ships\": [\n        [\"r\", [1]]\n      ]",
+        "      \"ships\": [\n        [\"c\", [\"Ship\", {\"cargo\": [], \"hull\": 50, \"name\": \"Osprey\"}]]\n      ]",
     );
-    let old = text_replace(
-        &old,
-        ",\n  \"savechain.versions\": {\n    \"economy\": 2\n  }",
-        "",
-    );
+    let old = text_replace(&old, "\"fleet\": 2", "\"fleet\": 1");
+    let old = old.replacen("\"flagship\"", "\"retired\"", 1);
     std::fs::write(dir.path().join("save.json"), old).unwrap();
     assert_eq!(
-        run("lua5.4"),
-        "loaded turn 7, flagship Kestrel (hull 96.5)\nsaved turn 8 with 65 credits\n"
+        play(dir.path(), "lua5.4"),
+        "loaded turn 5, flagship Osprey (hull 50)\nsaved turn 6 with 250 credits\n"
+    );
+}
+
+/// save-upgrade, run in `dir`.
+fn save_upgrade(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_cli_shows_checks_inspects_and_upgrades_a_save_the_one_file_library_wrote() {
+    // Issue 28: a Lua game's saves were no saves (no meta), and every tool refused them.
+    let dir = tempfile::tempdir().unwrap();
+    let steps = repo().join("examples/lua_game/upgrades");
+    let steps = steps.to_str().unwrap();
+    // A save of the Lua game's release 1.0.0 (version 1: credits not in a wallet yet),
+    // written by the one-file library in LuaJIT and in Lua 5.4.
+    let write_old = r#"
+        local savechain = require("savechain")
+        local player = { name = "Ada", credits = 120, position = { 3.5, -0.25 } }
+        savechain.register("player", { save = function() return player end, load = function() end })
+        -- A module with a version and no state yet: its version is in meta all the same.
+        savechain.register("fleet", { version = 2, save = function() return nil end,
+          load = function() end })
+        io.write(savechain.save({ version = 1, writer = "1.0.0", game = "Lua Example" }))
+    "#;
+    for interpreter in ["luajit", "lua5.4"] {
+        let output = run_lua(
+            interpreter,
+            &pure_path(),
+            "",
+            Script::Source(write_old),
+            &[],
+        );
+        assert!(
+            output.status.success(),
+            "{interpreter}: {}",
+            printed(&output)
+        );
+        std::fs::write(dir.path().join("save.json"), &output.stdout).unwrap();
+
+        let out = save_upgrade(dir.path(), &["show", "save.json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            shown.contains("\"credits\": 120") && shown.contains("3.5"),
+            "{shown}"
+        );
+
+        let out = save_upgrade(dir.path(), &["fmt", "--check", "save.json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+
+        let out = save_upgrade(
+            dir.path(),
+            &[
+                "inspect",
+                "--upgrades",
+                steps,
+                "--writer",
+                "1.1.0",
+                "save.json",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let facts = String::from_utf8_lossy(&out.stdout);
+        for line in [
+            "  game Lua Example\n",
+            "  version 1 (latest 2), written by 1.0.0\n",
+            "  module fleet: version 2\n",
+            "  would run 1 -> 2 lua  ",
+        ] {
+            assert!(facts.contains(line), "{interpreter}: {line:?} in\n{facts}");
+        }
+        let out = save_upgrade(dir.path(), &["inspect", "--json", "save.json"]);
+        let facts = savechain::text::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            facts
+                .get("modules")
+                .and_then(|m| m.get("fleet"))
+                .and_then(|v| v.as_i64()),
+            Some(2)
+        );
+
+        let out = save_upgrade(
+            dir.path(),
+            &[
+                "--upgrades",
+                steps,
+                "--writer",
+                "1.1.0",
+                "--no-backup",
+                "save.json",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let upgraded = std::fs::read(dir.path().join("save.json")).unwrap();
+        let save = savechain::Save::from_slice(&upgraded).unwrap();
+        assert_eq!(save.meta.version, 2);
+        let wallet = save.data.get("player").and_then(|p| p.get("wallet"));
+        assert_eq!(
+            wallet
+                .and_then(|w| w.get("credits"))
+                .and_then(|c| c.as_i64()),
+            Some(120)
+        );
+        assert!(save.meta.extra.get("modules").is_some());
+
+        // The game of release 1.1.0 loads it, and keeps its history in its next save.
+        assert_eq!(
+            play(dir.path(), "lua5.4"),
+            "loaded turn 0, flagship Kestrel (hull 96.5)\nsaved turn 1 with 145 credits\n"
+        );
+        let resaved = std::fs::read(dir.path().join("save.json")).unwrap();
+        let save = savechain::Save::from_slice(&resaved).unwrap();
+        let history = save.meta.extra.get("history").and_then(|h| h.as_array());
+        assert_eq!(
+            history.map(|h| h.len()),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&resaved)
+        );
+    }
+}
+
+#[test]
+fn the_lua_game_refuses_a_save_its_steps_have_not_upgraded_and_loads_it_after() {
+    // examples/lua_game/old-save.json is a save of release 1.0.0, which the README's
+    // native-module example upgrades with the same steps.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo().join("examples/lua_game/old-save.json"),
+        dir.path().join("save.json"),
+    )
+    .unwrap();
+    let before = std::fs::read(dir.path().join("save.json")).unwrap();
+    let output = run_lua_game(dir.path(), "luajit");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the save is version 1, and this game reads version 2: upgrade it"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(dir.path().join("save.json")).unwrap(), before);
+    let steps = repo().join("examples/lua_game/upgrades");
+    let out = save_upgrade(
+        dir.path(),
+        &[
+            "--upgrades",
+            steps.to_str().unwrap(),
+            "--writer",
+            "1.1.0",
+            "save.json",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        play(dir.path(), "luajit"),
+        "loaded turn 0, flagship Kestrel (hull 96.5)\nsaved turn 1 with 145 credits\n"
     );
 }
 

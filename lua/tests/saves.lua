@@ -128,6 +128,22 @@ function tests.states_of_modules_not_registered_are_kept_with_their_versions()
   assert(save.data.retired.x == 1 and save.meta.modules.retired == 4)
 end
 
+function tests.the_rest_of_meta_is_kept_from_the_save_loaded()
+  -- A save upgraded by save-upgrade has a history; the game's next save keeps it, as it
+  -- keeps a member of the game's own, and writes its own version, writer and game.
+  register_modules()
+  savechain.load('{"data": {"fleet": 1}, "meta": {"game": "Test Game", "history": '
+    .. '[{"from": 1, "to": 2, "writer": "1.1.0"}], "slot": 3, "version": 2, "writer": "1.1.0"}}',
+    { version = 2 })
+  local meta = savechain.decode(savechain.save({ version = 2, writer = "1.2.0" })).meta
+  assert(meta.history[1].to == 2 and meta.history[1].writer == "1.1.0" and meta.slot == 3)
+  assert(meta.writer == "1.2.0" and meta.game == nil and meta.modules.wallet == 2)
+  -- A game started anew (restore) has nothing of it.
+  savechain.restore({})
+  meta = savechain.decode(savechain.save({ version = 2 })).meta
+  assert(meta.history == nil and meta.slot == nil)
+end
+
 function tests.encode_of_collect_is_as_it_was()
   register_modules()
   fleet, wallet = { ships = {} }, { coins = 3 }

@@ -12,8 +12,8 @@ use super::output::{self, errln, outln};
 use super::report::print_error;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
-/// Show a save's game, version, writer and history, the steps an upgrade would run, and
-/// counts of what the document holds.
+/// Show a save's game, version, writer and history, the versions of a Lua game's modules,
+/// the steps an upgrade would run, and counts of what the document holds.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   save-upgrade inspect world.json
@@ -132,6 +132,12 @@ impl Facts {
         self.save.meta.extra.get("game")
     }
 
+    /// The versions of a Lua game's script modules (`meta.modules`, written by the Lua
+    /// library's `savechain.save`), as they are.
+    fn modules(&self) -> Option<&Value> {
+        self.save.meta.extra.get("modules")
+    }
+
     fn writer(&self) -> Option<String> {
         self.save.meta.writer.as_ref().map(|w| w.to_string())
     }
@@ -155,6 +161,7 @@ impl Facts {
             ("version", Value::from(self.save.meta.version)),
             ("writer", string(self.writer())),
             ("history", self.history()),
+            ("modules", self.modules().cloned().unwrap_or(Value::Null)),
             ("latest", Value::from(chain.latest())),
             ("steps", super::chain::describe_steps(steps)),
             ("refused", string(self.plan.clone().err())),
@@ -309,6 +316,15 @@ impl Facts {
             for entry in history {
                 outln!("  history: {entry}");
             }
+        }
+        match self.modules() {
+            Some(Value::Object(modules)) => {
+                for (name, version) in modules.iter() {
+                    outln!("  module {name}: version {version}");
+                }
+            }
+            Some(other) => outln!("  modules {other} (not an object of versions)"),
+            None => {}
         }
         match &self.plan {
             Err(e) => outln!("  cannot upgrade: {e}"),
