@@ -5,10 +5,12 @@
 --     save = function() return economy.state end,
 --     load = function(state) economy.state = state or economy.new_state() end,
 --   })
---   local text = savechain.encode(savechain.collect())   -- or let the game save it
---   savechain.restore(savechain.decode(text))
+--   local text = savechain.save({ version = 1, writer = "1.0.0", game = "My Game" })
+--   savechain.load(text, { version = 1, game = "My Game" })   -- every module's load
 --
--- docs/FORMAT.md (section 8) says what each Lua value becomes in a save.
+-- docs/FORMAT.md (section 8) says what each Lua value becomes in a save, and how a save's
+-- meta.version (upgraded by the game's steps) and each module's version (upgraded by the
+-- module, at load) relate.
 --
 -- This one file is the whole library in any Lua host. The Rust library and the native
 -- module (lua-module/) load it with their Rust core, which reads and writes save text.

@@ -525,3 +525,38 @@ fn chain_limits_take_whole_numbers_as_the_docs_show_them() {
     );
     assert_eq!(out, "2\n");
 }
+
+#[test]
+fn a_save_upgraded_by_a_chain_loads_into_the_modules() {
+    // The README's native example (issue 28): the Lua game's save of release 1.0.0 is
+    // upgraded by its steps, then loaded by savechain.load, which refused it before.
+    let out = lua_ok(
+        r#"
+        local savechain = require("savechain")
+        local player
+        savechain.register("player", { save = function() return player end,
+          load = function(p) player = p end })
+        local file = assert(io.open("examples/lua_game/old-save.json"))
+        local old = file:read("a")
+        file:close()
+        local ok, err = pcall(savechain.load, old, { version = 2, game = "Lua Example" })
+        print(ok, err)
+        local chain = savechain.chain{ steps = "examples/lua_game/upgrades", writer = "1.1.0" }
+        local upgraded = chain:upgrade(old)
+        local meta = savechain.load(upgraded, { version = chain.latest, game = "Lua Example" })
+        print(player.wallet.credits, meta.history[1].from, meta.writer)
+        print((savechain.save({ version = 2, writer = "1.1.0", game = "Lua Example", compact = true })))
+        "#,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "false\tsavechain.load: the save is version 1, and this game reads version 2: upgrade it \
+         with the game's steps first (chain:upgrade of the native module, or save-upgrade \
+         --upgrades DIR --writer VERSION); nothing was loaded\n\
+         120\t1\t1.1.0\n\
+         {\"data\":{\"player\":{\"name\":\"Ada\",\"position\":[[\"d\",\"0x1.8p+1\"],[\"d\",\"-0x1p-2\"]],\
+         \"wallet\":{\"coins\":0,\"credits\":120}}},\"meta\":{\"game\":\"Lua Example\",\"history\":\
+         [{\"from\":1,\"to\":2,\"writer\":\"1.1.0\"}],\"version\":2,\"writer\":\"1.1.0\"}}\n"
+    );
+}
