@@ -301,6 +301,26 @@ fn the_cli_shows_checks_inspects_and_upgrades_a_save_the_one_file_library_wrote(
             String::from_utf8_lossy(&out.stderr)
         );
 
+        // An edit in an editor (here sed, as $EDITOR: the file is its last argument).
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .args(["edit", "save.json"])
+            .current_dir(dir.path())
+            .env_remove("VISUAL")
+            .env("EDITOR", "sed -i s/Ada/Eve/")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let edited = std::fs::read_to_string(dir.path().join("save.json")).unwrap();
+        assert!(
+            edited.contains("\"Eve\"") && edited.contains("\"modules\""),
+            "{edited}"
+        );
+
         let out = save_upgrade(
             dir.path(),
             &[
@@ -362,6 +382,8 @@ fn the_cli_shows_checks_inspects_and_upgrades_a_save_the_one_file_library_wrote(
                 .and_then(|c| c.as_i64()),
             Some(120)
         );
+        let name = save.data.get("player").and_then(|p| p.get("name"));
+        assert_eq!(name.and_then(|n| n.as_str()), Some("Eve"));
         assert!(save.meta.extra.get("modules").is_some());
 
         // The game of release 1.1.0 loads it, and keeps its history in its next save.
