@@ -1127,7 +1127,10 @@ else
           fail(text, second_at, "a shared table is [\"s\", [id, table]], the table an array, an object, "
             .. "a keyed table or a class instance")
         end
-        if r.defined[id] then later(r, second_at, "the shared table " .. id .. " is defined twice") end
+        if r.defined[id] then
+          later(r, second_at, "the shared table " .. id .. " is defined twice")
+          return body, S_TABLE
+        end
         r.defined[id] = true
         local placeholder = r.tables[id]
         if placeholder == nil then

@@ -1495,3 +1495,18 @@ proptest! {
         check_positions(&ALL, &texts.0).map_err(TestCaseError::fail)?;
     }
 }
+
+#[test]
+fn a_shared_table_defined_twice_is_refused_whatever_its_first_definition_holds() {
+    // The error waits for the end of the text; the table read for the second definition
+    // must not be merged into the first (a class whose metatable is protected refused that
+    // with a bare Lua error).
+    let source = r#"s.register_class('Locked', {__metatable = false})
+        local ok, e = pcall(s.decode, '[["s",[1,["c",["Locked",{}]]]],["s",[1,{}]]]')
+        return e"#;
+    same_as_rust(
+        &PURE,
+        source,
+        Some("line 1, column 37: the shared table 1 is defined twice"),
+    );
+}
