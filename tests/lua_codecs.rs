@@ -301,6 +301,12 @@ fn compare(expected: &Expected, got: &Outcome, exact: bool) -> Result<(), String
                     "refused with another message:\nrust: {e}\ngot:  {g}"
                 ));
             }
+            // Worded otherwise, but at the same place when both name one (issue 28).
+            if let (Some(pe), Some(pg)) = (position(e), position(g)) {
+                if pe != pg {
+                    return Err(format!("refused at another place:\nrust: {e}\ngot:  {g}"));
+                }
+            }
             Ok(())
         }
         (Expected::Refused(e), Outcome::Done { compact, .. }) => Err(format!(
