@@ -276,3 +276,21 @@ fn unquoted_hexfloats() {
         assert_eq!(in_lua, whole, "{name}: the Lua reader");
     }
 }
+
+#[test]
+fn a_string_never_closed_is_named_at_its_quote_with_or_without_escapes() {
+    // Issue 28: after an escape, the error named the byte after it, where the one-file Lua
+    // library (and the string without escapes) named the quote.
+    for text in [
+        r#"{"meta": {"version": 1}, "data": "abc"#,
+        r#"{"meta": {"version": 1}, "data": "a\u0041bc"#,
+        r#"{"meta": {"version": 1}, "data": "a\n\"bc"#,
+    ] {
+        let err = Save::from_str(text).expect_err(text);
+        assert!(
+            err.to_string()
+                .starts_with("line 1, column 34: at data: this string is never closed"),
+            "{text}: {err}"
+        );
+    }
+}
