@@ -994,6 +994,24 @@ else
         fail(text, at, "expected a value, found " .. found(text, at))
       end
       local b = byte(text, stop)
+      if (b == 120 or b == 88) and (s == "0" or s == "-0") then
+        -- A hexfloat typed without its quotes: say what to write, at the number's start.
+        local i = at
+        if byte(text, i) == 45 then i = i + 1 end
+        while true do
+          local c = byte(text, i)
+          if not c then break end
+          local after_p = (c == 43 or c == 45) and i > at and find(sub(text, i - 1, i - 1), "[pP]")
+          if not (after_p or find(char(c), "[%x%.xXpP]")) then break end
+          i = i + 1
+        end
+        local hex = sub(text, at, i - 1)
+        if find(hex, "[pP]") then
+          fail(text, at, 'a hexfloat must be quoted: ["d", "' .. hex .. '"] (JSON has no hexadecimal numbers)')
+        end
+        fail(text, at, "JSON has no hexadecimal numbers: write the integer in decimal, or a double"
+          .. ' as a quoted hexfloat with its exponent, such as ["d", "' .. hex .. 'p+0"]')
+      end
       local lead, second = byte(s, 1), byte(s, 2)
       if (lead == 48 and second) or (lead == 45 and second == 48 and byte(s, 3)) then
         fail(text, at, "a number does not start with 0 (JSON allows no leading zeros)")

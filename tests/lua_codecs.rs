@@ -1371,6 +1371,11 @@ fn malformed_texts() -> Vec<Vec<u8>> {
         "[1e999]",
         "[\"d\", 1e999]",
         "[\"d\", 99999999999999999999]",
+        // Hexfloats typed without their quotes, and hexadecimal integers.
+        "[\"d\", 0x1p+0]",
+        "{\"hp\": -0x1.8p+3}",
+        "[0X1F, 2]",
+        "[0x]",
         // Strings.
         r#""\u12""#,
         r#""\u12x4""#,
