@@ -30,7 +30,7 @@ use crate::batch::Plan;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::options::Options;
-use crate::upgrade::{Chain, Changes};
+use crate::upgrade::{Chain, Changes, StepReport, Upgrader};
 use crate::Save;
 
 /// One fixture and what became of it.
@@ -43,6 +43,10 @@ pub struct Outcome {
     pub expected: PathBuf,
     /// How its upgrade compares.
     pub verdict: Verdict,
+    /// The steps that ran on it, in order, each with what it printed
+    /// ([`StepReport::printed`]): when its upgrade failed, those that ran, the failing one
+    /// last. Empty when no step ran (or it did not load).
+    pub steps: Vec<StepReport>,
 }
 
 /// How a fixture's upgrade compares with its expected form.
@@ -92,16 +96,17 @@ pub fn check(chain: &Chain, fixtures: &Path, expected: &Path, bless: bool) -> Re
     for found in &plan.saves {
         let relative = found.path.strip_prefix(fixtures).unwrap_or(&found.path);
         let expected_path = expected.join(relative);
-        let verdict = match upgraded_text(&mut upgrader, &found.path, &options) {
-            Ok(Some(text)) => compare(&text, &expected_path, bless),
+        let (verdict, steps) = match upgraded_text(&mut upgrader, &found.path, &options) {
+            Ok(Some((text, steps))) => (compare(&text, &expected_path, bless), steps),
             // Not a save (no meta): not a fixture.
             Ok(None) => continue,
-            Err(e) => Verdict::Failed(e),
+            Err((e, steps)) => (Verdict::Failed(e), steps),
         };
         outcomes.push(Outcome {
             fixture: found.path.clone(),
             expected: expected_path,
             verdict,
+            steps,
         });
     }
     if outcomes.is_empty() {
@@ -113,24 +118,33 @@ pub fn check(chain: &Chain, fixtures: &Path, expected: &Path, bless: bool) -> Re
     Ok(outcomes)
 }
 
-/// The canonical text of the fixture at `path` upgraded to the latest version; `None` for
-/// a file that is not a save.
+/// The canonical text of the fixture at `path` upgraded to the latest version, and the
+/// reports of the steps that ran; `None` for a file that is not a save. An error comes with
+/// the reports of the steps that ran before it, the failing one last.
+#[allow(clippy::type_complexity)]
 fn upgraded_text(
-    upgrader: &mut crate::upgrade::Upgrader<'_>,
+    upgrader: &mut Upgrader<'_>,
     path: &Path,
     options: &Options,
-) -> Result<Option<Vec<u8>>> {
-    let read = fsio::read_regular(path)
-        .map_err(|e| Error::io(e, "cannot read the file").with_file(path))?;
+) -> std::result::Result<Option<(Vec<u8>, Vec<StepReport>)>, (Error, Vec<StepReport>)> {
+    let read = fsio::read_regular(path).map_err(|e| {
+        (
+            Error::io(e, "cannot read the file").with_file(path),
+            Vec::new(),
+        )
+    })?;
     let save = match Save::from_slice(&read) {
         Ok(save) => save,
         Err(e) if e.kind() == ErrorKind::NotASave => return Ok(None),
-        Err(e) => return Err(e.with_file(path)),
+        Err(e) => return Err((e.with_file(path), Vec::new())),
     };
     let upgraded = upgrader
         .upgrade(save, options)
-        .map_err(|e| e.with_file(path))?;
-    Ok(Some(upgraded.save.to_vec()?))
+        .map_err(|e| (e.with_file(path), upgrader.failed_steps().to_vec()))?;
+    match upgraded.save.to_vec() {
+        Ok(text) => Ok(Some((text, upgraded.steps))),
+        Err(e) => Err((e.with_file(path), upgraded.steps)),
+    }
 }
 
 fn compare(text: &[u8], expected: &Path, bless: bool) -> Verdict {

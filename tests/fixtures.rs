@@ -235,3 +235,68 @@ fn test_shows_differences_and_bless_writes_the_expected_forms() {
     .unwrap();
     assert_eq!(run(&[]).status.code(), Some(2));
 }
+
+/// What a step prints is how an author sees what it sees: `save-upgrade test` shows it, as
+/// an upgrade does (`FIXTURE: STEP: line`, on standard error), for a fixture that failed or
+/// differs, and, with `--print`, for every fixture; not for one that matches.
+#[test]
+fn test_shows_what_steps_printed_for_fixtures_that_fail_or_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = dir.path().join("steps");
+    std::fs::create_dir(&steps).unwrap();
+    std::fs::write(
+        steps.join("0001-hp.lua"),
+        "return function(d) print('hp is ' .. tostring(d.hp)) d.hp = d.hp + 1 end",
+    )
+    .unwrap();
+    let fixtures = dir.path().join("fixtures");
+    std::fs::create_dir(&fixtures).unwrap();
+    for (name, hp) in [("differs", "1"), ("fails", "\"x\""), ("matches", "2")] {
+        let text = format!(r#"{{"meta": {{"version": 1}}, "data": {{"hp": {hp}}}}}"#);
+        std::fs::write(fixtures.join(format!("{name}.json")), text).unwrap();
+    }
+    let expected = dir.path().join("expected");
+    std::fs::create_dir(&expected).unwrap();
+    let expected_of = |hp: u32| {
+        let save = format!(
+            r#"{{"meta": {{"version": 2, "writer": "1.0.0", "history": [{{"from": 1, "to": 2, "writer": "1.0.0"}}]}}, "data": {{"hp": {hp}}}}}"#
+        );
+        savechain::Save::from_str(&save).unwrap().to_vec().unwrap()
+    };
+    std::fs::write(expected.join("differs.json"), expected_of(7)).unwrap();
+    std::fs::write(expected.join("matches.json"), expected_of(3)).unwrap();
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .arg("test")
+            .args(extra)
+            .args(["--upgrades", "steps", "--writer", "1.0.0", "fixtures"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("fixtures/differs.json: 0001-hp.lua: hp is 1\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fixtures/fails.json: 0001-hp.lua: hp is x\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hp is 2"), "{stderr}");
+    let (code, stderr) = run(&["--print"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("fixtures/matches.json: 0001-hp.lua: hp is 2\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hp is 1") && stderr.contains("hp is x"),
+        "{stderr}"
+    );
+}

@@ -21,7 +21,10 @@ Each save under FIXTURES is upgraded to the chain's latest version, in memory, a
 canonical text compared with its expected form: FIXTURES/a/b.json with EXPECTED/a/b.json
 (EXPECTED is the folder `expected` beside FIXTURES unless --expected names another). What
 differs is printed on standard output, path by path with its values (`~ data.ship.hull:
-[\"d\",0.965] -> [\"d\",1.0]`, expected -> upgraded). The fixtures are never written.
+[\"d\",0.965] -> [\"d\",1.0]`, expected -> upgraded). What the steps printed for a
+fixture that differs or fails goes to standard error as an upgrade writes it
+(`fixtures/a.json: 0009-stolen-cargo.lua: text`); --print shows it for every fixture.
+The fixtures are never written.
 Exit status: 0 every fixture matches (or, with --bless, its expected form was written),
 1 a fixture differs or has no expected form, 2 a fixture failed to load or upgrade, or a
 usage error.")]
@@ -32,9 +35,13 @@ pub struct Args {
     /// The folder of expected forms (default: `expected` beside FIXTURES).
     #[arg(long, value_name = "DIR")]
     expected: Option<PathBuf>,
-    /// Print only differences and errors.
+    /// Print only differences and errors (with what the steps printed for them).
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Show what the steps printed for every fixture, not only for those that differ or
+    /// fail.
+    #[arg(long, conflicts_with = "quiet")]
+    print: bool,
     #[command(flatten)]
     chain: ChainArg,
     /// The folder of fixtures: saves at older versions.
@@ -59,6 +66,10 @@ pub fn run(args: Args) -> i32 {
     let (mut matching, mut differing, mut missing, mut written, mut failed) = (0, 0, 0, 0, 0);
     for outcome in &outcomes {
         let (fixture, expected) = (outcome.fixture.display(), outcome.expected.display());
+        let wanted = matches!(outcome.verdict, Verdict::Differs(_) | Verdict::Failed(_));
+        if wanted || args.print {
+            print_printed(outcome);
+        }
         match &outcome.verdict {
             Verdict::Matches => {
                 matching += 1;
@@ -108,4 +119,21 @@ pub fn run(args: Args) -> i32 {
     } else {
         EXIT_OK
     }
+}
+
+/// What the steps printed on the fixture, to standard error as an upgrade writes it:
+/// `FIXTURE: STEP: line` (`MOD/STEP` for a mod's step).
+fn print_printed(outcome: &fixtures::Outcome) {
+    let mut text = String::new();
+    for step in &outcome.steps {
+        let name = match &step.in_mod {
+            Some(m) => format!("{m}/{}", step.name),
+            None => step.name.clone(),
+        };
+        for line in &step.printed {
+            let fixture = outcome.fixture.display();
+            text.push_str(&format!("{fixture}: {name}: {line}\n"));
+        }
+    }
+    output::err(&text);
 }
