@@ -288,10 +288,10 @@ const char *savechain_version(void);
 // (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 // steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
 // misnamed file, a step that does not compile, or a `writer` that is not a semantic
-// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`) naming the
-// file
-// (`failed_step`, and `step_line` where Lua gives the line; the error's `line` and
-// `column` are about save text, and stay 0).
+// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`); one about
+// a step names its file (`file`, the path; `failed_step`, the file's name: the step after
+// a gap, the second of two from one version, the misnamed file; and `step_line` where
+// Lua gives the line; the error's `line` and `column` are about save text, and stay 0).
 // Each step's file is run once here, to get its function, under the default limits
 // (`savechain_chain_set_limits` applies to the steps' runs on saves).
 //
@@ -377,7 +377,7 @@ void savechain_error_free(struct savechain_error *error);
 // `data_len` bytes of the game's data as JSON of the format; plain JSON is fine, a
 // double typed as a decimal is read as the nearest double) under a `meta` the chain
 // makes:
-// - `meta` NULL: a new save, at the chain's latest version, written by the chain's
+// - `meta` NULL (with a `meta_len` of 0): a new save, at the chain's latest version, written by the chain's
 //   `writer`, naming its game, recording each of its mods at its latest version;
 // - else the `meta_len` bytes at `meta`, the `meta` object of the save as it was loaded
 //   and upgraded (`savechain_read_meta` of the upgraded text), whose other members (the
@@ -395,7 +395,8 @@ void savechain_error_free(struct savechain_error *error);
 // # Safety
 // `chain` is a live chain; `path` a NUL-terminated string; `data` points to `data_len`
 // readable bytes, `meta` to `meta_len` (each NULL with a length of 0 allowed);
-// `error_out` is NULL or writable.
+// `error_out` is NULL or writable. A NULL `data` or `meta` with a length that is not 0
+// is refused (`SAVECHAIN_ERROR_ARGUMENT`).
 enum savechain_status savechain_store_file(const struct savechain_chain *chain,
                                            const char *path,
                                            const char *data,

@@ -79,6 +79,23 @@ pub(crate) unsafe fn bytes<'a>(
     Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
 }
 
+/// The `len` bytes at `ptr`, the argument `what`, or `None` for NULL with a length of 0
+/// (the argument left out); NULL with a length is refused, as with [`bytes`].
+///
+/// # Safety
+/// As [`bytes`].
+pub(crate) unsafe fn optional_bytes<'a>(
+    ptr: *const c_char,
+    len: usize,
+    what: &str,
+) -> Result<Option<&'a [u8]>, Failure> {
+    match ptr.is_null() && len == 0 {
+        true => Ok(None),
+        // SAFETY: the caller's promise.
+        false => unsafe { bytes(ptr, len, what) }.map(Some),
+    }
+}
+
 /// Checks that `out` can take a result, the argument `what`.
 pub(crate) fn out<T>(out: *mut T, what: &str) -> Result<(), Failure> {
     match out.is_null() {

@@ -29,10 +29,10 @@ pub struct savechain_chain {
 /// (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 /// steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
 /// misnamed file, a step that does not compile, or a `writer` that is not a semantic
-/// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`) naming the
-/// file
-/// (`failed_step`, and `step_line` where Lua gives the line; the error's `line` and
-/// `column` are about save text, and stay 0).
+/// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`); one about
+/// a step names its file (`file`, the path; `failed_step`, the file's name: the step after
+/// a gap, the second of two from one version, the misnamed file; and `step_line` where
+/// Lua gives the line; the error's `line` and `column` are about save text, and stay 0).
 /// Each step's file is run once here, to get its function, under the default limits
 /// (`savechain_chain_set_limits` applies to the steps' runs on saves).
 ///

@@ -11,7 +11,7 @@ use crate::error::{guard, savechain_error, savechain_status, Failure};
 /// `data_len` bytes of the game's data as JSON of the format; plain JSON is fine, a
 /// double typed as a decimal is read as the nearest double) under a `meta` the chain
 /// makes:
-/// - `meta` NULL: a new save, at the chain's latest version, written by the chain's
+/// - `meta` NULL (with a `meta_len` of 0): a new save, at the chain's latest version, written by the chain's
 ///   `writer`, naming its game, recording each of its mods at its latest version;
 /// - else the `meta_len` bytes at `meta`, the `meta` object of the save as it was loaded
 ///   and upgraded (`savechain_read_meta` of the upgraded text), whose other members (the
@@ -29,7 +29,8 @@ use crate::error::{guard, savechain_error, savechain_status, Failure};
 /// # Safety
 /// `chain` is a live chain; `path` a NUL-terminated string; `data` points to `data_len`
 /// readable bytes, `meta` to `meta_len` (each NULL with a length of 0 allowed);
-/// `error_out` is NULL or writable.
+/// `error_out` is NULL or writable. A NULL `data` or `meta` with a length that is not 0
+/// is refused (`SAVECHAIN_ERROR_ARGUMENT`).
 #[no_mangle]
 pub unsafe extern "C" fn savechain_store_file(
     chain: *const savechain_chain,
@@ -48,11 +49,11 @@ pub unsafe extern "C" fn savechain_store_file(
         // SAFETY: the caller's promise.
         let data = unsafe { args::bytes(data, data_len, "data") }?;
         let data = savechain::text::from_slice(data)?;
-        let save = match meta.is_null() {
-            true => handle.chain.new_save(data),
-            false => {
-                // SAFETY: the caller's promise.
-                let meta = unsafe { args::bytes(meta, meta_len, "meta") }?;
+        // SAFETY: the caller's promise.
+        let meta = unsafe { args::optional_bytes(meta, meta_len, "meta") }?;
+        let save = match meta {
+            None => handle.chain.new_save(data),
+            Some(meta) => {
                 let meta = meta_of(meta)?;
                 let latest = handle.chain.latest();
                 if meta.version != latest {

@@ -1423,3 +1423,83 @@ fn a_dry_run_fails_a_read_only_save_as_the_upgrade_would() {
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
 }
+
+/// A chain's set-up errors name the step file they are about, as the header says, in
+/// `file` (its path) and `failed_step` (its name): the step after a gap, the second of two
+/// from one version, a misnamed file; as the library's own errors do.
+#[test]
+fn chain_set_up_errors_name_the_step_and_its_file() {
+    let body = "return function(data) end";
+    for (files, named) in [
+        (
+            &[("0001-a.lua", body), ("0003-c.lua", body)][..],
+            "0003-c.lua",
+        ),
+        (
+            &[("0001-a.lua", body), ("0001-b.lua", body)][..],
+            "0001-b.lua",
+        ),
+        (
+            &[("0001-a.lua", body), ("0002_B.lua", body)][..],
+            "0002_B.lua",
+        ),
+        (&[("0000-zero.lua", body)][..], "0000-zero.lua"),
+    ] {
+        let dir = folder(files);
+        let mut made = ptr::null_mut();
+        let mut error = ptr::null_mut();
+        let path = c(dir.path().to_str().unwrap());
+        // SAFETY: valid strings and out pointers.
+        let s =
+            unsafe { savechain_chain_new(c"1.0.0".as_ptr(), path.as_ptr(), &mut made, &mut error) };
+        let e = take_error(s, error);
+        assert!(made.is_null());
+        assert_eq!(
+            e.kind,
+            savechain_status::SAVECHAIN_ERROR_UPGRADE,
+            "{}",
+            e.text
+        );
+        assert_eq!(e.step.as_deref(), Some(named), "{}", e.text);
+        let file = dir.path().join(named);
+        assert_eq!(e.file.as_deref(), file.to_str(), "{}", e.text);
+        assert!(e.text.starts_with(file.to_str().unwrap()), "{}", e.text);
+        let library = Chain::from_lua_dir("1.0.0", dir.path()).unwrap_err();
+        assert_eq!(e, expected(&library));
+    }
+}
+
+/// `meta` NULL with a length is the caller's mistake, refused as the same mistake with
+/// `data` is; it does not store a new save in place of the loaded one (its history lost).
+#[test]
+fn store_file_refuses_a_null_meta_with_a_length() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slot.json");
+    let target = c(path.to_str().unwrap());
+    let data = br#"{"hp": 4}"#;
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain; meta NULL with a length, the mistake under test.
+    let s = unsafe {
+        savechain_store_file(
+            chain,
+            target.as_ptr(),
+            data.as_ptr().cast(),
+            data.len(),
+            ptr::null(),
+            12,
+            &mut error,
+        )
+    };
+    let e = take_error(s, error);
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_ARGUMENT);
+    assert!(
+        e.message.contains("meta is NULL with a length of 12"),
+        "{}",
+        e.message
+    );
+    assert!(!path.exists());
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}

@@ -179,7 +179,9 @@ impl Chain {
     /// fail on every save. What the top level prints is dropped.
     ///
     /// Errors name the steps in conflict or around a gap, a Rust step with an empty
-    /// revision, or a malformed `writer`. A Lua step that does not compile, fails before
+    /// revision, or a malformed `writer`; one about a step names it ([`Error::failed_step`]:
+    /// the step after a gap, the second of two from one version, the first when versions
+    /// start at 0) and, for a Lua step, its file ([`Error::file`]). A Lua step that does not compile, fails before
     /// returning, or returns something other than a function is an error naming its file
     /// ([`Error::file`]: its path for a step of [`Step::lua_dir`], its name for
     /// [`Step::lua`]), such as `steps/0002-b.lua: syntax error on line 3: unexpected symbol
@@ -195,10 +197,10 @@ impl Chain {
         for step in &steps {
             if let StepKind::Rust { revision, .. } = &step.kind {
                 if revision.trim().is_empty() {
-                    return Err(chain_error(format!(
-                        "{}: a Rust step needs a revision that changes when its code does",
-                        step.name
-                    )));
+                    return Err(step_chain_error(
+                        step,
+                        "a Rust step needs a revision that changes when its code does".to_string(),
+                    ));
                 }
             }
         }
@@ -522,32 +524,55 @@ fn check_history(meta: &Meta) -> Result<()> {
     }
 }
 
-/// Consecutive versions, none twice, starting at 1 or later.
+/// Consecutive versions, none twice, starting at 1 or later. Each error is about the step
+/// that breaks the order (the later of two, the first when it starts at 0), and names it.
 fn check_order(steps: &[Step]) -> Result<()> {
     for pair in steps.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if a.from == b.from {
-            return Err(chain_error(format!(
-                "two steps from version {}: {} and {}",
-                a.from, a.name, b.name
-            )));
+            return Err(step_chain_error(
+                b,
+                format!(
+                    "two steps from version {}: {} and {}",
+                    a.from, a.name, b.name
+                ),
+            ));
         }
         if b.from != a.to() {
-            return Err(chain_error(format!(
-                "gap in the chain: {} goes to version {}, but the next step, {}, starts from version {}",
-                a.name,
-                a.to(),
-                b.name,
-                b.from
-            )));
+            return Err(step_chain_error(
+                b,
+                format!(
+                    "gap in the chain: {} goes to version {}, but the next step, {}, starts from \
+                     version {}",
+                    a.name,
+                    a.to(),
+                    b.name,
+                    b.from
+                ),
+            ));
         }
     }
     match steps.first() {
-        Some(first) if first.from == 0 => {
-            Err(chain_error(format!("{}: versions start at 1", first.name)))
-        }
+        Some(first) if first.from == 0 => Err(step_chain_error(
+            first,
+            "versions start at 1: a step file is named after the version it upgrades from, \
+             0001 for the first"
+                .to_string(),
+        )),
         _ => Ok(()),
     }
+}
+
+/// An error of a malformed chain about `step`: it names the step ([`Error::failed_step`])
+/// and, for a Lua step, its file ([`Error::file`]), so that every caller (the CLI, the C
+/// ABI) shows where to look.
+fn step_chain_error(step: &Step, message: String) -> Error {
+    match &step.kind {
+        StepKind::Lua { chunk, .. } => chain_error(message).with_file(chunk.file()),
+        // No file to name: the message does.
+        StepKind::Rust { .. } => chain_error(format!("{}: {message}", step.name())),
+    }
+    .in_step(step.name(), None)
 }
 
 /// The helper modules of all Lua steps: one Lua state runs them all, so a name must mean

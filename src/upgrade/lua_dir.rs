@@ -88,6 +88,7 @@ pub(crate) fn misnamed(file: impl AsRef<Path>) -> Error {
         ),
     )
     .with_file(file)
+    .in_step(&name, None)
 }
 
 /// The first line's `--` comment, or the words of the file name.
