@@ -248,7 +248,7 @@ fn chain_upgrades_of_the_fixtures_are_the_librarys_byte_for_byte() {
                     let mods: Vec<String> = upgraded
                         .mods
                         .iter()
-                        .map(|m| format!("{}={}", m.name, m.status.word().replace(' ', "-")))
+                        .map(|m| format!("{}={}", m.name, m.status.word()))
                         .collect();
                     let expected = format!(
                         "{i}\t{}\t{}\t{changed}\t{}\t{}",

@@ -227,7 +227,7 @@ typedef struct savechain_mod {
   bool has_to;
   // The data version it has after (when `has_to`).
   uint64_t to;
-  // `"upgraded"`, `"current"`, `"not in the save"`, `"not installed"`, `"held"` or
+  // `"upgraded"`, `"current"`, `"not-in-the-save"`, `"not-installed"`, `"held"` or
   // `"waiting"` (the game's upgrade stopped before its latest version).
   const char *status;
   // For a mod held back (`SAVECHAIN_KEEP_GOING`): why; NULL otherwise.

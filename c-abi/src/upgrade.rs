@@ -67,7 +67,7 @@ pub struct savechain_mod {
     pub has_to: bool,
     /// The data version it has after (when `has_to`).
     pub to: u64,
-    /// `"upgraded"`, `"current"`, `"not in the save"`, `"not installed"`, `"held"` or
+    /// `"upgraded"`, `"current"`, `"not-in-the-save"`, `"not-installed"`, `"held"` or
     /// `"waiting"` (the game's upgrade stopped before its latest version).
     pub status: *const c_char,
     /// For a mod held back (`SAVECHAIN_KEEP_GOING`): why; NULL otherwise.

@@ -1503,3 +1503,58 @@ fn store_file_refuses_a_null_meta_with_a_length() {
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
 }
+
+/// A mod's status is spelt as `save-upgrade --report` and the Lua module spell it
+/// (`not-in-the-save`, `not-installed`: one word each), so that a status read from one
+/// interface can be looked for in another's output.
+#[test]
+fn mod_statuses_are_spelt_as_the_report_spells_them() {
+    let game = || {
+        let chain = abi_chain_of("0.1.0", &repo().join("upgrades"));
+        // SAFETY: a live chain no other call uses; a valid string.
+        let s = unsafe {
+            savechain_chain_set_game(chain, c"Starlane Traders".as_ptr(), ptr::null_mut())
+        };
+        assert_eq!(s, savechain_status::SAVECHAIN_OK);
+        chain
+    };
+    let with_mods = game();
+    let mods = c(repo().join("mods").to_str().unwrap());
+    // SAFETY: a live chain no other call uses; a valid string.
+    let s = unsafe { savechain_chain_add_mods(with_mods, mods.as_ptr(), ptr::null_mut()) };
+    assert_eq!(s, savechain_status::SAVECHAIN_OK);
+    let without_mods = game();
+    let charted = repo().join("mods/cartographer/fixtures/v1/charted.json");
+    let charted = std::fs::read(charted).unwrap();
+    let plain = std::fs::read(repo().join("fixtures/v1/small.json")).unwrap();
+    for (chain, text, status) in [
+        (with_mods, &charted, "upgraded"),
+        (with_mods, &plain, "not-in-the-save"),
+        (without_mods, &charted, "not-installed"),
+    ] {
+        let mut report = ptr::null_mut();
+        // SAFETY: a live chain, valid pointers and lengths.
+        let s = unsafe {
+            savechain_upgrade_text(
+                chain,
+                text.as_ptr().cast(),
+                text.len(),
+                0,
+                0,
+                &mut report,
+                ptr::null_mut(),
+            )
+        };
+        assert_eq!(s, savechain_status::SAVECHAIN_OK);
+        // SAFETY: the report the call stored.
+        let rows = mods_of(unsafe { &*report });
+        assert_eq!(rows[0].3, status, "{rows:?}");
+        // SAFETY: freed once.
+        unsafe { savechain_report_free(report) };
+    }
+    // SAFETY: made above, freed once each.
+    unsafe {
+        savechain_chain_free(with_mods);
+        savechain_chain_free(without_mods);
+    }
+}

@@ -273,8 +273,7 @@ fn report(lua: &Lua, upgraded: &UpgradedText) -> mlua::Result<Table> {
         entry.raw_set("name", m.name.as_str())?;
         entry.raw_set("from", m.from)?;
         entry.raw_set("to", m.to)?;
-        // Spelt as save-upgrade's --report spells them: "not-installed".
-        entry.raw_set("status", m.status.word().replace(' ', "-"))?;
+        entry.raw_set("status", m.status.word())?;
         if let ModStatus::Held(why) = &m.status {
             entry.raw_set("error", why.as_str())?;
         }

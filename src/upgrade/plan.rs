@@ -171,14 +171,16 @@ pub enum ModStatus {
 }
 
 impl ModStatus {
-    /// A word or two for reports: `upgraded`, `current`, `not in the save`, `not installed`,
-    /// `held`, `waiting`.
+    /// Its word, as every report spells it (`save-upgrade --report`, the C ABI, the Lua
+    /// module): `upgraded`, `current`, `not-in-the-save`, `not-installed`, `held`,
+    /// `waiting`; one word each, so that a status read from one can be looked for in
+    /// another.
     pub fn word(&self) -> &'static str {
         match self {
             ModStatus::Upgraded => "upgraded",
             ModStatus::Current => "current",
-            ModStatus::NotInSave => "not in the save",
-            ModStatus::NotInstalled => "not installed",
+            ModStatus::NotInSave => "not-in-the-save",
+            ModStatus::NotInstalled => "not-installed",
             ModStatus::Held(_) => "held",
             ModStatus::Waiting => "waiting",
         }

@@ -129,8 +129,7 @@ fn mods_entry(outcome: &Outcome<'_>) -> Value {
             ModStatus::Upgraded if outcome.status == Status::Outdated => ("outdated", Value::Null),
             status => (status.word(), Value::Null),
         };
-        // As the saves' statuses are spelt: `not-installed`.
-        entry(&m.name, m.from, m.to, &status.replace(' ', "-"), error)
+        entry(&m.name, m.from, m.to, status, error)
     });
     Value::Array(mods.collect())
 }
