@@ -608,7 +608,7 @@ fn scripts_can_trust_the_output() {
     let out = run(root, &["--diff", "--out-dir", "new", "saves/slots/a.json"]);
     let diff = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        diff.contains("    + silver: 0\n") && diff.contains("    + copper: 500\n"),
+        diff.contains("    + data.silver: 0\n") && diff.contains("    + data.copper: 500\n"),
         "{diff}"
     );
 

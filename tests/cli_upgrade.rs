@@ -193,7 +193,8 @@ fn check_dry_run_and_diff_write_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let printed = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        printed.contains("    - player.tutorial_done") && printed.contains("    + ship.shield"),
+        printed.contains("    - data.player.tutorial_done")
+            && printed.contains("    + data.ship.shield"),
         "{printed}"
     );
 }
@@ -1355,4 +1356,103 @@ fn check_and_dry_run_tell_a_read_only_save_as_the_run_would() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "src/a.json\n");
     assert!(tree(root) == before);
+}
+
+/// A path printed by `--diff`, by a helper's error and by a `--strict` refusal is the path
+/// `get` takes, from the document's root (`data.mods.bounty.ledger`): pasted into `get`,
+/// it finds the value it named.
+#[test]
+fn printed_paths_can_be_pasted_into_get() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("steps")).unwrap();
+    fs::create_dir_all(root.join("saves")).unwrap();
+    fs::write(
+        root.join("steps/0001-ledger.lua"),
+        "return function(data) data.mods.bounty.ledger = data.mods.bounty.ledger + 1 end",
+    )
+    .unwrap();
+    fs::write(
+        root.join("steps/0002-index.lua"),
+        "local up = require('savechain.upgrade')\n\
+         return function(data) up.index_by(data, 'ship.cargo', 'id') end",
+    )
+    .unwrap();
+    let save = |cargo: &str| {
+        format!(
+            r#"{{"meta": {{"version": 1}}, "data": {{"mods": {{"bounty": {{"ledger": 1}}}}, "ship": {{"cargo": {cargo}}}}}}}"#
+        )
+    };
+    let chain = ["--upgrades", "steps", "--writer", "1.0.0"];
+    let get = |file: &str, path: &str| {
+        let out = save_upgrade(&["get", file, path], root);
+        assert_eq!(out.status.code(), Some(0), "get {path}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let path_in = |text: &str, before: &str, after: &str| {
+        let start = text
+            .find(before)
+            .unwrap_or_else(|| panic!("{before}: {text}"))
+            + before.len();
+        let end = start + text[start..].find(after).unwrap();
+        text[start..end].to_string()
+    };
+
+    // --diff: `~ PATH: before -> after`, the path as get takes it.
+    fs::write(root.join("saves/a.json"), save(r#"[{"id": "x"}]"#)).unwrap();
+    let out = save_upgrade(
+        &[&["--diff", "--strict"][..], &chain, &["saves/a.json"]].concat(),
+        root,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let diff = String::from_utf8(out.stdout).unwrap();
+    let path = path_in(&diff, "~ ", ": 1 -> 2");
+    assert_eq!(path, "data.mods.bounty.ledger");
+    assert_eq!(get("saves/a.json", &path), "2");
+
+    // A helper's error names the element without an id; the save is left as it was.
+    fs::write(
+        root.join("saves/b.json"),
+        save(r#"[{"id": "x"}, {"name": "y"}]"#),
+    )
+    .unwrap();
+    let out = save_upgrade(&[&chain[..], &["saves/b.json"]].concat(), root);
+    assert_eq!(out.status.code(), Some(2));
+    let error = stderr(&out);
+    let path = path_in(&error, "failed on line 2: ", " has no id");
+    assert_eq!(path, "data.ship.cargo[1]");
+    assert!(get("saves/b.json", &path).contains(r#""name": "y""#));
+
+    // A --strict refusal names the path removed.
+    fs::write(
+        root.join("steps/0002-index.lua"),
+        "return function(data) data.ship.cargo[1].id = nil end",
+    )
+    .unwrap();
+    let out = save_upgrade(
+        &[&["--strict"][..], &chain, &["saves/b.json"]].concat(),
+        root,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let error = stderr(&out);
+    let path = path_in(
+        &error,
+        "strict: it removed ",
+        " without declaring it dropped",
+    );
+    assert_eq!(path, "data.ship.cargo[0].id");
+    assert_eq!(get("saves/b.json", &path), r#""x""#);
+
+    // A value a save cannot hold is named where the step left it, inside a value get finds.
+    fs::write(
+        root.join("steps/0002-index.lua"),
+        "return function(data) data.ship.cargo[1].f = function() end end",
+    )
+    .unwrap();
+    let out = save_upgrade(&[&chain[..], &["saves/b.json"]].concat(), root);
+    assert_eq!(out.status.code(), Some(2));
+    let error = stderr(&out);
+    let path = path_in(&error, "failed: at ", ": cannot save a function");
+    assert_eq!(path, "data.ship.cargo[0].f");
+    assert!(get("saves/b.json", "data.ship.cargo[0]").contains(r#""id": "x""#));
 }

@@ -363,7 +363,7 @@ fn strict_mode_refuses_undeclared_removals() {
     let err = upgrade(&chain, save(), &strict()).unwrap_err();
     assert!(
         err.to_string()
-            .contains("strict: it removed hp without declaring it dropped"),
+            .contains("strict: it removed data.hp without declaring it dropped"),
         "{err}"
     );
     assert!(upgrade(&chain, save(), &Options::default()).is_ok());
@@ -374,7 +374,7 @@ fn strict_mode_refuses_undeclared_removals() {
     }
     let declared = Chain::new("1.0.0", vec![Step::rust(1, "drop hp", "1", drops_hp)]).unwrap();
     let upgraded = upgrade(&declared, save(), &strict()).unwrap();
-    assert_eq!(upgraded.steps[0].dropped, ["hp"]);
+    assert_eq!(upgraded.steps[0].dropped, ["data.hp"]);
 }
 
 /// The error of making the chain of `files` in a steps folder, with the folder's path
@@ -867,7 +867,7 @@ fn the_helpers_read_paths_as_errors_write_them_and_declare_from_the_data() {
     )
     .unwrap_err();
     assert!(
-        err.contains("it removed ship.cargo[0].old without declaring it"),
+        err.contains("it removed data.ship.cargo[0].old without declaring it"),
         "{err}"
     );
     // Quoted keys, as errors write a key with a dot.
@@ -905,7 +905,7 @@ fn the_helpers_read_paths_as_errors_write_them_and_declare_from_the_data() {
     .unwrap_err();
     assert!(
         err.contains(
-            "failed on line 3: cannot move player.coins to ship.cargo[0].item: something is there"
+            "failed on line 3: cannot move data.player.coins to data.ship.cargo[0].item: something is there"
         ),
         "{err}"
     );

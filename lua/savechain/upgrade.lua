@@ -14,7 +14,9 @@
 -- an array's element by its place counting from 0 as in the save ("ship.cargo[0]", the
 -- first), and a key that is not a plain name quoted (["a.b"]). Or it is a list of Lua keys
 -- ({"systems", 1, "name"}: the first system's name). Each helper returns true when it
--- changed something and false when the path was not there.
+-- changed something and false when the path was not there. Errors, and the paths helpers
+-- declare dropped, show a path in the step's data from the document's root, as `get`,
+-- `set` and diffs print it ("data.ship.cargo[0]").
 
 -- The library's loader when the Rust library loads this module; Lua's own require when a
 -- stock interpreter finds the file on LUA_PATH.
@@ -150,9 +152,14 @@ end
 -- data, as strict mode compares it. Worked out only when a path is shown.
 local where = setmetatable({}, { __mode = "k" })
 
+-- The data the running step was given (take_dropped's argument): paths from it are shown
+-- from the document's root, "data.…". Weak, so a step's data is not kept past it.
+local step_data = setmetatable({}, { __mode = "v" })
+
 local show
 
--- The path of `t` from the data, when `map` handed it out; "" otherwise.
+-- The path of `t` from the document's root when it is the step's data, or `map` handed it
+-- out; "" otherwise.
 local function base_of(t)
   local call = where[t]
   if call == nil then return "" end
@@ -167,17 +174,26 @@ local function base_of(t)
   return show(call.root, call.keys) .. key_text(i, false)
 end
 
-function show(root, keys)
-  local base = base_of(root)
-  if base == "" and texts[keys] then return texts[keys] end
+-- The text of `keys`, a path from whatever table they are followed from.
+local function relative(keys)
+  if texts[keys] then return texts[keys] end
   local parts = {}
-  if base ~= "" then parts[1] = base end
   for i = 1, #keys do
-    parts[#parts + 1] = key_text(keys[i], #parts == 0)
+    parts[i] = key_text(keys[i], i == 1)
   end
   local text = concat(parts)
-  if base == "" and texts[keys] == false then texts[keys] = text end
+  if texts[keys] == false then texts[keys] = text end
   return text
+end
+
+-- The path `keys` from `root`: from the document's root where `root` is known (the step's
+-- data, or inside it), as written from `root` otherwise.
+function show(root, keys)
+  local base = root == step_data[1] and "data" or base_of(root)
+  local text = relative(keys)
+  if base == "" then return text end
+  if byte(text, 1) == OPEN then return base .. text end
+  return base .. "." .. text
 end
 
 -- The table holding the last key, and that key; nil when a table on the way is missing
@@ -239,7 +255,7 @@ function M.rename(root, path, new_key)
   if type(new_key) == "string" and (new_keys == nil or #new_keys > 1) then
     error("up.rename takes the new key, not a path: " .. tostring(new_key) ..
       " has a dot or a bracket; to take the value elsewhere, use up.move(root, \"" ..
-      show(root, keys) .. "\", \"" .. new_key .. "\")", 2)
+      relative(keys) .. "\", \"" .. new_key .. "\")", 2)
   end
   local t, key = parent(root, keys, false)
   if t == nil or t[key] == nil then return false end
@@ -330,10 +346,12 @@ function M.drop(root, path)
   return true
 end
 
--- The paths dropped since the last call, which starts a new list.
-function M.take_dropped()
+-- The paths dropped since the last call, which starts a new list: for a step given `data`
+-- when given it (paths from `data` then shown as "data.…"), for none otherwise.
+function M.take_dropped(data)
   local list = dropped
   dropped = {}
+  step_data[1] = data
   return list
 end
 

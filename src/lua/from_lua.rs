@@ -22,7 +22,7 @@ use crate::value::{Key, Map, Table, Value};
 /// Converts a Lua value to a document value, following the mapping of `docs/FORMAT.md`,
 /// with the state's `tables` telling arrays, boxes and classes apart.
 pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &mlua::Value) -> Result<Value> {
-    convert_lent(lua, tables, value, false).map(|(value, _)| value)
+    convert_lent(lua, tables, value, false, false).map(|(value, _)| value)
 }
 
 /// [`convert`], for a value that may hold tables lent by `lazy.rs` and never touched: their
@@ -30,16 +30,20 @@ pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &mlua::Value) -> Re
 /// loan ends with this conversion) or copied.
 /// Also says whether the value has shared tables: whatever comes back from a loan
 /// untouched had none (documents with shared tables are never lent), so the tables met
-/// in Lua decide.
+/// in Lua decide. With `document_paths`, paths in errors name an array's element by its
+/// place in the save, from 0 (a step's data, whose paths `get` takes); otherwise by its Lua
+/// key, as Lua code wrote it.
 pub(crate) fn convert_lent(
     lua: &Lua,
     tables: &Metatables,
     value: &mlua::Value,
     end_loan: bool,
+    document_paths: bool,
 ) -> Result<(Value, bool)> {
     let mut walker = Walker {
         loan: tables.loan.clone(),
         copy_limit: tables.copy_limit,
+        document_paths,
         ..Walker::default()
     };
     let mut value = walker.run(lua, value, tables)?;
@@ -93,6 +97,8 @@ struct Walker {
     copy_limit: usize,
     /// The walk stopped at the copy limit.
     too_big: bool,
+    /// Paths in errors count an array's elements from 0, as the save's paths do.
+    document_paths: bool,
 }
 
 /// The error travels in the walker; frames only say that one happened.
@@ -376,7 +382,8 @@ impl Walker {
             let key = self.raw_key(l, count, depth, &mut shape)?;
             let value_idx = ffi::lua_absindex(l, -1);
             let value = self.value(l, value_idx, depth + 1);
-            let value = self.within(value, || key_segment(&key))?;
+            let in_array = shape.in_order && self.document_paths;
+            let value = self.within(value, || key_segment(&key, in_array))?;
             self.scratch.push((key, value));
             ffi::lua_pop(l, 1);
         }
@@ -547,8 +554,13 @@ unsafe fn raw_str(key: &RawKey) -> &[u8] {
     }
 }
 
-fn key_segment(key: &RawKey) -> Segment {
+/// The segment of a path for `key`. In a table whose keys are 1, 2, ... in order so far
+/// (`in_array`), which becomes an array, an integer key is the element's place in the save,
+/// counting from 0 as the save's paths do (`ship.cargo[0]` for Lua's `ship.cargo[1]`), so
+/// that a path in an error finds the value with `get`.
+fn key_segment(key: &RawKey, in_array: bool) -> Segment {
     match key {
+        RawKey::Int(i) if in_array && *i >= 1 => Segment::Index((*i - 1) as usize),
         RawKey::Int(i) => Segment::LuaKey(i.to_string()),
         RawKey::Str(p, len) => {
             // SAFETY: as for `lua_bytes`; the table is still being walked.

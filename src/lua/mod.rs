@@ -157,10 +157,11 @@ pub(crate) fn lend(lua: &Lua, value: Value, shared: Option<bool>) -> Result<mlua
 }
 
 /// Takes a lent document back from Lua, what no script touched as it was lent, and ends
-/// the loan; says whether the document has shared tables.
+/// the loan; says whether the document has shared tables. Paths in its errors count an
+/// array's elements from 0, as the save's paths do.
 pub(crate) fn take_back(lua: &Lua, value: &mlua::Value) -> Result<(Value, bool)> {
     let tables = library::installed(lua)?;
-    from_lua::convert_lent(lua, &tables, value, true)
+    from_lua::convert_lent(lua, &tables, value, true, true)
 }
 
 /// Sets up lending in a sandbox's Lua state.

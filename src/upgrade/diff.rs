@@ -11,7 +11,8 @@ const SHOWN_CHARS: usize = 60;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Change {
-    /// The path from the data's root (`ship.cargo[2].mass`).
+    /// The path from the document's root (`data.ship.cargo[2].mass`), as `get` and `set`
+    /// take it.
     pub path: String,
     /// The value before, as compact text with doubles in decimal (`["d",0.965]`), cut to 60
     /// characters with `…` (none when added).
@@ -20,7 +21,7 @@ pub struct Change {
     pub after: Option<String>,
 }
 
-/// The differences between two documents, as paths from the data's root.
+/// The differences between two documents, as paths from the document's root.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Changes {
@@ -40,11 +41,33 @@ impl Changes {
     }
 }
 
-/// Compares `before` with `after`: objects key by key, arrays index by index.
-pub fn diff(before: &Value, after: &Value) -> Changes {
+/// Compares the data `before` with the data `after` (a save's `data`): objects key by key,
+/// arrays index by index, paths from the document's root (`data.…`).
+pub fn diff_data(before: &Value, after: &Value) -> Changes {
     let mut changes = Changes::default();
-    diff_into(before, after, Path::new(), &mut changes);
+    let root = Path::from(vec![Segment::Key("data".to_string())]);
+    diff_into(before, after, root, &mut changes);
     changes
+}
+
+/// `path`, a path from the data's root as steps write it (`ship.cargo`, `["odd key"]`),
+/// from the document's root as reports print it (`data.ship.cargo`).
+pub(crate) fn from_data(path: &str) -> String {
+    match path.starts_with('[') {
+        true => format!("data{path}"),
+        false => format!("data.{path}"),
+    }
+}
+
+/// `path`, a path from the document's root under `data`, from the data's root again, as
+/// a step writes it; `None` for a path not under `data`.
+pub(crate) fn in_data(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("data")?;
+    match rest.as_bytes().first() {
+        Some(b'.') => Some(&rest[1..]),
+        Some(b'[') => Some(rest),
+        _ => None,
+    }
 }
 
 /// [`diff`] of two values found at `path`, their changes added to `changes` with paths
@@ -121,17 +144,17 @@ mod tests {
             from_str(r#"{"a": 1, "b": {"c": [1, 2, 3], "d": "x"}, "gone": {"deep": 1}}"#).unwrap();
         let after = from_str(r#"{"a": 2, "b": {"c": [1, 5], "d": "x", "e": {"f": 1}}, "new": []}"#)
             .unwrap();
-        let changes = diff(&before, &after);
+        let changes = diff_data(&before, &after);
         let paths = |list: &[Change]| list.iter().map(|c| c.path.clone()).collect::<Vec<_>>();
-        assert_eq!(paths(&changes.added), ["b.e", "new"]);
-        assert_eq!(paths(&changes.removed), ["b.c[2]", "gone"]);
-        assert_eq!(paths(&changes.changed), ["a", "b.c[1]"]);
+        assert_eq!(paths(&changes.added), ["data.b.e", "data.new"]);
+        assert_eq!(paths(&changes.removed), ["data.b.c[2]", "data.gone"]);
+        assert_eq!(paths(&changes.changed), ["data.a", "data.b.c[1]"]);
         let a = &changes.changed[0];
         assert_eq!(
             (a.before.as_deref(), a.after.as_deref()),
             (Some("1"), Some("2"))
         );
-        assert!(diff(&before, &before).is_empty());
+        assert!(diff_data(&before, &before).is_empty());
     }
 
     #[test]
@@ -143,13 +166,19 @@ mod tests {
             r#"{{"hull": 100, "log": "{long}", "new": {{"a": true}}}}"#
         ))
         .unwrap();
-        let changes = diff(&before, &after);
+        let changes = diff_data(&before, &after);
         let shown = |c: &Change| format!("{} {:?} {:?}", c.path, c.before, c.after);
-        assert_eq!(shown(&changes.added[0]), r#"new None Some("{\"a\":true}")"#);
-        assert_eq!(shown(&changes.removed[0]), r#"gone Some("[1,2]") None"#);
+        assert_eq!(
+            shown(&changes.added[0]),
+            r#"data.new None Some("{\"a\":true}")"#
+        );
+        assert_eq!(
+            shown(&changes.removed[0]),
+            r#"data.gone Some("[1,2]") None"#
+        );
         assert_eq!(
             shown(&changes.changed[0]),
-            r#"hull Some("[\"d\",96.0]") Some("100")"#
+            r#"data.hull Some("[\"d\",96.0]") Some("100")"#
         );
         let log = changes.changed[1].after.as_deref().unwrap();
         assert_eq!(log.chars().count(), 61);
@@ -162,5 +191,15 @@ mod tests {
         assert!(covered_by("ship.cargo[2]", "ship.cargo"));
         assert!(covered_by("ship.cargo.x", "ship.cargo"));
         assert!(!covered_by("ship.cargo_hold", "ship.cargo"));
+    }
+
+    #[test]
+    fn paths_go_between_the_data_and_the_documents_root() {
+        assert_eq!(from_data("ship.cargo[2]"), "data.ship.cargo[2]");
+        assert_eq!(from_data("[\"odd key\"]"), "data[\"odd key\"]");
+        assert_eq!(in_data("data.ship.cargo[2]"), Some("ship.cargo[2]"));
+        assert_eq!(in_data("data[\"odd key\"]"), Some("[\"odd key\"]"));
+        assert_eq!(in_data("database"), None);
+        assert_eq!(in_data("meta.version"), None);
     }
 }

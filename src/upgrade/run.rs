@@ -4,12 +4,13 @@
 use mlua::Function;
 
 use super::chain::{Chain, Mod};
-use super::diff::{covered_by, diff, Changes};
+use super::diff::{covered_by, diff_data, in_data, Changes};
 use super::plan::{hold_followers, mark, meta_path, ModReport, ModStatus, Plan};
 use super::step::{load_lua, Failure, Step, StepContext, StepKind};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::lua::{lend, take_back, to_lua, Limits, Sandbox};
 use crate::options::Options;
+use crate::path::Segment;
 use crate::save::{Meta, Save};
 use crate::value::{Map, Value};
 
@@ -27,7 +28,7 @@ pub struct StepReport {
     pub kind: &'static str,
     /// What the step does ([`Step::description`]).
     pub description: String,
-    /// Paths the step declared dropped.
+    /// Paths the step declared dropped, from the document's root (`data.player.legacy`).
     pub dropped: Vec<String>,
     /// With [`Options::diff`] or [`Options::strict`]: what the step changed.
     pub changes: Option<Changes>,
@@ -457,7 +458,7 @@ impl<'c> Upgrader<'c> {
             }
         };
         let changes = match (&before, &data) {
-            (Some(before), Data::Tree(after)) => Some(diff(before, after)),
+            (Some(before), Data::Tree(after)) => Some(diff_data(before, after)),
             _ => None,
         };
         if options.strict {
@@ -502,7 +503,7 @@ impl<'c> Upgrader<'c> {
         lend(lua.sandbox.lua(), tree, shared).map_err(|e| {
             step_error(
                 step,
-                Failure::said(e.to_string()),
+                Failure::said(in_document(e).to_string()),
                 Began {
                     version: 0,
                     in_mod: false,
@@ -621,7 +622,8 @@ fn run_lua_in(
     };
     let sandbox = &lua.sandbox;
     let context = step_context(sandbox, ctx).map_err(|e| fail(Failure::said(e.to_string())))?;
-    let _ = lua.take_dropped.call::<mlua::Value>(());
+    // A new list of dropped paths, shown from the document's root for this data.
+    let _ = lua.take_dropped.call::<mlua::Value>(value.clone());
     let result = sandbox
         .guard(|_| function.call::<mlua::Value>((value.clone(), context)))
         .map_err(|e| {
@@ -657,10 +659,15 @@ fn check_strict(changes: Option<&Changes>, dropped: &[String]) -> std::result::R
         .map(|change| &change.path)
         .find(|p| !dropped.iter().any(|d| covered_by(p, d)))
     {
-        Some(path) => Err(Failure::said(format!(
-            "strict: it removed {path} without declaring it dropped \
-             (up.drop(data, \"{path}\") in Lua, ctx.drop_path in Rust)"
-        ))),
+        Some(path) => {
+            // The declaration takes the path from the data's root, as steps write it.
+            let declared = in_data(path).unwrap_or(path);
+            Err(Failure::said(format!(
+                "strict: it removed {path} without declaring it dropped \
+                 (up.drop(data, \"{declared}\") in Lua, ctx.drop_path(data, \"{declared}\") \
+                 in Rust)"
+            )))
+        }
         None => Ok(()),
     }
 }
@@ -763,8 +770,19 @@ fn taken_back(error: Error) -> Failure {
     let unsaveable = matches!(error.kind(), ErrorKind::Value | ErrorKind::Lua);
     Failure {
         lua: unsaveable.then_some(LuaFailure::Unsaveable),
-        ..Failure::said(error.to_string())
+        ..Failure::said(in_document(error).to_string())
     }
+}
+
+/// `error`, about a place in a step's data, with its path from the document's root
+/// (`data.ship.cargo[1].f`), as `get` takes it.
+fn in_document(error: Error) -> Error {
+    if error.path().is_root() {
+        return error;
+    }
+    let mut path = error.path().clone();
+    path.push_front(Segment::Key("data".to_string()));
+    error.in_path(path)
 }
 
 /// The text of a panic's payload.

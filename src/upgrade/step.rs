@@ -38,10 +38,11 @@ impl StepContext {
     }
 
     /// Declares that the step removes `path` (`"player.legacy_flag"`, relative to the data)
-    /// on purpose, and removes it; strict upgrades accept only declared removals. Returns
-    /// whether there was something to remove.
+    /// on purpose, and removes it; strict upgrades accept only declared removals. Reports
+    /// give the path from the document's root (`data.player.legacy_flag`). Returns whether
+    /// there was something to remove.
     pub fn drop_path(&mut self, data: &mut Value, path: &str) -> bool {
-        self.dropped.push(path.to_string());
+        self.dropped.push(super::diff::from_data(path));
         let (parent, key) = match path.rsplit_once('.') {
             Some((parent, key)) => (lookup_mut(data, parent), key),
             None => (Some(data), path),
@@ -52,10 +53,10 @@ impl StepContext {
             .is_some()
     }
 
-    /// Declares that the step removes `path` on purpose, for removals it makes itself (a
-    /// rename or a move removes its source).
+    /// Declares that the step removes `path` (relative to the data) on purpose, for
+    /// removals it makes itself (a rename or a move removes its source).
     pub fn declare_removed(&mut self, path: &str) {
-        self.dropped.push(path.to_string());
+        self.dropped.push(super::diff::from_data(path));
     }
 }
 
