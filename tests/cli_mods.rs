@@ -1083,10 +1083,10 @@ fn check_dry_run_diff_report_chain_and_inspect_show_each_mod() {
         format!(
             "saves/removed.json:\n\
              \x20 1 -> 2 cartographer/0001-notes-become-records.lua ({NOTES})\n\
-             \x20   ~ mods.cartographer.notes.vega: \"sell water here\" -> {{\"pinned\":false,\"text\":\"sell water here\"}}\n\
+             \x20   ~ data.mods.cartographer.notes.vega: \"sell water here\" -> {{\"pinned\":false,\"text\":\"sell water here\"}}\n\
              \x20 2 -> 3 cartographer/0002-route-as-waypoints.lua ({ROUTE})\n\
-             \x20   - mods.cartographer.route: [\"vega\"]\n\
-             \x20   + mods.cartographer.waypoints: [{{\"name\":\"Vega\",\"system\":\"vega\"}}]\n"
+             \x20   - data.mods.cartographer.route: [\"vega\"]\n\
+             \x20   + data.mods.cartographer.waypoints: [{{\"name\":\"Vega\",\"system\":\"vega\"}}]\n"
         )
     );
     assert_unchanged(&saves, &before, "--diff --out-dir");
