@@ -362,9 +362,10 @@ uint64_t savechain_chain_oldest(const struct savechain_chain *chain);
 // call is using.
 void savechain_chain_free(struct savechain_chain *chain);
 
-// A word or two naming `status`, for logs: "ok", "io", "syntax", "value", "envelope",
-// "not a save", "usage", "lua", "upgrade", "changed", "argument", "internal"; "unknown"
-// for a value that is none of these. The string is static.
+// A word naming `status`, for logs: "ok", "io", "syntax", "value", "envelope",
+// "not-a-save" (as `save-upgrade --report` spells it), "usage", "lua", "upgrade",
+// "changed", "argument", "internal"; "unknown" for a value that is none of these. The
+// string is static.
 const char *savechain_status_name(int status);
 
 // Frees an error a call stored. NULL is ignored.

@@ -278,9 +278,10 @@ pub(crate) fn guard(
     status
 }
 
-/// A word or two naming `status`, for logs: "ok", "io", "syntax", "value", "envelope",
-/// "not a save", "usage", "lua", "upgrade", "changed", "argument", "internal"; "unknown"
-/// for a value that is none of these. The string is static.
+/// A word naming `status`, for logs: "ok", "io", "syntax", "value", "envelope",
+/// "not-a-save" (as `save-upgrade --report` spells it), "usage", "lua", "upgrade",
+/// "changed", "argument", "internal"; "unknown" for a value that is none of these. The
+/// string is static.
 #[no_mangle]
 pub extern "C" fn savechain_status_name(status: c_int) -> *const c_char {
     use savechain_status::*;
@@ -290,7 +291,7 @@ pub extern "C" fn savechain_status_name(status: c_int) -> *const c_char {
         s if s == SAVECHAIN_ERROR_SYNTAX as c_int => c"syntax",
         s if s == SAVECHAIN_ERROR_VALUE as c_int => c"value",
         s if s == SAVECHAIN_ERROR_ENVELOPE as c_int => c"envelope",
-        s if s == SAVECHAIN_ERROR_NOT_A_SAVE as c_int => c"not a save",
+        s if s == SAVECHAIN_ERROR_NOT_A_SAVE as c_int => c"not-a-save",
         s if s == SAVECHAIN_ERROR_USAGE as c_int => c"usage",
         s if s == SAVECHAIN_ERROR_LUA as c_int => c"lua",
         s if s == SAVECHAIN_ERROR_UPGRADE as c_int => c"upgrade",

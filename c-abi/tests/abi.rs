@@ -1558,3 +1558,34 @@ fn mod_statuses_are_spelt_as_the_report_spells_them() {
         savechain_chain_free(without_mods);
     }
 }
+
+/// The name of the status of JSON that is not a save is the word `save-upgrade --report`
+/// gives such a file, `not-a-save`; the others are one word already.
+#[test]
+fn status_names_are_spelt_as_the_report_spells_them() {
+    use savechain_status::*;
+    let name = |status: savechain_status| {
+        // SAFETY: a static string.
+        unsafe { CStr::from_ptr(savechain_status_name(status as i32)) }
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(name(SAVECHAIN_ERROR_NOT_A_SAVE), "not-a-save");
+    for status in [
+        SAVECHAIN_OK,
+        SAVECHAIN_ERROR_IO,
+        SAVECHAIN_ERROR_SYNTAX,
+        SAVECHAIN_ERROR_VALUE,
+        SAVECHAIN_ERROR_ENVELOPE,
+        SAVECHAIN_ERROR_NOT_A_SAVE,
+        SAVECHAIN_ERROR_USAGE,
+        SAVECHAIN_ERROR_LUA,
+        SAVECHAIN_ERROR_UPGRADE,
+        SAVECHAIN_ERROR_CHANGED,
+        SAVECHAIN_ERROR_ARGUMENT,
+        SAVECHAIN_ERROR_INTERNAL,
+    ] {
+        assert!(!name(status).contains(' '), "{}", name(status));
+    }
+}
