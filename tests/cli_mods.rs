@@ -1505,3 +1505,33 @@ fn the_readme_quotes_the_keep_going_summary_the_tool_prints() {
         "the README should quote `{summary}`"
     );
 }
+
+/// A mod's status is one word, spelt the same in the report and in the dry run's summary
+/// as in the C ABI and the Lua module (`ModStatus::word`): `not-in-the-save`.
+#[test]
+fn a_mod_status_is_spelt_alike_in_the_report_and_the_summary() {
+    let out = run_ok(
+        Path::new(ROOT),
+        &[
+            "--dry-run",
+            "--mods",
+            "mods",
+            "--report",
+            "-",
+            "fixtures/v1/small.json",
+        ],
+        0,
+    );
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let status = &report[0]["mods"][0]["status"];
+    assert_eq!(status, "not-in-the-save", "{out}");
+    assert_eq!(
+        savechain::upgrade::ModStatus::NotInSave.word(),
+        status.as_str().unwrap()
+    );
+    assert!(
+        out.stderr
+            .contains("  mod cartographer: version none, not-in-the-save\n"),
+        "{out}"
+    );
+}
