@@ -4,7 +4,13 @@
 //!
 //! The tape keeps Lua's error handling safe: Lua raises errors (out of memory) by longjmp,
 //! which must cross no Rust frame that owns anything, and the pass over the tape owns
-//! nothing, while the reader, which owns strings it unescapes, never calls Lua.
+//! nothing, while the reader, which owns strings it unescapes, calls Lua only through
+//! mlua's protected API (to look a class up).
+//!
+//! What the Lua tables of the tags must also be (no key twice in a keyed table, no shared
+//! table defined twice, no reference to one never defined, no class that is not
+//! registered) is checked on the tape, as each tag is read, and refused once the whole text
+//! is, at the tag's content: the place the one-file library names.
 
 use std::borrow::Cow;
 use std::ffi::c_int;
@@ -12,13 +18,14 @@ use std::ptr;
 use std::vec::Drain;
 
 use mlua::{ffi, Lua};
+use rustc_hash::FxHashSet;
 
 use super::metatables::Metatables;
 use super::to_lua::{self, Builder};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::path::Segment;
 use crate::text::build::Build;
-use crate::text::reader::{utf8, Reader};
+use crate::text::reader::{utf8, Failure, Reader};
 use crate::value::{Key, Map, Table, Value};
 
 /// One step of making the Lua values, in text order; containers come before their contents.
@@ -59,11 +66,27 @@ struct Tape<'a> {
     keys: Vec<usize>,
     /// Where the keys of each open object start in `keys`.
     key_bases: Vec<usize>,
+    /// The registered classes.
+    classes: &'a mlua::Table,
+    /// The ids of the shared tables defined so far.
+    defined: FxHashSet<u64>,
+    /// The ids of the shared tables defined or referred to so far.
+    met: FxHashSet<u64>,
+    /// Each reference met before its table was, and where its content starts.
+    pending: Vec<(u64, usize)>,
+    /// The first tag refused by what its Lua table must be, and why: refused once the
+    /// whole text is read, so that an error of the text itself comes first.
+    later: Option<(usize, String)>,
 }
 
 impl<'a> Tape<'a> {
-    fn new(text: &'a str) -> Tape<'a> {
+    fn new(text: &'a str, classes: &'a mlua::Table) -> Tape<'a> {
         Tape {
+            classes,
+            defined: FxHashSet::default(),
+            met: FxHashSet::default(),
+            pending: Vec::new(),
+            later: None,
             text,
             ops: Vec::with_capacity(text.len() / 8),
             strings: Vec::new(),
@@ -218,13 +241,14 @@ impl<'a> Build<'a> for Tape<'a> {
         }
     }
 
-    fn table(&mut self, tag: u8, _content: ()) -> std::result::Result<(), String> {
+    fn table(&mut self, tag: u8, _content: (), at: usize) -> std::result::Result<(), String> {
         let start = self.open.pop().expect("the tag's array was begun");
         // The tag's array: its header, the letter, then the content array.
         let Value::Array(items) = self.value_at(start + 2).0 else {
             unreachable!("the reader gives tables arrays")
         };
         let table = Table::from_tag(tag, items)?;
+        self.check(&table, at)?;
         self.ops.truncate(start);
         self.values.push(Value::from(table));
         self.ops.push(Op::Value(self.values.len() as u32 - 1));
@@ -242,6 +266,146 @@ impl<'a> Build<'a> for Tape<'a> {
     }
 }
 
+impl Tape<'_> {
+    /// Checks what the Lua table of a tag whose content starts at `at` must also be, in the
+    /// order the one-file library does: each tag as it closes.
+    fn check(&mut self, table: &Table, at: usize) -> std::result::Result<(), String> {
+        match table {
+            Table::Keyed(entries) if entries.len() > 1 && self.later.is_none() => {
+                let mut keys = FxHashSet::default();
+                let repeated = entries
+                    .iter()
+                    .map(|(key, _)| key)
+                    .find(|key| lua_key(key).is_some_and(|k| !keys.insert(k)));
+                if let Some(key) = repeated {
+                    self.later = Some((
+                        at,
+                        format!("the key {key} appears twice in this keyed table"),
+                    ));
+                }
+            }
+            Table::Shared { id, .. } => {
+                self.met.insert(*id);
+                if !self.defined.insert(*id) && self.later.is_none() {
+                    self.later = Some((at, format!("shared table {id} is defined twice")));
+                }
+            }
+            Table::Ref(id) if self.met.insert(*id) => self.pending.push((*id, at)),
+            Table::Class { name, .. } if self.later.is_none() => {
+                let registered: mlua::Value = self
+                    .classes
+                    .raw_get(name.as_str())
+                    .map_err(|e| e.to_string())?;
+                if !registered.is_table() {
+                    self.later = Some((at, format!(
+                        "class {name:?} is not registered (register its metatable with savechain.register_class)"
+                    )));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The first tag refused once the whole text is read, and why: one checked as it
+    /// closed, else the first reference to a shared table never defined.
+    fn refused(&self) -> Option<(usize, String)> {
+        if let Some(later) = &self.later {
+            return Some(later.clone());
+        }
+        let (id, at) = self
+            .pending
+            .iter()
+            .find(|(id, _)| !self.defined.contains(id))?;
+        Some((
+            *at,
+            format!("reference [\"r\", [{id}]] to a shared table that is never defined (no [\"s\", [{id}, ...]])"),
+        ))
+    }
+}
+
+/// What a key of a keyed table is to Lua's raw equality, as far as it can be told without
+/// making it: `None` for a table made anew (never equal to another key).
+#[derive(PartialEq, Eq, Hash)]
+enum LuaKey<'v> {
+    Bool(bool),
+    Int(i64),
+    /// A double that is no integer, by its bits (NaN is refused when read).
+    Float(u64),
+    String(&'v [u8]),
+    /// A shared table, by its id: its definition and its references are one table.
+    Shared(u64),
+}
+
+fn lua_key(key: &Value) -> Option<LuaKey<'_>> {
+    // Below 2^63 in magnitude: what Lua 5.4 makes an integer key of a float key.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    Some(match key {
+        Value::Bool(b) => LuaKey::Bool(*b),
+        Value::Int(i) => LuaKey::Int(*i),
+        Value::Double(d) if d.fract() == 0.0 && (-LIMIT..LIMIT).contains(d) => {
+            LuaKey::Int(*d as i64)
+        }
+        Value::Double(d) => LuaKey::Float(d.to_bits()),
+        Value::String(s) => LuaKey::String(s.as_bytes()),
+        // Byte strings that read as text are boxed, each a table of its own.
+        Value::Bytes(b) if std::str::from_utf8(b).is_err() => LuaKey::String(b),
+        Value::Table(table) => match &**table {
+            Table::Shared { id, .. } | Table::Ref(id) => LuaKey::Shared(*id),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// Builds nothing, and refuses the tag whose content starts at `at`: reading a text again
+/// with it gives the refusal of [`Tape::refused`] its path.
+struct Refuse {
+    at: usize,
+    message: String,
+}
+
+impl<'a> Build<'a> for Refuse {
+    type Value = ();
+    type Key = ();
+
+    fn null(&mut self) {}
+    fn bool(&mut self, _: bool) {}
+    fn int(&mut self, _: i64) {}
+    fn uint(&mut self, _: u64) {}
+    fn double(&mut self, _: f64) {}
+    fn string(&mut self, _: Cow<'a, str>) {}
+    fn bytes(&mut self, _: Vec<u8>) {}
+    fn key(&mut self, _: Cow<'a, str>) {}
+    fn array(&mut self, _: Drain<'_, ()>) {}
+
+    fn object(&mut self, _: Drain<'_, ((), ())>) -> std::result::Result<(), (usize, usize)> {
+        Ok(())
+    }
+
+    fn table(&mut self, _: u8, _: (), at: usize) -> std::result::Result<(), String> {
+        match at == self.at {
+            true => Err(std::mem::take(&mut self.message)),
+            false => Ok(()),
+        }
+    }
+}
+
+/// The error of the tag whose content starts at `at` in `text`, with its path.
+fn refusal(text: &str, at: usize, message: String) -> Error {
+    let mut reader = Reader::new(text, Refuse { at, message });
+    let failure = match reader.value() {
+        Err(failure) => failure,
+        // The tag is met again (the text is the same): should it not be, the error keeps
+        // its place without its path.
+        Ok(()) => {
+            let message = std::mem::take(&mut reader.builder.message);
+            Failure::at(ErrorKind::Value, at, message)
+        }
+    };
+    reader.error(failure)
+}
+
 /// Reads a whole JSON text straight into Lua values.
 pub(crate) fn read(lua: &Lua, tables: &Metatables, bytes: &[u8]) -> Result<mlua::Value> {
     let text = utf8(bytes)?;
@@ -250,9 +414,12 @@ pub(crate) fn read(lua: &Lua, tables: &Metatables, bytes: &[u8]) -> Result<mlua:
         let value = crate::text::from_slice(bytes)?;
         return to_lua::convert(lua, tables, &value);
     }
-    let mut reader = Reader::new(text, Tape::new(text));
+    let mut reader = Reader::new(text, Tape::new(text, &tables.classes));
     reader.value().map_err(|e| reader.error(e))?;
     reader.end().map_err(|e| reader.error(e))?;
+    if let Some((at, message)) = reader.builder.refused() {
+        return Err(refusal(text, at, message));
+    }
     make(lua, tables, &reader.builder)
 }
 

@@ -428,7 +428,7 @@ impl Builder {
         self.push(l, key, depth + 1)?;
         ffi::lua_pushvalue(l, -1);
         if ffi::lua_rawget(l, -3) != ffi::LUA_TNIL {
-            return self.fail("the key appears twice in this keyed table".into());
+            return self.fail(format!("the key {key} appears twice in this keyed table"));
         }
         ffi::lua_pop(l, 1);
         self.push(l, item, depth + 1)?;

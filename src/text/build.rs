@@ -39,8 +39,10 @@ pub(crate) trait Build<'a> {
         members: Drain<'_, (Self::Key, Self::Value)>,
     ) -> Result<Self::Value, (usize, usize)>;
     /// A Lua table of the tags `t`, `s`, `r` and `c` from its content, an array made by
-    /// [`Build::array`]; `Err` says what the tag expects.
-    fn table(&mut self, tag: u8, content: Self::Value) -> Result<Self::Value, String>;
+    /// [`Build::array`], which starts at byte `at` of the text (for builders that check
+    /// more once the whole text is read, and place what they find there); `Err` says what
+    /// the tag expects.
+    fn table(&mut self, tag: u8, content: Self::Value, at: usize) -> Result<Self::Value, String>;
 
     // For builders that make a container before its contents: the reader says where each
     // starts, and what became of an array that turned out to be a tag.

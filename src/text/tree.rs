@@ -75,7 +75,7 @@ impl<'a> Build<'a> for Tree {
             .map_err(|(_, first, second)| (first, second))
     }
 
-    fn table(&mut self, tag: u8, content: Value) -> std::result::Result<Value, String> {
+    fn table(&mut self, tag: u8, content: Value, _at: usize) -> std::result::Result<Value, String> {
         let Value::Array(items) = content else {
             unreachable!("the reader gives tables arrays")
         };
@@ -158,10 +158,10 @@ impl<'a> Build<'a> for Sparse {
         }
     }
 
-    fn table(&mut self, tag: u8, content: Value) -> std::result::Result<Value, String> {
+    fn table(&mut self, tag: u8, content: Value, at: usize) -> std::result::Result<Value, String> {
         match self.skipping {
             true => Ok(Value::Null),
-            false => <Tree as Build<'a>>::table(&mut Tree, tag, content),
+            false => <Tree as Build<'a>>::table(&mut Tree, tag, content, at),
         }
     }
 }

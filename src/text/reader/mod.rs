@@ -483,7 +483,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                 format!("tag \"a\" expects an array, found {}", other.kind()),
             ),
             (TAG_KEYED | TAG_SHARED | TAG_REF | TAG_CLASS, Shape::Array) => {
-                match self.builder.table(tag, content) {
+                match self.builder.table(tag, content, offset) {
                     Ok(table) => Ok((table, Shape::Table)),
                     Err(message) => fail(ErrorKind::Value, offset, message),
                 }
