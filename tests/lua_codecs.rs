@@ -1467,6 +1467,36 @@ fn malformed_texts() -> Vec<Vec<u8>> {
 }
 
 #[test]
+fn what_lua_tables_of_tags_must_be_is_refused_at_the_tag_with_its_path() {
+    // Issue 28: these four were named by their path alone, checked once the values were
+    // made; now at the tag's content too, as the one-file library names them.
+    let rust = Rust::new();
+    for (text, message) in [
+        (
+            r#"{"fleet": [1, ["t", [[1, 2], [1.0, 3]]]]}"#,
+            r#"line 1, column 21: at fleet[1]: the key ["d","0x1p+0"] appears twice in this keyed table"#,
+        ),
+        (
+            "{\"a\": [\"s\", [1, {}]],\n \"b\": [\"s\", [1, []]]}",
+            "line 2, column 13: at b: shared table 1 is defined twice",
+        ),
+        (
+            r#"{"a": ["r", [2]], "b": ["r", [1]]}"#,
+            r#"line 1, column 13: at a: reference ["r", [2]] to a shared table that is never defined (no ["s", [2, ...]])"#,
+        ),
+        (
+            r#"[["c", ["Ship", {}]], ["c", ["Nope", []]]]"#,
+            r#"line 1, column 29: at [1]: class "Nope" is not registered (register its metatable with savechain.register_class)"#,
+        ),
+    ] {
+        let got = from_text(&rust.lua, text.as_bytes())
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(got.to_string(), message, "{text}");
+    }
+}
+
+#[test]
 fn decoding_errors_are_at_the_same_place_in_every_reader() {
     // Issue 28: the one-file library named other columns than the Rust reader for the same
     // text. The Rust reader's place is the reference: the byte that is wrong.

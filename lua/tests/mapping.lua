@@ -160,6 +160,8 @@ function tests.classes_come_back_with_their_metatable()
   assert(getmetatable(back.ship) == Ship and back.ship:describe() == "Kestrel" and back.again == back.ship)
   fails_with(function() savechain.register_class("Ship", {}) end, "already registered")
   fails_with(function() savechain.decode('["c", ["Unknown", {}]]') end, 'class "Unknown" is not registered')
+  -- Named at the tag's content, as every error of what a tag holds (issue 28).
+  fails_with(function() savechain.decode('["c", ["Unknown", {}]]') end, "line 1, column 7: ")
 end
 
 function tests.what_cannot_be_saved_is_named_with_its_path()
@@ -170,6 +172,7 @@ function tests.what_cannot_be_saved_is_named_with_its_path()
   fails_with(function() savechain.encode({ x = setmetatable({}, {}) }) end, "not a registered class")
   fails_with(function() savechain.encode({ [tostring] = 1 }) end, "cannot save a function")
   fails_with(function() savechain.decode('["r", [4]]') end, "never defined")
+  fails_with(function() savechain.decode('{"a": 1,\n "b": ["r", [4]]}') end, "line 2, column 13: ")
 end
 
 function tests.deep_nesting_is_refused_not_crashed()
