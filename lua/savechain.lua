@@ -42,6 +42,13 @@ else
       string.byte, string.char, string.sub, string.find, string.match, string.format, string.gsub,
       string.rep, string.lower
     local concat, sort = table.concat, table.sort
+    -- The codec walks a table's keys calling `next` by another name, on purpose: LuaJIT
+    -- specializes a loop whose iterator is spelt `next` or `pairs` (ISNEXT/ITERN), and
+    -- Debian's LuaJIT (2.1.0-beta3, a snapshot of 2022-03-20) compiles that loop without a
+    -- check it needs: once hot, a walk could stop early, and tables were written with keys
+    -- missing, or as {} (LuaJIT issue #827, fixed upstream in April 2022; a later LuaJIT
+    -- drops keys there in another case until 2026, #1510). The plain loop has neither bug.
+    local next_key = next
     local floor, huge = math.floor, math.huge
     local mtype, pack, unpack = math.type, string.pack, string.unpack
     local frexp = math.frexp
@@ -388,13 +395,16 @@ else
     local MET_AGAIN = {}
     local as_double, is_sequence
 
-    -- A Lua key as paths in messages show it: missions[3].on_complete.
+    -- A Lua key as paths in messages show it: missions[3].on_complete. A path of more than
+    -- 3 * PATH_ENDS steps shows its first and last PATH_ENDS and how many it leaves out
+    -- between them: whole, a path 512 tables deep was thousands of characters.
+    local PATH_ENDS = 8
     local function path_of(keys, depth)
       local path = {}
-      for i = 1, depth do
+      local function step(i, first)
         local k = keys[i]
         if type(k) == "string" and match(k, "^[%a_][%w_]*$") then
-          path[#path + 1] = (i > 1 and "." or "") .. k
+          path[#path + 1] = (first and "" or ".") .. k
         elseif type(k) == "string" and is_utf8(k) then
           path[#path + 1] = "[" .. quote(k) .. "]"
         elseif type(k) == "table" then
@@ -402,6 +412,13 @@ else
         else
           path[#path + 1] = "[" .. tostring(k) .. "]"
         end
+      end
+      if depth <= 3 * PATH_ENDS then
+        for i = 1, depth do step(i, i == 1) end
+      else
+        for i = 1, PATH_ENDS do step(i, i == 1) end
+        path[#path + 1] = " ... " .. (depth - 2 * PATH_ENDS) .. " levels ... "
+        for i = depth - PATH_ENDS + 1, depth do step(i, i == depth - PATH_ENDS + 1) end
       end
       return concat(path)
     end
@@ -659,7 +676,7 @@ else
       local function object(v, len, depth, level)
         check(depth + 1, level)
         local names, i = {}, 0
-        for k in next, v do
+        for k in next_key, v do
           i = i + 1
           names[i] = k
         end
@@ -689,7 +706,7 @@ else
       -- strings, tables by their compact text.
       local function keyed(v, depth, level)
         local entries, len = {}, 0
-        for k, x in next, v do
+        for k, x in next_key, v do
           if rawequal(k, null) then
             fail("savechain.null cannot be a table key: the save could not be read back", level)
           end
@@ -759,7 +776,7 @@ else
 
       function contents(v, marked, depth, level)
         local len, ints, strings = 0, true, true
-        for k in next, v do
+        for k in next_key, v do
           len = len + 1
           if type(k) == "number" and is_integer(k) then
             strings = false
@@ -852,7 +869,7 @@ else
           return
         end
         seen[v] = true
-        for k, x in next, v do
+        for k, x in next_key, v do
           walk(k, level + 1)
           walk(x, level + 1)
         end
@@ -1156,7 +1173,7 @@ else
           return body, S_TABLE
         end
         -- Referred to before its definition: the table made for the references gets it.
-        for k, v in next, body do rawset(placeholder, k, v) end
+        for k, v in next_key, body do rawset(placeholder, k, v) end
         setmetatable(placeholder, getmetatable(body))
         r.made[placeholder] = "s"
         return placeholder, S_TABLE
