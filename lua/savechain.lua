@@ -673,13 +673,9 @@ else
         end
       end
 
-      local function object(v, len, depth, level)
+      -- `names`: the table's `len` keys, all text, as `contents` met them.
+      local function object(v, names, len, depth, level)
         check(depth + 1, level)
-        local names, i = {}, 0
-        for k in next_key, v do
-          i = i + 1
-          names[i] = k
-        end
         sort(names, bytewise)
         local inner = level + 1
         n = n + 1
@@ -775,7 +771,7 @@ else
       end
 
       function contents(v, marked, depth, level)
-        local len, ints, strings = 0, true, true
+        local len, ints, strings, names = 0, true, true, nil
         for k in next_key, v do
           len = len + 1
           if type(k) == "number" and is_integer(k) then
@@ -795,6 +791,11 @@ else
                   members[k] = member
                 end
                 strings = member and true or false
+                -- Kept for `object`, which then needs no walk of its own.
+                if strings then
+                  if names == nil then names = {} end
+                  names[len] = k
+                end
               end
             end
           end
@@ -806,7 +807,7 @@ else
         elseif ints and is_sequence(v, len) then
           array(v, len, depth, level)
         elseif strings then
-          object(v, len, depth, level)
+          object(v, names, len, depth, level)
         else
           keyed(v, depth, level)
         end
