@@ -8,9 +8,10 @@
 -- levels, a text read and written again is the same text, too deep is refused with a
 -- short message) and fails at the first wrong one, naming it. OUT gets every compact
 -- text as "T <length>\n<text>\n" and every error as "E <length>\n<message>\n", for the
--- Rust test to compare across interpreters and with the compiler off (`jit-off`). No table walk here uses next or pairs: the checks must
--- not share the bug they look for. Lua 5.1 syntax, numbers exact as doubles: the same
--- values and texts in every stock interpreter.
+-- Rust test to compare across interpreters and with the compiler off (`jit-off`). No
+-- table walk here uses next or pairs: the checks must not share the bug they look for.
+-- Lua 5.1 syntax, numbers exact as doubles: the same values and texts in every stock
+-- interpreter.
 
 local out_path, mode = arg[1], arg[2]
 if mode == "jit-off" and jit then jit.off() end
