@@ -1407,6 +1407,11 @@ else
   -- savechain: pure-Lua codec ends
 end
 
+-- Tables are walked with `pairs` called by another name, as the codec walks them with
+-- `next_key`: LuaJIT specializes a loop whose iterator is spelt `pairs` or `next`, and
+-- Debian's LuaJIT (2.1.0-beta3) compiles that loop wrongly once it is hot (LuaJIT #827).
+local each_pair = pairs
+
 -- Integers and floats, where Lua 5.3 and later tell them apart.
 local number_type = math.type or function(x)
   if type(x) == "number" then return "float" end
@@ -1563,7 +1568,7 @@ function M.encode(value, opts)
     if type(opts) ~= "table" then
       error("savechain.encode: options are a table such as { compact = true }, not a " .. type(opts), 2)
     end
-    for key, v in pairs(opts) do
+    for key, v in each_pair(opts) do
       if key ~= "compact" or type(v) ~= "boolean" then
         error("savechain.encode: the only option is compact = true or false, not " .. tostring(key), 2)
       end
@@ -1615,7 +1620,7 @@ function M.register(name, handlers)
   if type(handlers) ~= "table" or type(handlers.save) ~= "function" or type(handlers.load) ~= "function" then
     error("savechain.register expects { save = function, load = function }", 2)
   end
-  for key in pairs(handlers) do
+  for key in each_pair(handlers) do
     if key ~= "save" and key ~= "load" and key ~= "version" and key ~= "upgrades" then
       error("savechain.register: unknown member " .. tostring(key)
         .. " (a module has save, load, version and upgrades)", 2)
@@ -1632,7 +1637,7 @@ function M.register(name, handlers)
     if upgrades ~= nil and type(upgrades) ~= "table" then
       error("savechain.register: upgrades is a table of functions by version", 2)
     end
-    for from, upgrade in pairs(upgrades or {}) do
+    for from, upgrade in each_pair(upgrades or {}) do
       if not is_integer(from) or from < 1 or from >= version or type(upgrade) ~= "function" then
         error("savechain.register: upgrades[N] is the function from version N to N + 1, for N from 1 to "
           .. (version - 1) .. "; found upgrades[" .. tostring(from) .. "]", 2)
@@ -1647,10 +1652,10 @@ end
 -- the public function, for messages.
 local function states_and_versions(who)
   local states, versions = {}, {}
-  for name, state in pairs(kept) do
+  for name, state in each_pair(kept) do
     states[name], versions[name] = state, kept_versions[name]
   end
-  for name, handlers in pairs(modules) do
+  for name, handlers in each_pair(modules) do
     local ok, state = pcall(handlers.save)
     if not ok then
       error(who .. ": the save function of " .. name .. " failed: " .. tostring(state), 3)
@@ -1701,7 +1706,7 @@ end
 -- function in messages, which are raised at the level of its caller.
 local function restore_states(who, states, versions)
   local ready = {}
-  for name, handlers in pairs(modules) do
+  for name, handlers in each_pair(modules) do
     local state = states[name]
     if state ~= nil and handlers.version ~= nil then
       state = upgraded(who, name, handlers, state, versions[name] or 1)
@@ -1709,14 +1714,14 @@ local function restore_states(who, states, versions)
     ready[name] = state
   end
   kept, kept_versions = {}, {}
-  for name, state in pairs(states) do
+  for name, state in each_pair(states) do
     if name ~= VERSIONS and modules[name] == nil then
       kept[name], kept_versions[name] = state, versions[name]
     end
   end
   -- In name order, so that every Lua loads them alike; a failing load is named.
   local names = {}
-  for name in pairs(modules) do names[#names + 1] = name end
+  for name in each_pair(modules) do names[#names + 1] = name end
   table.sort(names)
   for _, name in ipairs(names) do
     local ok, err = pcall(modules[name].load, ready[name])
@@ -1783,10 +1788,10 @@ local function check_options(who, opts, allowed, example)
   if type(opts) ~= "table" then
     error(who .. " expects a table of options such as " .. example .. ", not a " .. type(opts), 3)
   end
-  for key in pairs(opts) do
+  for key in each_pair(opts) do
     if allowed[key] == nil then
       local names = {}
-      for name in pairs(allowed) do names[#names + 1] = name end
+      for name in each_pair(allowed) do names[#names + 1] = name end
       table.sort(names)
       error(who .. ": unknown option " .. tostring(key) .. " (the options are "
         .. table.concat(names, ", ") .. ")", 3)
@@ -1820,7 +1825,7 @@ function M.save(opts)
   end
   local states, versions = states_and_versions("savechain.save")
   local meta = {}
-  for key, value in pairs(kept_meta) do meta[key] = value end
+  for key, value in each_pair(kept_meta) do meta[key] = value end
   meta.version, meta.writer, meta.game = opts.version, opts.writer, opts.game
   if next(versions) ~= nil then meta.modules = versions end
   return M.encode({ meta = meta, data = states }, { compact = opts.compact == true })
@@ -1846,7 +1851,7 @@ function M.load(text, opts)
     error("savechain.load: not a save: no \"meta\" member (the text of "
       .. "savechain.encode(savechain.collect()) is loaded with savechain.restore(savechain.decode(text)))", 2)
   end
-  for key in pairs(save) do
+  for key in each_pair(save) do
     if key ~= "meta" and key ~= "data" then
       error("savechain.load: not a save: a member " .. tostring(key) .. " beside \"meta\" and \"data\"", 2)
     end
@@ -1881,7 +1886,7 @@ function M.load(text, opts)
   -- What else meta holds (its history of upgrades, the data versions of mods, a game's own
   -- members) is written back by the next save, as every savechain writer keeps it.
   kept_meta = {}
-  for key, value in pairs(meta) do
+  for key, value in each_pair(meta) do
     if key ~= "version" and key ~= "writer" and key ~= "game" and key ~= "modules" then
       kept_meta[key] = value
     end
@@ -1928,18 +1933,18 @@ function M.equal(a, b)
     if not same_meta(x, y) then
       return false
     end
-    for k, v in pairs(x) do
+    for k, v in each_pair(x) do
       local w
       if type(k) == "table" then
         -- A table key matches the key of `y` it has been paired with.
         local mapped = a_to_b[k]
         if mapped == nil then
-          for k2 in pairs(y) do
+          for k2 in each_pair(y) do
             if type(k2) == "table" and b_to_a[k2] == nil then
               -- Try the pairing; undo what it recorded if it fails.
               local saved_a, saved_b = {}, {}
-              for t, u in pairs(a_to_b) do saved_a[t] = u end
-              for t, u in pairs(b_to_a) do saved_b[t] = u end
+              for t, u in each_pair(a_to_b) do saved_a[t] = u end
+              for t, u in each_pair(b_to_a) do saved_b[t] = u end
               if same(k, k2) and same(v, y[k2]) then
                 mapped = k2
                 break
@@ -1957,7 +1962,7 @@ function M.equal(a, b)
         return false
       end
     end
-    for k in pairs(y) do
+    for k in each_pair(y) do
       if type(k) ~= "table" and rawget(x, k) == nil then
         return false
       end
