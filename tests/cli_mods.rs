@@ -517,7 +517,7 @@ fn the_example_save_whose_mod_was_removed_is_current_without_it() {
     let out = run_ok(dir.path(), &["inspect", "saves/removed.json"], 0);
     assert!(
         out.stdout
-            .contains("  mod cartographer: version 1, not installed (kept as it is)\n"),
+            .contains("  mod cartographer: version 1, not-installed (kept as it is)\n"),
         "{out}"
     );
 }

@@ -222,7 +222,7 @@ impl Facts {
             };
             let status = match &m.status {
                 ModStatus::Upgraded => "outdated".to_string(),
-                status => status.word().replace(' ', "-"),
+                status => status.word().to_string(),
             };
             let entry: Map = [
                 ("name", Value::from(m.name.as_str())),
@@ -257,12 +257,15 @@ impl Facts {
                     outln!("  mod {}: cannot upgrade: {why}", m.name)
                 }
                 (ModStatus::NotInstalled, _) => outln!(
-                    "  mod {}: version {version}, not installed (kept as it is)",
-                    m.name
+                    "  mod {}: version {version}, {} (kept as it is)",
+                    m.name,
+                    ModStatus::NotInstalled.word()
                 ),
-                (ModStatus::NotInSave, _) => {
-                    outln!("  mod {}: not in the save (nothing to upgrade)", m.name)
-                }
+                (ModStatus::NotInSave, _) => outln!(
+                    "  mod {}: {} (nothing to upgrade)",
+                    m.name,
+                    ModStatus::NotInSave.word()
+                ),
                 (status, Some(installed)) => {
                     let status = match status {
                         ModStatus::Current => "up to date",
