@@ -1412,6 +1412,12 @@ end
 -- Debian's LuaJIT (2.1.0-beta3) compiles that loop wrongly once it is hot (LuaJIT #827).
 local each_pair = pairs
 
+-- A value as an error shows it: a string in quotes, so that "1" is not taken for 1.
+local function shown(v)
+  if type(v) == "string" then return ("%q"):format(v) end
+  return tostring(v)
+end
+
 -- Integers and floats, where Lua 5.3 and later tell them apart.
 local number_type = math.type or function(x)
   if type(x) == "number" then return "float" end
@@ -1632,7 +1638,7 @@ function M.register(name, handlers)
   end
   if version ~= nil then
     if not is_integer(version) or version < 1 then
-      error("savechain.register: version is an integer from 1, not " .. tostring(version), 2)
+      error("savechain.register: version is an integer from 1, not " .. shown(version), 2)
     end
     if upgrades ~= nil and type(upgrades) ~= "table" then
       error("savechain.register: upgrades is a table of functions by version", 2)
@@ -1799,10 +1805,10 @@ local function check_options(who, opts, allowed, example)
   end
   if not is_save_version(opts.version) then
     error(who .. ": version is the game's save version, an integer from 0 (meta.version; "
-      .. "the version its upgrade steps reach), not " .. tostring(opts.version), 3)
+      .. "the version its upgrade steps reach), not " .. shown(opts.version), 3)
   end
   if opts.game ~= nil and (type(opts.game) ~= "string" or opts.game == "") then
-    error(who .. ": game is the game's name, a string, not " .. tostring(opts.game), 3)
+    error(who .. ": game is the game's name, a string, not " .. shown(opts.game), 3)
   end
 end
 
@@ -1818,10 +1824,10 @@ function M.save(opts)
     '{ version = 1, writer = "1.0.0", game = "My Game" }')
   if opts.writer ~= nil and not is_semver(opts.writer) then
     error("savechain.save: writer is the game's release, a semantic version such as \"1.2.0\", not "
-      .. tostring(opts.writer), 2)
+      .. shown(opts.writer), 2)
   end
   if opts.compact ~= nil and type(opts.compact) ~= "boolean" then
-    error("savechain.save: compact is true or false, not " .. tostring(opts.compact), 2)
+    error("savechain.save: compact is true or false, not " .. shown(opts.compact), 2)
   end
   local states, versions = states_and_versions("savechain.save")
   local meta = {}
@@ -1861,8 +1867,12 @@ function M.load(text, opts)
   end
   local version, game = meta.version, meta.game
   if opts.game ~= nil and game ~= opts.game then
-    error(("savechain.load: the save is of the game %s, and this is %q; nothing was loaded")
-      :format(type(game) == "string" and ("%q"):format(game) or "(none named)", opts.game), 2)
+    if type(game) ~= "string" then
+      error(("savechain.load: the save names no game (meta.game), and this is %q; nothing was loaded")
+        :format(opts.game), 2)
+    end
+    error(("savechain.load: the save is of the game %q, and this is %q; nothing was loaded")
+      :format(game, opts.game), 2)
   end
   if version > opts.version then
     error(("savechain.load: the save is version %s, newer than this game's (version %s): it was "

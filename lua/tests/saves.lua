@@ -86,7 +86,7 @@ function tests.load_refuses_saves_of_other_versions_and_games_and_loads_nothing(
   fails_with('the save is of the game "Test Game", and this is "Other"', savechain.load, text,
     { version = 5, game = "Other" })
   local nameless = savechain.save({ version = 5 })
-  fails_with("the save is of the game (none named)", savechain.load, nameless, { version = 5, game = "Test Game" })
+  fails_with("the save names no game (meta.game)", savechain.load, nameless, { version = 5, game = "Test Game" })
   assert(fleet == "unchanged")
 end
 
@@ -108,6 +108,8 @@ function tests.save_and_load_check_their_options()
   fails_with("version is the game's save version, an integer from 0", savechain.save, {})
   fails_with("version is the game's save version", savechain.save, { version = -1 })
   fails_with("version is the game's save version", savechain.save, { version = 1.5 })
+  -- A string is shown in quotes: "1" is not taken for 1.
+  fails_with('the version its upgrade steps reach), not "1"', savechain.save, { version = "1" })
   fails_with("unknown option verison", savechain.save, { verison = 1 })
   fails_with('writer is the game\'s release, a semantic version such as "1.2.0"', savechain.save,
     { version = 1, writer = "1.2" })
