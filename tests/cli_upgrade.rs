@@ -1044,6 +1044,52 @@ fn a_second_request_stops_at_once_with_a_summary_a_report_and_no_temporary() {
     }
 }
 
+/// `cache build` cannot abandon a cache under way, so there a second request (Ctrl-C
+/// again, a second apart) ends the run at once, as the default would; a group's repeated
+/// SIGTERM is still one request.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_second_request_ends_a_cache_build_at_once() {
+    use std::os::unix::process::CommandExt;
+    let _alone = one_batch_test_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    // s00 is fast; s01 and s02 take 20 s of processor each.
+    slow_batch(dir.path(), 3, 1, 20.0);
+    let mut args = vec!["cache", "build"];
+    args.extend(WITH_STEPS);
+    args.push("saves");
+    let child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let first_cache = dir.path().join("saves/s00.json.cache");
+    assert!(
+        poll(Duration::from_secs(120), || first_cache.exists()),
+        "the build never got going"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = child.id() as i32;
+    // SAFETY: signals to the child this test started, and to its own group.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(-pid, libc::SIGTERM) }, 0);
+    std::thread::sleep(Duration::from_millis(1300));
+    let second = std::time::Instant::now();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let (code, err) = finish_within(child, Duration::from_secs(120));
+    assert!(
+        second.elapsed() < Duration::from_secs(6),
+        "took {:?} after the second request: {err}",
+        second.elapsed()
+    );
+    // Ended by the signal, as the default ends a process: no exit status.
+    assert_eq!(code, None, "{err}");
+    assert!(!dir.path().join("saves/s02.json.cache").exists());
+}
+
 /// A save replaced (by rename, as editors and games do) while `save-upgrade` upgrades it in
 /// place, at several moments: the new save survives byte for byte, the run says that save
 /// failed because it changed (exit 2), and nothing else is lost. A game that stores the

@@ -70,8 +70,9 @@ pub fn run(args: Args) -> i32 {
         print_error(error, None);
     }
     let options = Options::default();
-    // Ctrl-C ends the loop between two saves, each cache written whole or not at all.
-    signals::install();
+    // Ctrl-C ends the loop between two saves, each cache written whole or not at all; a
+    // cache being built cannot be abandoned, so a second request ends the run at once.
+    signals::install_second_ends();
     let mut done = 0;
     for found in &search.saves {
         let save = &found.path;

@@ -29,6 +29,10 @@ static FIRST_AT: AtomicU64 = AtomicU64::new(0);
 static SECOND: AtomicI32 = AtomicI32::new(0);
 static SECOND_AT: AtomicU64 = AtomicU64::new(0);
 
+/// Set for a run that cannot abandon the work under way (`cache build`): a second request
+/// then ends it as the default would, as a third does elsewhere.
+static SECOND_ENDS: AtomicBool = AtomicBool::new(false);
+
 /// The flag of a request to stop: no save is started after it.
 pub fn stop_flag() -> &'static AtomicBool {
     &STOP
@@ -59,9 +63,22 @@ pub fn received() -> Option<(&'static str, i32, bool)> {
     Some((name, 128 + signal, at_once))
 }
 
-/// Handles SIGINT and SIGTERM from now on by setting the flags.
-#[cfg(target_os = "linux")]
+/// Handles SIGINT and SIGTERM from now on, for a run that can abandon the saves under way
+/// on a second request ([`at_once_flag`]).
 pub fn install() {
+    install_handler(false);
+}
+
+/// Handles SIGINT and SIGTERM from now on, for a run that can only stop between two saves:
+/// a second request ends it at once, as the default would (what that leaves, temporary
+/// files, the next run removes).
+pub fn install_second_ends() {
+    install_handler(true);
+}
+
+#[cfg(target_os = "linux")]
+fn install_handler(second_ends: bool) {
+    SECOND_ENDS.store(second_ends, Ordering::SeqCst);
     extern "C" fn on_signal(signal: libc::c_int) {
         // Only atomics, `clock_gettime`, `signal` and `raise`: what a handler may use. The
         // two signals are blocked while it runs (`sa_mask`), so it never runs twice at once.
@@ -76,7 +93,7 @@ pub fn install() {
             STOP.store(true, Ordering::SeqCst);
         } else if again(&FIRST, &FIRST_AT) {
             // The first request, delivered again (to the process, then to its group).
-        } else if !AT_ONCE.load(Ordering::SeqCst) {
+        } else if !AT_ONCE.load(Ordering::SeqCst) && !SECOND_ENDS.load(Ordering::SeqCst) {
             SECOND.store(signal, Ordering::SeqCst);
             SECOND_AT.store(now, Ordering::SeqCst);
             AT_ONCE.store(true, Ordering::SeqCst);
@@ -124,4 +141,4 @@ fn monotonic_nanos() -> u64 {
 
 /// Elsewhere the signals keep their default.
 #[cfg(not(target_os = "linux"))]
-pub fn install() {}
+fn install_handler(_second_ends: bool) {}
