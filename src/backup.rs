@@ -337,17 +337,28 @@ pub struct Pruned {
     pub kept: Vec<Backup>,
 }
 
-/// Which backups [`prune`] may remove: those past the newest [`keep`](Prune::keep) and, when
-/// given, older than [`older_than`](Prune::older_than).
-#[derive(Clone, Copy, Debug, Default)]
+/// Which backups [`prune`] may remove: those past the newest [`keep`](Prune::keep) (1
+/// unless told otherwise) and, when given, older than [`older_than`](Prune::older_than).
+#[derive(Clone, Copy, Debug)]
 pub struct Prune {
     keep: usize,
     older_than: Option<SystemTime>,
     dry_run: bool,
 }
 
+impl Default for Prune {
+    /// Keeps the newest backup: removing every one takes `keep(0)`, said on purpose.
+    fn default() -> Prune {
+        Prune {
+            keep: 1,
+            older_than: None,
+            dry_run: false,
+        }
+    }
+}
+
 impl Prune {
-    /// Keeps the `n` newest backups (that read as saves) whatever they hold.
+    /// Keeps the `n` newest backups (that read as saves) whatever they hold (1 by default).
     pub fn keep(mut self, n: usize) -> Prune {
         self.keep = n;
         self
@@ -366,9 +377,10 @@ impl Prune {
     }
 }
 
-/// Removes the old backups of the save at `path` as `rule` says, keeping every backup that
-/// is the only way back to something; with [`Prune::dry_run`], removes nothing and says
-/// what it would remove.
+/// Removes the old backups of the save at `path` as `rule` says, keeping for each version
+/// the only way back to it; with [`Prune::dry_run`], removes nothing and says what it would
+/// remove. A backup past the newest kept, at a version the save or a kept backup has, is
+/// removed even when its bytes are nowhere else (an older hand edit): that is pruning.
 ///
 /// Never removed: the [`keep`](Prune::keep) newest backups; those written at the
 /// [`older_than`](Prune::older_than) time or later; a backup whose version neither the save
@@ -376,7 +388,8 @@ impl Prune {
 /// it); a backup whose `meta` does not read (what it holds cannot be told); a kept edit
 /// (the only copy of someone's work; remove it by hand). Every other backup is removed,
 /// and so is one with the very bytes of the save or of a backup kept, even among the
-/// newest (but not one written since [`older_than`](Prune::older_than)). The save's lock is held meanwhile, so a restore does not meet it.
+/// newest (but not one written since [`older_than`](Prune::older_than)). The save's lock
+/// is held meanwhile, so a restore does not meet it.
 pub fn prune(path: impl AsRef<Path>, rule: Prune) -> Result<Pruned> {
     let path = path.as_ref();
     let _held = fsio::hold_save(path).map_err(|e| e.with_file(path))?;

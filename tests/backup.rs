@@ -121,3 +121,24 @@ fn prune_keeps_the_newest_and_the_last_way_back_to_each_version() {
         ]
     );
 }
+
+/// Pruning by age alone keeps the newest backup, though it is old and its version is the
+/// save's: removing every backup takes `keep(0)`, said on purpose (from a review: a played-on
+/// save kept when an output was replaced went with `--older-than` alone).
+#[test]
+fn pruning_by_age_alone_keeps_the_newest_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("a.json");
+    fs::write(&save, save_text(9, "now")).unwrap();
+    write_dated(&dir.path().join("a.json.bak"), &save_text(9, "older"), 1);
+    write_dated(&dir.path().join("a.json.1.bak"), &save_text(9, "newest"), 2);
+    let far = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let rule = backup::Prune::default().older_than(far);
+    let pruned = backup::prune(&save, rule).unwrap();
+    let kept: Vec<_> = pruned.kept.iter().map(|b| b.path.clone()).collect();
+    assert_eq!(kept, [dir.path().join("a.json.1.bak")]);
+    let rule = backup::Prune::default().older_than(far).keep(0);
+    let pruned = backup::prune(&save, rule).unwrap();
+    assert!(pruned.kept.is_empty(), "{:?}", pruned.kept);
+    assert!(backup::list(&save).unwrap().is_empty());
+}

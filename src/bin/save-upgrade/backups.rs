@@ -46,8 +46,8 @@ enum Command {
 #[derive(clap::Args)]
 #[command(after_help = "\
 A folder stands for the saves in it (*.json, searched as upgrades search) and for those gone
-from it whose backups are still there; a save's path is taken even when the save is gone. Times are the files' own,
-in UTC. --json prints an array with an object per save: {\"save\", \"version\" (null when
+from it whose backups are still there; a save's path is taken even when the save is gone.
+Times are the files' own, in UTC. --json prints an array with an object per save: {\"save\", \"version\" (null when
 it does not read), \"backups\": [{\"path\", \"made_by\" (\"upgrade\", \"edit\" or
 \"kept-edit\"), \"from\" (an upgrade's version before it), \"modified\", \"bytes\",
 \"version\", \"problem\"}]}.
@@ -86,13 +86,15 @@ Kept: the N newest backups of each save (--keep N); every backup written at the
 2026-11-01T12:00:00Z); the newest backup of each version that neither the save nor a kept
 backup has (the only way back to it); a backup that does not read as a save; every kept
 edit (<name>.edit.bak: remove those by hand). Removed: the other backups, and a backup
-with the very bytes of the save or of a kept backup, even among the N newest. A folder
+with the very bytes of the save or of a kept backup, even among the N newest; an older
+backup at a version still kept is removed even when its bytes are nowhere else. A folder
 stands for the saves in it; the backups of a save that is gone are pruned only when its
 path is given. Run with --dry-run first to see the list.
 Exit status: 0 done, 2 a failure.")]
 #[command(group = clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep", "older_than"]))]
 struct PruneArgs {
-    /// How many of each save's newest backups to keep whatever they hold.
+    /// How many of each save's newest backups to keep whatever they hold (1 when only
+    /// --older-than is given: the newest backup stays unless --keep 0 says otherwise).
     #[arg(long, value_name = "N")]
     keep: Option<usize>,
     /// Keep every backup written at this time or later: 2026-11-01 (midnight UTC) or
@@ -345,9 +347,10 @@ fn prune(args: PruneArgs) -> i32 {
     };
     let mut total = 0;
     for save in &saves {
-        let mut rule = backup::Prune::default()
-            .keep(args.keep.unwrap_or(0))
-            .dry_run(args.dry_run);
+        let mut rule = backup::Prune::default().dry_run(args.dry_run);
+        if let Some(keep) = args.keep {
+            rule = rule.keep(keep);
+        }
         if let Some(time) = args.older_than {
             rule = rule.older_than(time);
         }
