@@ -230,8 +230,15 @@ pub(crate) fn backup_path(path: &Path, tag: Option<&str>, original: &[u8]) -> Pa
             k => named(format!("{tag}.{k}.bak")),
         })
         // Something that is not a file there (a folder, a FIFO) is never read, and the
-        // backup's write then fails, naming it.
-        .find(|p| read_regular(p).map_or(true, |existing| existing == original))
+        // backup's write then fails, naming it. A file that cannot be read (no permission)
+        // may hold anything: its name is not free.
+        .find(|p| match read_regular(p) {
+            Ok(existing) => existing == original,
+            Err(e) => matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::InvalidInput
+            ),
+        })
         .expect("an unbounded search")
 }
 
