@@ -1710,7 +1710,10 @@ end
 -- Hands each registered module its state from `states` (by name), upgraded from its version
 -- in `versions` first; keeps the states of modules not registered. `who` names the public
 -- function in messages, which are raised at the level of its caller.
-local function restore_states(who, states, versions)
+-- `meta_kept`: the members of the save's meta that the next save writes back; kept with
+-- the states of unregistered modules before any load runs, so that after a failing load
+-- the next save is still of one save, never the states of one and the meta of another.
+local function restore_states(who, states, versions, meta_kept)
   local ready = {}
   for name, handlers in each_pair(modules) do
     local state = states[name]
@@ -1719,7 +1722,7 @@ local function restore_states(who, states, versions)
     end
     ready[name] = state
   end
-  kept, kept_versions = {}, {}
+  kept, kept_versions, kept_meta = {}, {}, meta_kept
   for name, state in each_pair(states) do
     if name ~= VERSIONS and modules[name] == nil then
       kept[name], kept_versions[name] = state, versions[name]
@@ -1753,8 +1756,7 @@ function M.restore(states)
   if type(versions) ~= "table" then
     error("savechain.restore: " .. VERSIONS .. " is not a table of versions", 2)
   end
-  restore_states("savechain.restore", states, versions)
-  kept_meta = {}
+  restore_states("savechain.restore", states, versions, {})
 end
 
 -- Whole saves -----------------------------------------------------------------------------
@@ -1892,15 +1894,15 @@ function M.load(text, opts)
   if type(versions) ~= "table" then
     error("savechain.load: meta.modules is not a table of versions", 2)
   end
-  restore_states("savechain.load", data, versions)
   -- What else meta holds (its history of upgrades, the data versions of mods, a game's own
   -- members) is written back by the next save, as every savechain writer keeps it.
-  kept_meta = {}
+  local meta_kept = {}
   for key, value in each_pair(meta) do
     if key ~= "version" and key ~= "writer" and key ~= "game" and key ~= "modules" then
-      kept_meta[key] = value
+      meta_kept[key] = value
     end
   end
+  restore_states("savechain.load", data, versions, meta_kept)
   return meta
 end
 

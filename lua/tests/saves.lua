@@ -146,6 +146,23 @@ function tests.the_rest_of_meta_is_kept_from_the_save_loaded()
   assert(meta.history == nil and meta.slot == nil)
 end
 
+function tests.a_failing_load_leaves_the_states_and_meta_of_one_save()
+  -- The meta kept for the next save is the one of the save whose states are kept: a load
+  -- that fails part way must not pair one save's unregistered states with another's history.
+  register_modules()
+  savechain.load('{"data": {"retired": {"x": 1}}, "meta": {"history": [{"from": 1, "to": 2}], '
+    .. '"modules": {"retired": 4}, "version": 2}}', { version = 2 })
+  savechain.register("wallet", {
+    save = function() return wallet end,
+    load = function(state) if state and state.broken then error("cannot read it") end end,
+  })
+  fails_with("the load function of wallet failed", savechain.load,
+    '{"data": {"other": 5, "wallet": {"broken": true}}, "meta": {"version": 2}}', { version = 2 })
+  local save = savechain.decode(savechain.save({ version = 2 }))
+  assert(save.data.other == 5 and save.data.retired == nil, "the failed save's states are kept")
+  assert(save.meta.history == nil, "the meta kept is the failed save's, as its states are")
+end
+
 function tests.encode_of_collect_is_as_it_was()
   register_modules()
   fleet, wallet = { ships = {} }, { coins = 3 }
