@@ -181,8 +181,9 @@ impl Chain {
     /// Errors name the steps in conflict or around a gap, a Rust step with an empty
     /// revision, or a malformed `writer`; one about a step names it ([`Error::failed_step`]:
     /// the step after a gap, the second of two from one version, the first when versions
-    /// start at 0) and, for a Lua step, its file ([`Error::file`]). A Lua step that does not compile, fails before
-    /// returning, or returns something other than a function is an error naming its file
+    /// start at 0) and, for a Lua step, its file ([`Error::file`]). A Lua step that does not
+    /// compile, fails before returning, or returns something other than a function is an
+    /// error naming its file
     /// ([`Error::file`]: its path for a step of [`Step::lua_dir`], its name for
     /// [`Step::lua`]), such as `steps/0002-b.lua: syntax error on line 3: unexpected symbol
     /// near '='`.
