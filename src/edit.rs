@@ -44,13 +44,15 @@ fn steps_of(text: &str) -> Result<Vec<Step<'static>>> {
         Some(steps)
     });
     let steps = steps.ok_or_else(|| {
-        Error::new(
-            ErrorKind::Value,
-            format!(
-                "{text:?} is not a path: write keys joined by dots and indexes in brackets, \
-                 as errors write them (data.ship.cargo[0].mass)"
+        let why = match path::with_keys_quoted(text) {
+            Some(meant) => format!(
+                "a key in brackets is written in double quotes, as errors write it: {meant}"
             ),
-        )
+            None => "write keys joined by dots and indexes in brackets, as errors write them \
+                     (data.ship.cargo[0].mass)"
+                .to_string(),
+        };
+        Error::new(ErrorKind::Value, format!("{text:?} is not a path: {why}"))
     })?;
     match steps.first() {
         Some(Step::Key(key)) if key == "data" || key == "meta" => Ok(steps),
@@ -59,6 +61,15 @@ fn steps_of(text: &str) -> Result<Vec<Step<'static>>> {
             format!("{text:?}: a path in a save starts with data or meta (data.player.name)"),
         )),
     }
+}
+
+/// The path `text` was likely meant as, when it is not a path only because keys in brackets
+/// lack their double quotes (`data.systems[tau ceti].visited`, as a shell leaves
+/// `data.systems["tau ceti"].visited` typed unquoted): `data.systems["tau ceti"].visited`.
+pub fn meant_path(text: &str) -> Option<String> {
+    steps_of(text)
+        .is_err()
+        .then(|| path::with_keys_quoted(text))?
 }
 
 /// The value at `path` in the save (`data.ship.hull`, `meta.version`, `data`): `None` when
@@ -72,6 +83,36 @@ pub fn get(save: &Save, path: &str) -> Result<Option<Value>> {
     Ok(found)
 }
 
+/// [`get`], with nothing at `path` an error saying why: the nearest key there is when a key
+/// is not (`data.ship.hull` for `data.ship.hul`), what the value on the way is when it is
+/// not an object or an array, or not the one the step needs (`data.systems is an object`
+/// for `data.systems[1]`, with its keys).
+pub fn get_existing(save: &Save, path: &str) -> Result<Value> {
+    let steps = steps_of(path)?;
+    let meta;
+    let root = match &steps[0] {
+        Step::Key(key) if key == "data" => &save.data,
+        _ => {
+            meta = save.meta.to_value();
+            &meta
+        }
+    };
+    let place = Place {
+        steps: &steps,
+        path,
+        allow: Allow::default(),
+    };
+    let mut value = root;
+    for (n, step) in steps.iter().enumerate().skip(1) {
+        value = match step {
+            Step::Key(key) => value.as_object().and_then(|m| m.get(key)),
+            Step::Index(i) => value.as_array().and_then(|a| a.get(*i)),
+        }
+        .ok_or_else(|| place.step_error(n, value))?;
+    }
+    Ok(value.clone())
+}
+
 fn at<'v>(root: &'v Value, steps: &[Step<'static>]) -> Option<&'v Value> {
     steps.iter().try_fold(root, |value, step| match step {
         Step::Key(key) => value.as_object()?.get(key),
@@ -80,7 +121,8 @@ fn at<'v>(root: &'v Value, steps: &[Step<'static>]) -> Option<&'v Value> {
 }
 
 /// What a change by hand may do besides putting a value in place of one of the same kind:
-/// [`Allow::default`] allows neither a new member nor a change of kind.
+/// [`Allow::default`] allows no new member, no change of kind and no change of a version.
+/// A refusal for want of one of these says which ([`Error::refused_unless`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Allow {
@@ -91,6 +133,13 @@ pub struct Allow {
     /// the same call with the old value undoes it. Without it, such a change is refused,
     /// since a game that reads the old kind fails on the new one.
     pub kind_change: bool,
+    /// `meta.version`, or a mod's `meta.mods.<name>.version`, may change. A version says
+    /// which upgrade steps the data has had: raised by hand, the next upgrade skips the
+    /// steps between, on data that never had them; lowered, it runs steps again on data
+    /// that has them. So without it such a change is refused, naming the steps; upgrading
+    /// is what brings a save up to date. Even with it, a version below the one
+    /// `meta.history` records an upgrade to is refused.
+    pub version_change: bool,
 }
 
 impl Allow {
@@ -104,6 +153,21 @@ impl Allow {
     pub fn with_kind_change(mut self) -> Allow {
         self.kind_change = true;
         self
+    }
+
+    /// The same, allowing a change of a version.
+    pub fn with_version_change(mut self) -> Allow {
+        self.version_change = true;
+        self
+    }
+
+    /// What either allows.
+    pub fn and(self, other: Allow) -> Allow {
+        Allow {
+            new_member: self.new_member || other.new_member,
+            kind_change: self.kind_change || other.kind_change,
+            version_change: self.version_change || other.version_change,
+        }
     }
 }
 
@@ -137,7 +201,9 @@ impl std::fmt::Display for KindChange {
 /// and kinds named: [`set_allowing`] with [`Allow::kind_change`] makes it. A change to
 /// `meta` must leave a valid `meta` (`meta.version` an integer, `meta.writer` a version),
 /// and a version no lower than the one `meta.history` records an upgrade to, since the
-/// next upgrade refuses such a save.
+/// next upgrade refuses such a save. Any change of `meta.version` or of a mod's version is
+/// refused, naming the steps it would skip or run again: [`Allow::version_change`] makes
+/// it.
 pub fn set(save: &mut Save, path: &str, value: Value) -> Result<Option<Value>> {
     set_allowing(save, path, value, Allow::default().with_new_member())
 }
@@ -189,6 +255,7 @@ pub fn set_allowing(
     envelope.insert("meta", meta);
     let meta = Save::from_value(Value::Object(envelope))?.meta;
     check_history(&save.meta, &meta)?;
+    refuse_unasked(&[], &version_changes(&save.meta, &meta), allow)?;
     save.meta = meta;
     Ok(old)
 }
@@ -200,18 +267,158 @@ pub fn set_allowing(
 /// Unless `allow` allows a change of kind, an integer typed where a double is stays a
 /// double ([`keep_doubles`]), and any other change of a value's kind is refused, every one
 /// named. A version below the one `meta.history` records an upgrade to is refused (for
-/// the game's data, or a mod's in `meta.mods`) unless the save was read so. New members
+/// the game's data, or a mod's in `meta.mods`) unless the save was read so; any other
+/// change of a version is refused unless `allow` allows it ([`Allow::version_change`]).
+/// One refusal names every change of kind and of version that was not allowed. New members
 /// are always allowed here: the text shows them.
 pub fn check_edit(original: &Save, edited: &mut Save, allow: Allow) -> Result<Vec<KindChange>> {
     if !allow.kind_change {
         keep_doubles(original, edited);
     }
-    let changes = kind_changes(original, edited);
-    if !allow.kind_change && !changes.is_empty() {
-        return Err(kinds_refused(&changes));
-    }
     check_history(&original.meta, &edited.meta)?;
+    let changes = kind_changes(original, edited);
+    refuse_unasked(
+        &changes,
+        &version_changes(&original.meta, &edited.meta),
+        allow,
+    )?;
     Ok(changes)
+}
+
+/// A version changed by hand: the game's (`mod_name` `None`) or a mod's, `None` where the
+/// save records none.
+struct VersionChange<'m> {
+    mod_name: Option<&'m str>,
+    before: Option<u64>,
+    after: Option<u64>,
+}
+
+/// The version of the game's data, or of mod `name`'s in `meta.mods`.
+fn version_of(meta: &Meta, in_mod: Option<&str>) -> Option<u64> {
+    match in_mod {
+        None => Some(meta.version),
+        Some(name) => meta
+            .extra
+            .get("mods")
+            .and_then(|mods| mods.get(name))
+            .and_then(|entry| entry.get("version"))
+            .and_then(Value::as_u64),
+    }
+}
+
+/// The versions that differ between two `meta`s: the game's, then each mod's recorded in
+/// either.
+fn version_changes<'m>(before: &'m Meta, after: &'m Meta) -> Vec<VersionChange<'m>> {
+    let mut names: Vec<Option<&str>> = vec![None];
+    for meta in [before, after] {
+        if let Some(Value::Object(mods)) = meta.extra.get("mods") {
+            for (name, _) in mods.iter() {
+                if !names.contains(&Some(name)) {
+                    names.push(Some(name));
+                }
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|mod_name| VersionChange {
+            mod_name,
+            before: version_of(before, mod_name),
+            after: version_of(after, mod_name),
+        })
+        .filter(|change| change.before != change.after)
+        .collect()
+}
+
+/// The steps from version `low` to `high`, as `1->2, 2->3`, the middle left out when they
+/// are many.
+fn steps_between(low: u64, high: u64) -> String {
+    let step = |n: u64| format!("{n}->{}", n + 1);
+    if high - low <= 4 {
+        (low..high).map(step).collect::<Vec<_>>().join(", ")
+    } else {
+        format!(
+            "{}, {}, ..., {} ({} steps)",
+            step(low),
+            step(low + 1),
+            step(high - 1),
+            high - low
+        )
+    }
+}
+
+impl std::fmt::Display for VersionChange<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (path, whose) = match self.mod_name {
+            None => ("meta.version".to_string(), "steps".to_string()),
+            Some(name) => (
+                format!("meta{}.version", key_text("mods") + &key_text(name)),
+                format!("steps of mod {name:?}"),
+            ),
+        };
+        match (self.before, self.after) {
+            (Some(old), Some(new)) if new > old => write!(
+                f,
+                "{path} would go from {old} to {new}, skipping the {whose} {}: the data would \
+                 lack what they do, and the next upgrade would run only the steps after {new} \
+                 on it",
+                steps_between(old, new)
+            ),
+            (Some(old), Some(new)) => write!(
+                f,
+                "{path} would go from {old} to {new}: the next upgrade would run the {whose} \
+                 {} again on data that has them",
+                steps_between(new, old)
+            ),
+            (None, Some(new)) => write!(
+                f,
+                "{path} would be {new} where the save records none: the next upgrade would \
+                 take the data to have had the {whose} up to {new}"
+            ),
+            (Some(old), None) => write!(
+                f,
+                "{path} would be removed (it is {old}): the next upgrade could not tell which \
+                 {whose} the data has had"
+            ),
+            (None, None) => write!(f, "{path} is unchanged"),
+        }
+    }
+}
+
+/// Refuses the changes of kind and of version that `allow` does not allow, all in one
+/// error that says what asking for them is ([`Error::refused_unless`]).
+fn refuse_unasked(kinds: &[KindChange], versions: &[VersionChange], allow: Allow) -> Result<()> {
+    let kinds = if allow.kind_change { &[][..] } else { kinds };
+    let versions = if allow.version_change {
+        &[][..]
+    } else {
+        versions
+    };
+    let mut parts = Vec::new();
+    if !kinds.is_empty() {
+        parts.push(kinds_refused(kinds));
+    }
+    if !versions.is_empty() {
+        let listed = versions
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        parts.push(format!(
+            "{listed}. A version says which upgrade steps the data has had, so it changes \
+             only when a change of version is asked for; upgrading is what brings a save up \
+             to date"
+        ));
+    }
+    if parts.is_empty() {
+        return Ok(());
+    }
+    let needs = Allow {
+        new_member: false,
+        kind_change: !kinds.is_empty(),
+        version_change: !versions.is_empty(),
+    };
+    Err(Error::new(ErrorKind::Value, parts.join(". Also, ")).unless(needs))
 }
 
 /// The values present in both saves whose kinds differ, by path: members matched by key,
@@ -252,7 +459,8 @@ fn kinds_into(old: &Value, new: &Value, at: &mut Vec<Segment>, out: &mut Vec<Kin
     }
 }
 
-fn kinds_refused(changes: &[KindChange]) -> Error {
+/// Why `changes` are refused, unless asked for.
+fn kinds_refused(changes: &[KindChange]) -> String {
     const SHOWN: usize = 10;
     let mut listed = changes
         .iter()
@@ -263,18 +471,14 @@ fn kinds_refused(changes: &[KindChange]) -> Error {
     if changes.len() > SHOWN {
         listed += &format!("; and {} more", changes.len() - SHOWN);
     }
-    Error::new(
-        ErrorKind::Value,
-        format!(
-            "this would change the kind of {}: {listed}. A game that reads the old kind fails \
-             on the new one, so a kind changes only when asked for (`save-upgrade set \
-             --change-kind`, `save-upgrade edit --change-kind`, `edit::Allow::kind_change`), \
-             and the same command with the old value changes it back",
-            match changes.len() {
-                1 => "a value".to_string(),
-                n => format!("{n} values"),
-            }
-        ),
+    format!(
+        "this would change the kind of {}: {listed}. A game that reads the old kind fails on \
+         the new one, so a kind changes only when a change of kind is asked for, and the same \
+         change with the old value changes it back",
+        match changes.len() {
+            1 => "a value".to_string(),
+            n => format!("{n} values"),
+        }
     )
 }
 
@@ -284,15 +488,7 @@ fn kinds_refused(changes: &[KindChange]) -> Error {
 /// already may keep it.
 fn check_history(original: &Meta, edited: &Meta) -> Result<()> {
     let below = |meta: &Meta, in_mod: Option<&str>| {
-        let version = match in_mod {
-            None => Some(meta.version),
-            Some(name) => meta
-                .extra
-                .get("mods")
-                .and_then(|mods| mods.get(name))
-                .and_then(|entry| entry.get("version"))
-                .and_then(Value::as_u64),
-        }?;
+        let version = version_of(meta, in_mod)?;
         history_reached(meta, in_mod)
             .filter(|&reached| reached > version)
             .map(|reached| (version, reached))
@@ -353,6 +549,71 @@ impl Place<'_> {
         Error::new(ErrorKind::Value, format!("nothing at {}: {why}", self.path))
     }
 
+    /// The path with step `n` the key `key`.
+    fn with_key(&self, n: usize, key: &str) -> String {
+        let mut segments = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            segments.push(match step {
+                _ if i == n => Segment::Key(key.to_string()),
+                Step::Key(key) => Segment::Key(key.to_string()),
+                Step::Index(i) => Segment::Index(*i),
+            });
+        }
+        Path::from(segments).to_string()
+    }
+
+    /// Why step `n` leads nowhere from `parent`, the value at the steps before it.
+    fn step_error(&self, n: usize, parent: &Value) -> Error {
+        let here = self.prefix(n);
+        let why = match (&self.steps[n], parent) {
+            (Step::Key(key), Value::Object(members)) => {
+                let near = nearest_key(members, key)
+                    .map(|k| format!("; did you mean {}?", self.with_key(n, k)))
+                    .unwrap_or_default();
+                if n + 1 == self.steps.len() {
+                    format!("{here} has no member {key:?}{near}")
+                } else {
+                    format!("{} is not there{near}", self.prefix(n + 1))
+                }
+            }
+            (Step::Index(_), Value::Array(items)) if items.is_empty() => {
+                format!("{here} is an empty array")
+            }
+            (Step::Index(_), Value::Array(items)) => format!(
+                "{here} has {} elements (indexes 0 to {})",
+                items.len(),
+                items.len() - 1
+            ),
+            (Step::Index(i), Value::Object(members)) => {
+                const SHOWN: usize = 10;
+                let mut keys = members
+                    .iter()
+                    .take(SHOWN)
+                    .map(|(k, _)| format!("{k:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if members.len() > SHOWN {
+                    keys += &format!(" and {} more", members.len() - SHOWN);
+                }
+                let near = members
+                    .get(&i.to_string())
+                    .map(|_| format!("; did you mean {}?", self.with_key(n, &i.to_string())))
+                    .unwrap_or_default();
+                match members.len() {
+                    0 => format!("{here} is an empty object, not an array"),
+                    _ => format!("{here} is an object, not an array (its keys: {keys}){near}"),
+                }
+            }
+            (Step::Key(_), Value::Array(items)) => format!(
+                "{here} is an array of {} elements, not an object: an element is written with \
+                 its index, {here}[0]",
+                items.len()
+            ),
+            (_, other) => format!("{here} is {}", other.kind()),
+        };
+        self.error(why)
+    }
+
     /// `value` to put where `old` is: the doubles of `old` kept in it, and refused when it
     /// changes a kind; as given when a change of kind is allowed.
     fn checked(&self, old: &Value, value: Value) -> Result<Value> {
@@ -369,11 +630,8 @@ impl Place<'_> {
         }
         let mut changes = Vec::new();
         kinds_into(old, &value, &mut at, &mut changes);
-        if changes.is_empty() {
-            Ok(value)
-        } else {
-            Err(kinds_refused(&changes))
-        }
+        refuse_unasked(&changes, &[], self.allow)?;
+        Ok(value)
     }
 
     /// Sets the value in `root`, the value of the first step.
@@ -387,17 +645,18 @@ impl Place<'_> {
             .skip(1)
             .take(last.saturating_sub(1))
         {
-            let kind = parent.kind();
+            let found = match step {
+                Step::Key(key) => parent.as_object().is_some_and(|m| m.get(key).is_some()),
+                Step::Index(i) => parent.as_array().is_some_and(|a| a.get(*i).is_some()),
+            };
+            if !found {
+                return Err(self.step_error(n, parent));
+            }
             parent = match step {
                 Step::Key(key) => parent.as_object_mut().and_then(|m| m.get_mut(key)),
                 Step::Index(i) => parent.as_array_mut().and_then(|a| a.get_mut(*i)),
             }
-            .ok_or_else(|| match kind {
-                "an object" | "an array" => {
-                    self.error(format!("{} is not there", self.prefix(n + 1)))
-                }
-                kind => self.error(format!("{} is {kind}", self.prefix(n))),
-            })?;
+            .expect("found above");
         }
         if last == 0 {
             let new = self.checked(parent, value)?;
@@ -417,11 +676,13 @@ impl Place<'_> {
                     let near = nearest_key(members, key)
                         .map(|k| format!("; did you mean {}?", self.prefix(last) + &key_text(k)))
                         .unwrap_or_default();
-                    Err(self.error(format!(
-                        "{} has no member {key:?}{near} (a new member is added only when \
-                         asked for: `save-upgrade set --add`, `edit::set`)",
-                        self.prefix(last)
-                    )))
+                    Err(self
+                        .error(format!(
+                            "{} has no member {key:?}{near} (a new member is added only when \
+                             asked for)",
+                            self.prefix(last)
+                        ))
+                        .unless(Allow::default().with_new_member()))
                 }
             },
             (Step::Index(i), Value::Array(items)) => match items.get_mut(*i) {
@@ -434,7 +695,7 @@ impl Place<'_> {
                     items.len()
                 ))),
             },
-            (_, parent) => Err(self.error(format!("{} is {}", self.prefix(last), parent.kind()))),
+            (_, parent) => Err(self.step_error(last, parent)),
         }
     }
 }
@@ -573,6 +834,13 @@ pub fn read(path: impl AsRef<FsPath>) -> Result<(Vec<u8>, Save)> {
 pub fn store_edited(path: impl AsRef<FsPath>, read: &[u8], save: &Save) -> Result<PathBuf> {
     let path = path.as_ref();
     store_at(path, read, save).map_err(|e| e.with_file(path))
+}
+
+/// Refuses a save that [`store_edited`] would refuse to replace as read-only, with the same
+/// error: checked before an edit starts, so that nobody edits what cannot be written.
+pub fn check_writable(path: impl AsRef<FsPath>) -> Result<()> {
+    let path = path.as_ref();
+    fsio::refuse_read_only(path).map_err(|e| e.with_file(path))
 }
 
 fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {

@@ -129,6 +129,8 @@ struct Inner {
     message: String,
     source: Option<std::io::Error>,
     lua: Option<LuaFailure>,
+    /// What a change by hand needs asked for to be made, when that alone refused it.
+    unless: Option<crate::edit::Allow>,
     /// The mod whose chain or data the error is about.
     in_mod: Option<String>,
     /// The step whose file the error is about, and the line there when known.
@@ -146,6 +148,7 @@ impl Error {
                 message: message.into(),
                 source: None,
                 lua: None,
+                unless: None,
                 in_mod: None,
                 step: None,
             }),
@@ -218,6 +221,32 @@ impl Error {
     /// ([`Mod`](crate::upgrade::Mod)). The message names it too.
     pub fn failed_mod(&self) -> Option<&str> {
         self.inner.in_mod.as_deref()
+    }
+
+    /// The error, as a change by hand refused only because `allow` was not asked for.
+    pub(crate) fn unless(mut self, allow: crate::edit::Allow) -> Error {
+        self.inner.unless = Some(allow);
+        self
+    }
+
+    /// What a change by hand ([`edit`](crate::edit)) would need asked for to be made, when
+    /// it was refused only for that: a new member, a change of a value's kind, a change of
+    /// a version. A program words its own way of asking (a flag, a question), and may make
+    /// the change again with these allowed.
+    ///
+    /// ```
+    /// use savechain::{edit, Save, Value};
+    ///
+    /// let mut save = Save::from_str(r#"{"meta": {"version": 1}, "data": {"level": 3}}"#)?;
+    /// let err = edit::set(&mut save, "data.level", Value::Double(3.5)).unwrap_err();
+    /// let needs = err.refused_unless().unwrap();
+    /// assert!(needs.kind_change && !needs.version_change);
+    /// let err = edit::set(&mut save, "meta.version", Value::Int(5)).unwrap_err();
+    /// assert!(err.refused_unless().unwrap().version_change);
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn refused_unless(&self) -> Option<crate::edit::Allow> {
+        self.inner.unless
     }
 
     /// Why Lua failed, when it did: a limit, an error, a value a save cannot hold.

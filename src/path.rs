@@ -131,6 +131,41 @@ pub(crate) fn follow<'a, T>(
     Some(at)
 }
 
+/// `text` with each key in brackets that lacks its double quotes given them
+/// (`systems[tau ceti]` as `systems["tau ceti"]`), when that makes it a path; `None` when
+/// no such key is there or the text is still no path. A shell leaves a path typed unquoted
+/// so: `data.systems["tau ceti"]` arrives as `data.systems[tau ceti]`.
+pub(crate) fn with_keys_quoted(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = text;
+    let mut quoted_any = false;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let inside = &rest[open + 1..];
+        if let Some(quoted) = inside.strip_prefix('"') {
+            // A key already quoted, which may hold brackets.
+            let (_, after) = unquote(quoted)?;
+            out.push_str(&rest[open..rest.len() - after.len()]);
+            rest = after;
+            continue;
+        }
+        let (key, after) = inside.split_once(']')?;
+        if key.is_empty() {
+            return None;
+        }
+        if key.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&rest[open..open + key.len() + 2]);
+        } else {
+            out.push_str(&format!("[{key:?}]"));
+            quoted_any = true;
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    let is_path = follow(&out, (), |(), _| Some(())).is_some();
+    (quoted_any && is_path).then_some(out)
+}
+
 /// The step at the start of `text`, and the text after it. The first step of a path has no
 /// dot before a bare key.
 fn read_step(text: &str, first: bool) -> Option<(Step<'_>, &str)> {
@@ -261,6 +296,26 @@ mod tests {
             "ship[0]hull",
         ] {
             assert_eq!(steps(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn keys_in_brackets_without_quotes_are_given_them() {
+        for (text, meant) in [
+            (
+                "data.systems[tau ceti].visited",
+                Some(r#"data.systems["tau ceti"].visited"#),
+            ),
+            (
+                r#"data.a[x][0]["b]c"][y z]"#,
+                Some(r#"data.a["x"][0]["b]c"]["y z"]"#),
+            ),
+            ("data.systems[3].name", None),
+            ("data.systems[]", None),
+            ("data.systems[x", None),
+            ("data..systems[x]", None),
+        ] {
+            assert_eq!(with_keys_quoted(text).as_deref(), meant, "{text}");
         }
     }
 

@@ -722,12 +722,23 @@ fn set_and_edit_refuse_a_version_below_the_history() {
         stderr(&out)
     );
     assert_eq!(fs::read(&path).unwrap(), original);
-    // A version the history allows is written; so is one whose history goes with it.
-    let out = save_upgrade(&["set", "slot1.json", "meta.version", "10"], dir.path());
+    // Asked for, a version the history allows is written; so is one whose history goes
+    // with it.
+    let out = save_upgrade(
+        &[
+            "set",
+            "--change-version",
+            "slot1.json",
+            "meta.version",
+            "10",
+        ],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = edit_with(
+    let out = edit_with_args(
         dir.path(),
         r#"sed -i -e 's/"version": 10/"version": 3/' -e 's/"to": 9/"to": 3/'"#,
+        &["--change-version"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(savechain::Save::load(&path).unwrap().meta.version, 3);
@@ -983,4 +994,232 @@ fn on_a_terminal_a_change_of_kind_can_be_meant() {
         Some(savechain::Value::Double(3.5))
     );
     assert!(names(&dir.path().join("tmp")).is_empty());
+}
+
+/// A folder holding `slot1.json`, a copy of the v1 fixture (no history).
+fn folder_v1() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let (dir, path, _) = folder();
+    let v1 =
+        fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1/small.json")).unwrap();
+    fs::write(&path, &v1).unwrap();
+    (dir, path, v1)
+}
+
+#[test]
+fn set_and_edit_refuse_a_change_of_version_unless_asked() {
+    let (dir, path, original) = folder_v1();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    // Raised by hand, the next upgrade would skip steps 1 to 5 on data that never had them.
+    for version in ["5", "8", "99"] {
+        let out = save_upgrade(&["set", "slot1.json", "meta.version", version], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{version}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "meta.version would go from 1 to {version}, skipping"
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("which upgrade steps the data has had"),
+            "{err}"
+        );
+        assert!(
+            err.contains("upgrade it instead: save-upgrade slot1.json"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "if you mean it: save-upgrade set --change-version slot1.json meta.version \
+                 {version}"
+            )),
+            "{err}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), original);
+        assert_eq!(names(dir.path()), ["slot1.json", "tmp"]);
+    }
+    let out = save_upgrade(&["set", "slot1.json", "meta.version", "5"], dir.path());
+    assert!(
+        stderr(&out).contains("the steps 1->2, 2->3, 3->4, 4->5:"),
+        "{}",
+        stderr(&out)
+    );
+    let out = edit_with(dir.path(), r#"sed -i 's/"version": 1,/"version": 8,/'"#);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "meta.version would go from 1 to 8, skipping the steps 1->2, 2->3, ..., 7->8 (7 steps)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("if you mean it: save-upgrade edit --change-version slot1.json"),
+        "{err}"
+    );
+    kept_draft(dir.path(), &out);
+    fs::remove_file(dir.path().join("slot1.json.edit.bak")).unwrap();
+    assert_eq!(fs::read(&path).unwrap(), original);
+
+    // Asked for, it is made.
+    let out = edit_with_args(
+        dir.path(),
+        r#"sed -i 's/"version": 1,/"version": 8,/'"#,
+        &["--change-version"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(savechain::Save::load(&path).unwrap().meta.version, 8);
+    let out = save_upgrade(
+        &["set", "--change-version", "slot1.json", "meta.version", "1"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(&path).unwrap(), original);
+
+    // Below the history, it stays refused even when asked for.
+    let (dir, path, original) = folder();
+    let out = save_upgrade(
+        &["set", "--change-version", "slot1.json", "meta.version", "3"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("meta.version would be 3, below version 9"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&path).unwrap(), original);
+}
+
+#[test]
+fn refusals_name_the_flag_and_the_command_to_run_again_not_rust_items() {
+    let (dir, _, _) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    for (args, command) in [
+        (
+            vec!["set", "slot1.json", "data.player.rank.level", "3.5"],
+            "if you mean it: save-upgrade set --change-kind slot1.json data.player.rank.level 3.5",
+        ),
+        (
+            vec!["set", "slot1.json", "data.player.title", "\"Wren\""],
+            r#"if you mean it: save-upgrade set --add slot1.json data.player.title '"Wren"'"#,
+        ),
+    ] {
+        let out = save_upgrade(&args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(command), "{err}");
+        assert!(!err.contains("edit::") && !err.contains("Allow"), "{err}");
+    }
+    let out = edit_with(dir.path(), r#"sed -i 's/"level": 3$/"level": 3.5/'"#);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("if you mean it: save-upgrade edit --change-kind slot1.json"),
+        "{err}"
+    );
+    assert!(!err.contains("edit::") && !err.contains("Allow"), "{err}");
+}
+
+#[test]
+fn edit_refuses_a_read_only_save_before_opening_the_editor() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let mut permissions = fs::metadata(&path).unwrap().permissions();
+    permissions.set_readonly(true);
+    fs::set_permissions(&path, permissions).unwrap();
+    let out = edit_with(dir.path(), "touch opened; sed -i 's/0.965/0.5/'");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("slot1.json: the save is read-only (no write permission)"),
+        "{err}"
+    );
+    assert!(!dir.path().join("opened").exists(), "the editor was opened");
+    assert_eq!(fs::read(&path).unwrap(), original);
+    assert_eq!(names(dir.path()), ["slot1.json", "tmp"]);
+    assert!(names(&dir.path().join("tmp")).is_empty());
+}
+
+#[test]
+fn get_and_set_say_why_nothing_is_at_a_path() {
+    let (dir, _, _) = folder();
+    for (command, at, says) in [
+        ("get", "data.ship.hul", "did you mean data.ship.hull?"),
+        (
+            "show",
+            "data.shp.hull",
+            "data.shp is not there; did you mean data.ship.hull?",
+        ),
+        (
+            "get",
+            "data.ship[1]",
+            r#"data.ship is an object, not an array (its keys: "cargo", "dock""#,
+        ),
+        (
+            "get",
+            "data.ship.cargo.mass",
+            "data.ship.cargo is an array of 2 elements, not an object",
+        ),
+        (
+            "get",
+            "data.ship.cargo[5]",
+            "data.ship.cargo has 2 elements (indexes 0 to 1)",
+        ),
+        (
+            "set",
+            "data.ship[1].x",
+            r#"data.ship is an object, not an array (its keys: "cargo", "dock""#,
+        ),
+    ] {
+        let mut args = vec![command, "slot1.json", at];
+        if command == "set" {
+            args.push("1");
+        }
+        let out = save_upgrade(&args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(&format!("nothing at {at}: ")), "{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_key_in_brackets_without_its_quotes_is_shown_quoted_for_the_shell() {
+    let (dir, _, _) = folder();
+    // As a shell leaves data.systems["tau ceti"].visited typed unquoted.
+    for command in ["get", "set"] {
+        let mut args = vec![command, "slot1.json", "data.systems[tau ceti].visited"];
+        if command == "set" {
+            args.push("true");
+        }
+        let out = save_upgrade(&args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("a key in brackets is written in double quotes"),
+            "{err}"
+        );
+        assert!(
+            err.contains(r#"quote the whole path: 'data.systems["tau ceti"].visited'"#),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn on_a_terminal_a_change_of_version_can_be_meant() {
+    let (dir, path, _) = folder_v1();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let terminal = Terminal::start(
+        dir.path(),
+        &edit_in_terminal(r#"sed -i "s/\"version\": 1,/\"version\": 2,/""#),
+    );
+    terminal.wait_for("[E/v/s]");
+    assert!(terminal
+        .screen()
+        .contains("write it with the version changed (v)"));
+    terminal.keys(&["v", "Enter"]);
+    assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
+    assert_eq!(savechain::Save::load(&path).unwrap().meta.version, 2);
 }

@@ -93,7 +93,8 @@ fn values_are_read_and_set_by_their_paths() {
         assert_eq!(save, before, "{path}");
     }
     // meta stays a valid meta, and its fields are the save's.
-    edit::set(&mut save, "meta.version", Value::Int(5)).unwrap();
+    let versions = edit::Allow::default().with_version_change();
+    edit::set_allowing(&mut save, "meta.version", Value::Int(5), versions).unwrap();
     assert_eq!(save.meta.version, 5);
     edit::set(&mut save, "meta.game", Value::from("Starlane Traders")).unwrap();
     assert_eq!(
@@ -114,7 +115,8 @@ fn differences_are_listed_by_document_path_in_decimal() {
     assert!(edit::diff(&before, &respelled).is_empty());
     let mut after = before.clone();
     edit::set(&mut after, "data.ship.hull", Value::Double(0.5)).unwrap();
-    edit::set(&mut after, "meta.version", Value::Int(4)).unwrap();
+    let versions = edit::Allow::default().with_version_change();
+    edit::set_allowing(&mut after, "meta.version", Value::Int(4), versions).unwrap();
     after.data["player"].as_object_mut().unwrap().remove("name");
     // -0.0 and 0.0 are different bits.
     edit::set(&mut after, "data.ship.cargo[0].mass", Value::Double(-0.0)).unwrap();
@@ -314,4 +316,127 @@ fn a_change_of_kind_or_a_version_below_the_history_is_refused_unless_allowed() {
     let mut edited = low.clone();
     edited.data["level"] = Value::Int(4);
     edit::check_edit(&low, &mut edited, edit::Allow::default()).unwrap();
+}
+
+#[test]
+fn a_change_of_version_is_refused_unless_asked_naming_the_steps() {
+    let save = Save::from_str(
+        r#"{"meta": {"version": 4, "history": [{"from": 1, "to": 4, "writer": "1.0.0"}],
+            "mods": {"tinker": {"version": 2}}},
+            "data": {"level": 3}}"#,
+    )
+    .unwrap();
+    let versions = edit::Allow::default().with_version_change();
+    for (path, value, says) in [
+        (
+            "meta.version",
+            5,
+            "meta.version would go from 4 to 5, skipping the steps 4->5:",
+        ),
+        (
+            "meta.version",
+            12,
+            "skipping the steps 4->5, 5->6, ..., 11->12 (8 steps)",
+        ),
+        (
+            "meta.mods.tinker.version",
+            1,
+            "meta.mods.tinker.version would go from 2 to 1: the next upgrade would run the \
+             steps of mod \"tinker\" 1->2 again",
+        ),
+    ] {
+        let mut changed = save.clone();
+        let err = edit::set(&mut changed, path, Value::Int(value)).unwrap_err();
+        assert!(err.to_string().contains(says), "{path}: {err}");
+        assert!(err
+            .to_string()
+            .contains("which upgrade steps the data has had"));
+        let needs = err.refused_unless().expect("refused for want of asking");
+        assert!(needs.version_change && !needs.kind_change && !needs.new_member);
+        assert_eq!(changed, save);
+        edit::set_allowing(&mut changed, path, Value::Int(value), versions).unwrap();
+        assert_ne!(changed, save);
+    }
+    // Below the history, even asked for.
+    let mut changed = save.clone();
+    let err =
+        edit::set_allowing(&mut changed, "meta.version", Value::Int(3), versions).unwrap_err();
+    assert!(err.to_string().contains("below version 4"), "{err}");
+    assert_eq!(err.refused_unless(), None);
+
+    // A whole edit: a kind and a version changed are refused together, both named.
+    let mut edited = save.clone();
+    edited.meta.version = 6;
+    edited.data["level"] = Value::Double(3.5);
+    let err = edit::check_edit(&save, &mut edited, edit::Allow::default()).unwrap_err();
+    let needs = err.refused_unless().unwrap();
+    assert!(needs.kind_change && needs.version_change);
+    assert!(err
+        .to_string()
+        .contains("data.level from an integer to a double"));
+    assert!(err
+        .to_string()
+        .contains("meta.version would go from 4 to 6"));
+    let both = edit::Allow::default().and(needs);
+    assert_eq!(edit::check_edit(&save, &mut edited, both).unwrap().len(), 1);
+}
+
+#[test]
+fn refusals_say_what_was_refused_and_name_no_rust_item() {
+    let mut save = Save::from_str(SAVE).unwrap();
+    for (path, value, kinds, member) in [
+        ("data.ship.crew", Value::Double(3.5), true, false),
+        ("data.ship.engine", Value::Int(1), false, true),
+    ] {
+        let err = edit::set_existing(&mut save, path, value).unwrap_err();
+        let needs = err.refused_unless().unwrap();
+        assert_eq!(
+            (needs.kind_change, needs.new_member),
+            (kinds, member),
+            "{path}"
+        );
+        for rust in ["edit::", "Allow", "save-upgrade", "--"] {
+            assert!(!err.message().contains(rust), "{path}: {err}");
+        }
+    }
+}
+
+#[test]
+fn nothing_at_a_path_says_why() {
+    let save = Save::from_str(SAVE).unwrap();
+    for (path, says) in [
+        (
+            "data.ship.hul",
+            "nothing at data.ship.hul: data.ship has no member \"hul\"; did you mean \
+             data.ship.hull?",
+        ),
+        (
+            "data.ship[0]",
+            "data.ship is an object, not an array (its keys: \"cargo\", \"crew\", \"hull\")",
+        ),
+        (
+            "data.ship.cargo.mass",
+            "data.ship.cargo is an array of 1 elements, not an object",
+        ),
+        ("data.ship.crew.size", "data.ship.crew is an integer"),
+        ("meta.writer.major", "meta.writer is a string"),
+    ] {
+        let err = edit::get_existing(&save, path).unwrap_err();
+        assert!(err.to_string().contains(says), "{path}: {err}");
+    }
+    assert_eq!(
+        edit::get_existing(&save, "data.ship.crew").unwrap(),
+        Value::Int(3)
+    );
+    assert_eq!(
+        edit::meant_path("data.systems[tau ceti].visited").as_deref(),
+        Some(r#"data.systems["tau ceti"].visited"#)
+    );
+    assert_eq!(edit::meant_path("data.ship.hull"), None);
+    let err = edit::get(&save, "data.systems[tau ceti].visited").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(r#"a key in brackets is written in double quotes, as errors write it: data.systems["tau ceti"].visited"#),
+        "{err}"
+    );
 }

@@ -9,7 +9,7 @@ use savechain::text::Style;
 use savechain::{edit, ErrorKind, Location, Save};
 
 use super::output::errln;
-use super::report::{print_error, print_written};
+use super::report::{print_error, print_how_to_ask, print_written};
 use super::{EXIT_FAILED, EXIT_OK};
 
 /// Edit a save in your editor, doubles in decimal; it is checked and written back.
@@ -25,6 +25,8 @@ doubles as decimals ([\"d\", 0.965]). Type numbers as you like; a double you did
 bit, and one you retype stays a double, even typed as a plain integer (100 over
 [\"d\", 96.5] is the double 100.0). When the editor closes:
   - nothing changed: says so and writes nothing;
+  - the editor failed (exited non-zero, as vim does after errors): nothing is written,
+    and text it changed is kept beside the save as <name>.edit.bak;
   - the text is not a valid save: the error with its line, column and path, then, on a
     terminal, the choice to edit again; otherwise (or if you decline) nothing is written
     and your text is kept beside the save as <name>.edit.bak (see `backups list`);
@@ -33,15 +35,18 @@ bit, and one you retype stays a double, even typed as a plain integer (100 over
     kind fails on the new one; on a terminal you may edit again or write it anyway; with
     --change-kind it is written, numbers taken as typed (3 is then an integer, even over
     a double), so the same command changes it back;
-  - meta.version below the version meta.history records an upgrade to: refused (the next
-    upgrade would refuse the save);
+  - meta.version (or a mod's meta.mods.<name>.version) changed: refused, naming the steps
+    it would skip or run again (a version says which steps the data has had; to bring a
+    save up to date, run save-upgrade FILE); on a terminal you may edit again or write it
+    anyway; with --change-version it is written. Below the version meta.history records
+    an upgrade to, it is refused even so (the next upgrade would refuse the save);
   - valid: written back canonically (hexfloats) and atomically, the original kept as
     <name>.bak (<name>.1.bak and on when that holds something else), and each change
     listed;
   - the save changed on disk meanwhile (the game saved): nothing is written, and your text
     is kept.
-A save that does not load is not opened: fix it \
-                     in a plain text editor first.
+A save that does not load is not opened: fix it in a plain text editor first; nor is a
+read-only save.
 Exit status: 0 written or nothing to write, 2 nothing written (an invalid or refused edit,
 a save that changed, an editor that failed).")]
 pub struct Args {
@@ -49,6 +54,10 @@ pub struct Args {
     /// an edit is refused).
     #[arg(long)]
     change_kind: bool,
+    /// meta.version, or a mod's meta.mods.<name>.version, may change (without it, such an
+    /// edit is refused: a version says which upgrade steps the data has had).
+    #[arg(long)]
+    change_version: bool,
     /// The save to edit.
     file: PathBuf,
 }
@@ -68,6 +77,12 @@ pub fn run(args: Args) -> i32 {
             return EXIT_FAILED;
         }
     };
+    // Refused now, as the write would refuse it, rather than after the editing.
+    if let Err(e) = edit::check_writable(file) {
+        print_error(&e, None);
+        errln!("nothing was opened or written");
+        return EXIT_FAILED;
+    }
     let Some(editor) = editor() else {
         errln!(
             "error: no editor: set $VISUAL or $EDITOR (vi is used only on a terminal); \
@@ -130,27 +145,50 @@ pub fn run(args: Args) -> i32 {
         if args.change_kind {
             allow = allow.with_kind_change();
         }
+        if args.change_version {
+            allow = allow.with_version_change();
+        }
         let checked = match edit::check_edit(&save, &mut edited_save, allow) {
-            Err(e) if args.change_kind || edit::kind_changes(&save, &edited_save).is_empty() => {
-                Err(e)
-            }
-            Err(e) => {
-                // A change of kind: the person may mean it.
+            Err(e) if e.refused_unless().is_some() => {
+                // Refused for want of asking: the person may mean it.
+                let needs = e.refused_unless().expect("matched");
                 errln!("error: {}: {}", file.display(), e.message());
-                match choose("edit again (e), write it with the kinds changed (c), or stop (s)?") {
+                let (what, letter) = match (needs.kind_change, needs.version_change) {
+                    (true, true) => ("the kinds and the version changed", 'c'),
+                    (true, false) => ("the kinds changed", 'c'),
+                    _ => ("the version changed", 'v'),
+                };
+                let question =
+                    format!("edit again (e), write it with {what} ({letter}), or stop (s)?");
+                match choose(&question, letter) {
                     Choice::Again => continue,
                     Choice::Change => {
                         // As typed: the text again, without the doubles kept.
-                        edited_save = Save::from_slice(&edited).expect("it loaded above");
-                        edit::check_edit(&save, &mut edited_save, allow.with_kind_change())
+                        if needs.kind_change {
+                            edited_save = Save::from_slice(&edited).expect("it loaded above");
+                        }
+                        edit::check_edit(&save, &mut edited_save, allow.and(needs))
                     }
                     Choice::Stop => {
+                        print_how_to_ask(&e, file, |flags| {
+                            let mut words = vec!["save-upgrade".to_string(), "edit".to_string()];
+                            for (given, flag) in [
+                                (args.change_kind, "--change-kind"),
+                                (args.change_version, "--change-version"),
+                            ] {
+                                if given || flags.contains(&flag) {
+                                    words.push(flag.to_string());
+                                }
+                            }
+                            words.push(file.to_string_lossy().into_owned());
+                            words
+                        });
                         errln!("{}: nothing written", file.display());
                         return draft.keep(file, &edited);
                     }
                 }
             }
-            ok => ok,
+            checked => checked,
         };
         match checked {
             Ok(kinds) => {
@@ -349,22 +387,23 @@ enum Choice {
     Stop,
 }
 
-/// Asks on the terminal whether to edit again (the default), change the kinds or stop;
-/// stop when standard input is not a terminal.
-fn choose(question: &str) -> Choice {
+/// Asks on the terminal whether to edit again (the default), write what was refused (the
+/// answer `letter`) or stop; stop when standard input is not a terminal.
+fn choose(question: &str, letter: char) -> Choice {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Choice::Stop;
     }
-    let _ = write!(std::io::stderr(), "{question} [E/c/s] ");
+    let _ = write!(std::io::stderr(), "{question} [E/{letter}/s] ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     if stdin.lock().read_line(&mut answer).unwrap_or(0) == 0 {
         return Choice::Stop;
     }
     match answer.trim().to_ascii_lowercase().as_str() {
-        "c" | "change" => Choice::Change,
         "s" | "stop" | "n" | "no" | "q" => Choice::Stop,
+        "change" | "write" => Choice::Change,
+        a if a.len() == 1 && a.starts_with(letter) => Choice::Change,
         _ => Choice::Again,
     }
 }

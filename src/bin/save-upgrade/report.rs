@@ -262,3 +262,40 @@ pub fn print_written(
         backup.display()
     );
 }
+
+/// After a change by hand refused only for want of asking (`Error::refused_unless`), says
+/// how to ask: the command run again with its flags, `rerun` giving its words from the
+/// flags to add; and for a version, that upgrading the save brings it up to date.
+pub fn print_how_to_ask(
+    error: &Error,
+    file: &std::path::Path,
+    rerun: impl FnOnce(&[&str]) -> Vec<String>,
+) {
+    let Some(needs) = error.refused_unless() else {
+        return;
+    };
+    let mut flags = Vec::new();
+    if needs.new_member {
+        flags.push("--add");
+    }
+    if needs.kind_change {
+        flags.push("--change-kind");
+    }
+    if needs.version_change {
+        flags.push("--change-version");
+        let file = file.to_string_lossy();
+        errln!(
+            "to bring the save up to date, upgrade it instead: {} (with --mods DIR for the \
+             versions of its mods)",
+            shell_words(&["save-upgrade", &file])
+        );
+    }
+    let words = rerun(&flags);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    errln!("if you mean it: {}", shell_words(&words));
+}
+
+/// `words` as one command line to paste into a shell, each quoted when it needs it.
+pub fn shell_words(words: &[&str]) -> String {
+    shlex::try_join(words.iter().copied()).unwrap_or_else(|_| words.join(" "))
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use savechain::{edit, text, Save, Value};
 
 use super::output::errln;
-use super::report::{print_error, print_written};
+use super::report::{print_error, print_how_to_ask, print_written, shell_words};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Change one value of a save in place, keeping the original as <name>.bak.
@@ -19,6 +19,8 @@ Examples:
   save-upgrade set --add slot1.json data.player.title '\"Captain\"'
   save-upgrade set --change-kind slot1.json data.player.rank.level 3.5
   save-upgrade set --change-kind slot1.json data.player.rank.level 3    (back to an integer)
+  save-upgrade set slot1.json 'data.systems[\"tau ceti\"].visited' true   (keys in brackets
+                                                    in double quotes, the path quoted)
 
 VALUE is save text: a number (100, 96.5, -1.5, 1e3), true, false, null, a string in
 double quotes (quote it again for the shell), an array or an object. A double stays a
@@ -28,9 +30,12 @@ with --add its last key may be a new member. A value of another kind than the on
 replaces (3.5 over an integer, a string over a double, null), there or inside it, is
 refused, naming each path and both kinds: a game that reads the old kind fails on the new
 one. With --change-kind it is set, taken as given (3 is then the integer 3, even over a
-double), so the same command with the old value changes it back. meta.version cannot go
-below the version meta.history records an upgrade to (the next upgrade would refuse the
-save). The save is written canonically and atomically, the original kept as <name>.bak (<name>.1.bak and on when that holds
+double), so the same command with the old value changes it back. meta.version (or a mod's
+meta.mods.<name>.version) changes only with --change-version: it says which upgrade steps
+the data has had, so raising it skips steps and lowering it runs steps again (to bring a
+save up to date, run save-upgrade FILE); even then it cannot go below the version
+meta.history records an upgrade to (the next upgrade would refuse the save). A refusal
+ends with the command that makes the change anyway. The save is written canonically and atomically, the original kept as <name>.bak (<name>.1.bak and on when that holds
 something else); a save that another program wrote meanwhile is left as it is.
 Exit status: 0 set (or already that value), 2 a failure or a usage error.")]
 pub struct Args {
@@ -42,6 +47,10 @@ pub struct Args {
     /// (without it, such a change is refused).
     #[arg(long)]
     change_kind: bool,
+    /// meta.version, or a mod's meta.mods.<name>.version, may change (without it, any
+    /// change of a version is refused: it says which upgrade steps the data has had).
+    #[arg(long)]
+    change_version: bool,
     /// The save to change.
     file: PathBuf,
     /// Where, as errors write paths: `data.player.wallet.credits`, `meta.game`.
@@ -79,8 +88,39 @@ pub fn run(args: Args) -> i32 {
     if args.change_kind {
         allow = allow.with_kind_change();
     }
+    if args.change_version {
+        allow = allow.with_version_change();
+    }
     if let Err(e) = edit::set_allowing(&mut changed, &args.path, value, allow) {
         errln!("error: {}: {}", args.file.display(), e.message());
+        print_how_to_ask(&e, &args.file, |flags| {
+            let mut words = vec!["save-upgrade".to_string(), "set".to_string()];
+            for (given, flag) in [
+                (args.add || flags.contains(&"--add"), "--add"),
+                (
+                    args.change_kind || flags.contains(&"--change-kind"),
+                    "--change-kind",
+                ),
+                (
+                    args.change_version || flags.contains(&"--change-version"),
+                    "--change-version",
+                ),
+            ] {
+                if given {
+                    words.push(flag.to_string());
+                }
+            }
+            words.push(args.file.to_string_lossy().into_owned());
+            words.push(args.path.clone());
+            words.push(args.value.clone());
+            words
+        });
+        if let Some(meant) = edit::meant_path(&args.path) {
+            errln!(
+                "(in a shell, quote the whole path: {})",
+                shell_words(&[&meant])
+            );
+        }
         return EXIT_USAGE;
     }
     for change in edit::kind_changes(&save, &changed) {

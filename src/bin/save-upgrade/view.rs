@@ -7,8 +7,8 @@ use savechain::text::{self, Style};
 use savechain::{edit, Save};
 
 use super::output::{self, errln};
-use super::report::print_error;
-use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use super::report::{print_error, shell_words};
+use super::{EXIT_FAILED, EXIT_OK};
 
 /// Print a save, or the value at a path in it, with doubles in decimal (the decimal view).
 #[derive(clap::Args)]
@@ -60,15 +60,17 @@ fn print(file: &Path, path: Option<&str>) -> i32 {
     let mut out = Vec::new();
     let written = match path {
         None => save.write(&mut out, Style::Decimal),
-        Some(path) => match edit::get(&save, path) {
-            Ok(Some(value)) => text::write_value(&mut out, &value, Style::Decimal),
-            Ok(None) => {
-                errln!("error: {}: nothing at {path}", file.display());
-                return EXIT_FAILED;
-            }
+        Some(path) => match edit::get_existing(&save, path) {
+            Ok(value) => text::write_value(&mut out, &value, Style::Decimal),
             Err(e) => {
-                errln!("error: {}", e.message());
-                return EXIT_USAGE;
+                errln!("error: {}: {}", file.display(), e.message());
+                if let Some(meant) = edit::meant_path(path) {
+                    errln!(
+                        "(in a shell, quote the whole path: {})",
+                        shell_words(&[&meant])
+                    );
+                }
+                return EXIT_FAILED;
             }
         },
     };
