@@ -864,7 +864,7 @@ fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {
 }
 
 /// Keeps `text`, an edit of the save at `path` that was not written (it did not load, was
-/// refused, or the save changed meanwhile), beside the save as `<name>.edit.bak`
+/// refused, the save changed meanwhile, or the editor failed after changing it), beside the save as `<name>.edit.bak`
 /// (`<name>.edit.<k>.bak` when that holds something else), where the save's backups are and
 /// where it outlives a temporary folder in memory; returns its path. Written atomically,
 /// with the save's permissions.

@@ -350,11 +350,18 @@ fn an_edit_of_a_save_that_changed_meanwhile_is_kept_and_not_written() {
 fn an_editor_that_fails_writes_nothing_and_keeps_the_text() {
     let (dir, path, original) = folder();
     fs::create_dir(dir.path().join("tmp")).unwrap();
-    let out = edit_with(dir.path(), "sed -i 's/0.965/0.5/' \"$1\"; exit 3; :");
+    // As vim exits 1 after an error, the text written.
+    let out = edit_with(dir.path(), "sed -i 's/0.965/0.5/' \"$1\"; exit 1; :");
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
-    assert!(kept_draft(dir.path(), &out).exists());
+    assert!(
+        stderr(&out).contains("failed (exit status: 1); nothing was written"),
+        "{}",
+        stderr(&out)
+    );
+    let kept = fs::read_to_string(kept_draft(dir.path(), &out)).unwrap();
+    assert!(kept.contains("\"hull\": [\"d\", 0.5]"), "{kept}");
     assert_eq!(fs::read(&path).unwrap(), original);
+    assert!(names(&dir.path().join("tmp")).is_empty());
 }
 
 /// A terminal for `command`, run by tmux on a server of its own.
