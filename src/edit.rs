@@ -443,10 +443,27 @@ fn kinds_into(old: &Value, new: &Value, at: &mut Vec<Segment>, out: &mut Vec<Kin
                 }
             }
         }
-        (Value::Array(a), Value::Array(b)) => {
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
             for (i, (old, value)) in a.iter().zip(b.iter()).enumerate() {
                 at.push(Segment::Index(i));
                 kinds_into(old, value, at, out);
+                at.pop();
+            }
+        }
+        // Elements added or removed: places no longer match (deleting the first of
+        // [1.5, 2, 3] moves the integer 2 where the double was), so each element is held to
+        // the kinds the array had.
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, value) in b.iter().enumerate() {
+                if a.is_empty() || a.iter().any(|old| old.kind() == value.kind()) {
+                    continue;
+                }
+                at.push(Segment::Index(i));
+                out.push(KindChange {
+                    path: Path::from(at.clone()).to_string(),
+                    before: a[i.min(a.len() - 1)].kind(),
+                    after: value.kind(),
+                });
                 at.pop();
             }
         }
@@ -772,7 +789,8 @@ fn kept_double(old: &Value, value: Value, path: &str) -> Result<Value> {
 /// Makes every integer of `edited` that stands where `original` has a double that double
 /// again, when it holds the integer exactly: a person who retypes `["d", 96.5]` as a plain
 /// `100` means the double 100, not an integer. Paths are matched as they are in both saves
-/// (members by key, elements by place); nothing else changes.
+/// (members by key, elements by place; in an array that gained or lost elements, an integer
+/// becomes a double only where the array held doubles alone); nothing else changes.
 pub fn keep_doubles(original: &Save, edited: &mut Save) {
     keep_doubles_in(&original.data, &mut edited.data);
 }
@@ -786,9 +804,21 @@ fn keep_doubles_in(original: &Value, edited: &mut Value) {
                 }
             }
         }
-        (Value::Array(a), Value::Array(b)) => {
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
             for (old, value) in a.iter().zip(b.iter_mut()) {
                 keep_doubles_in(old, value);
+            }
+        }
+        // Elements added or removed: places no longer match, so an integer becomes a double
+        // only in an array that held doubles alone (a position, a list of weights).
+        (Value::Array(a), Value::Array(b)) => {
+            if let Some(double) = a
+                .first()
+                .filter(|_| a.iter().all(|v| v.kind() == a[0].kind()))
+            {
+                for value in b.iter_mut() {
+                    keep_doubles_in(double, value);
+                }
             }
         }
         (old @ Value::Double(_), edited @ (Value::Int(_) | Value::UInt(_))) => {

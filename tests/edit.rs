@@ -225,7 +225,9 @@ fn set_existing_adds_nothing_and_names_the_nearest_key_and_the_missing_part() {
         edit::set_existing(&mut save, "data.ship.crew", Value::Int(5)).unwrap(),
         Value::Int(3)
     );
-    // Doubles inside an array or object given in place of one are kept.
+    // Doubles inside an array or object given in place of one are kept; in an array that
+    // gained elements, places no longer match, and each record is held to the shape of
+    // records that are all alike (a new cargo record's mass is a double as the others').
     edit::set(
         &mut save,
         "data.ship.cargo",
@@ -233,7 +235,7 @@ fn set_existing_adds_nothing_and_names_the_nearest_key_and_the_missing_part() {
     )
     .unwrap();
     assert_eq!(save.data["ship"]["cargo"][0]["mass"], Value::Double(4.0));
-    assert_eq!(save.data["ship"]["cargo"][1]["mass"], Value::Int(5));
+    assert_eq!(save.data["ship"]["cargo"][1]["mass"], Value::Double(5.0));
 }
 
 #[test]
@@ -316,6 +318,43 @@ fn a_change_of_kind_or_a_version_below_the_history_is_refused_unless_allowed() {
     let mut edited = low.clone();
     edited.data["level"] = Value::Int(4);
     edit::check_edit(&low, &mut edited, edit::Allow::default()).unwrap();
+}
+
+/// An element added to or removed from an array moves the others: places no longer match,
+/// so neither keeping doubles nor the kind check pairs elements by place there (from a
+/// review: deleting the first of [1.5, 2, 3] wrote the integer 2 as the double 2.0).
+#[test]
+fn elements_added_or_removed_keep_their_own_kinds() {
+    let before = Save::from_str(
+        r#"{"meta": {"version": 1},
+            "data": {"mixed": [["d", "0x1.8p+0"], 2, 3], "weights": [["d", "0x1.8p+0"], ["d", "0x1.4p+1"]],
+                     "names": [1, "a"], "counts": [1, 2]}}"#,
+    )
+    .unwrap();
+    let mut edited = before.clone();
+    edited.data["mixed"] = Value::Array(vec![Value::Int(2), Value::Int(3)]);
+    edited.data["names"] = Value::Array(vec![Value::from("a")]);
+    // A plain 2 typed in an array of doubles alone is a double, however many there are.
+    edited.data["weights"] = Value::Array(vec![Value::Int(2)]);
+    let changes = edit::check_edit(&before, &mut edited, edit::Allow::default()).unwrap();
+    assert!(changes.is_empty(), "{changes:?}");
+    assert_eq!(
+        edited.data["mixed"],
+        Value::Array(vec![Value::Int(2), Value::Int(3)])
+    );
+    assert_eq!(
+        edited.data["weights"],
+        Value::Array(vec![Value::Double(2.0)])
+    );
+    // A kind the array never held is still a change of kind.
+    let mut edited = before.clone();
+    edited.data["counts"] = Value::Array(vec![Value::Int(1), Value::Int(2), Value::Double(3.5)]);
+    let err = edit::check_edit(&before, &mut edited, edit::Allow::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("data.counts[2] from an integer to a double"),
+        "{err}"
+    );
 }
 
 #[test]
