@@ -649,10 +649,19 @@ fn set_refuses_a_change_of_kind_unless_asked_and_the_same_command_undoes_it() {
         stderr(&out)
     );
     assert_eq!(value_at(&path, level), Some(savechain::Value::Double(3.5)));
-    // Without the flag, 3 over the double is the double 3.0: a double stays a double.
+    // Without the flag, 3 over the double is the double 3.0: a double stays a double, and
+    // a note says how to store the integer.
     let out = save_upgrade(&["set", "slot1.json", level, "3"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(value_at(&path, level), Some(savechain::Value::Double(3.0)));
+    assert!(
+        stderr(&out).contains(
+            "note: data.player.rank.level is a double, so 3 is kept a double; to store the \
+             integer: save-upgrade set --change-kind slot1.json data.player.rank.level 3"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let out = save_upgrade(
         &["set", "--change-kind", "slot1.json", level, "3"],
         dir.path(),

@@ -91,6 +91,7 @@ pub fn run(args: Args) -> i32 {
     if args.change_version {
         allow = allow.with_version_change();
     }
+    let given_integer = matches!(value, Value::Int(_) | Value::UInt(_));
     if let Err(e) = edit::set_allowing(&mut changed, &args.path, value, allow) {
         errln!("error: {}: {}", args.file.display(), e.message());
         print_how_to_ask(&e, &args.file, |flags| {
@@ -130,6 +131,25 @@ pub fn run(args: Args) -> i32 {
             change.before,
             change.after
         );
+    }
+    // An integer typed over a double stays a double: say so, and how to store the integer
+    // (the trap of issue 28: a level once set to 3.5 did not become 3 again).
+    if given_integer && !args.change_kind {
+        if let Ok(Some(Value::Double(_))) = edit::get(&changed, &args.path) {
+            errln!(
+                "note: {} is a double, so {} is kept a double; to store the integer: {}",
+                args.path,
+                args.value,
+                shell_words(&[
+                    "save-upgrade",
+                    "set",
+                    "--change-kind",
+                    &args.file.to_string_lossy(),
+                    &args.path,
+                    &args.value
+                ])
+            );
+        }
     }
     let changes = edit::diff(&save, &changed);
     if changes.is_empty() {
