@@ -997,7 +997,10 @@ fn on_a_terminal_a_change_of_kind_can_be_meant() {
     fs::create_dir(dir.path().join("tmp")).unwrap();
     let terminal = Terminal::start(
         dir.path(),
-        &edit_in_terminal(r#"sed -i "s/\"level\": 3$/\"level\": 3.5/""#),
+        // The level becomes a double; the hull, a double, is retyped as a plain 1.
+        &edit_in_terminal(
+            r#"sed -i -e "s/\"level\": 3$/\"level\": 3.5/" -e "s/\[\"d\", 0.965\]/1/""#,
+        ),
     );
     terminal.wait_for("[E/c/s]");
     assert!(terminal
@@ -1008,6 +1011,11 @@ fn on_a_terminal_a_change_of_kind_can_be_meant() {
     assert_eq!(
         value_at(&path, "data.player.rank.level"),
         Some(savechain::Value::Double(3.5))
+    );
+    // Only the change of kind shown was meant: the hull stays a double.
+    assert_eq!(
+        value_at(&path, "data.ship.hull"),
+        Some(savechain::Value::Double(1.0))
     );
     assert!(names(&dir.path().join("tmp")).is_empty());
 }

@@ -162,13 +162,9 @@ pub fn run(args: Args) -> i32 {
                     format!("edit again (e), write it with {what} ({letter}), or stop (s)?");
                 match choose(&question, letter) {
                     Choice::Again => continue,
-                    Choice::Change => {
-                        // As typed: the text again, without the doubles kept.
-                        if needs.kind_change {
-                            edited_save = Save::from_slice(&edited).expect("it loaded above");
-                        }
-                        edit::check_edit(&save, &mut edited_save, allow.and(needs))
-                    }
+                    // The changes shown are the ones meant: the doubles kept stay kept (the
+                    // text again as typed would change kinds the person never saw).
+                    Choice::Change => edit::check_edit(&save, &mut edited_save, allow.and(needs)),
                     Choice::Stop => {
                         print_how_to_ask(&e, file, |flags| {
                             let mut words = vec!["save-upgrade".to_string(), "edit".to_string()];
