@@ -130,7 +130,7 @@ struct Inner {
     source: Option<std::io::Error>,
     lua: Option<LuaFailure>,
     /// What a change by hand needs asked for to be made, when that alone refused it.
-    unless: Option<crate::edit::Allow>,
+    unless: Option<crate::allow::Allow>,
     /// The mod whose chain or data the error is about.
     in_mod: Option<String>,
     /// The step whose file the error is about, and the line there when known.
@@ -224,7 +224,7 @@ impl Error {
     }
 
     /// The error, as a change by hand refused only because `allow` was not asked for.
-    pub(crate) fn unless(mut self, allow: crate::edit::Allow) -> Error {
+    pub(crate) fn unless(mut self, allow: crate::allow::Allow) -> Error {
         self.inner.unless = Some(allow);
         self
     }
@@ -245,7 +245,7 @@ impl Error {
     /// assert!(err.refused_unless().unwrap().version_change);
     /// # Ok::<(), savechain::Error>(())
     /// ```
-    pub fn refused_unless(&self) -> Option<crate::edit::Allow> {
+    pub fn refused_unless(&self) -> Option<crate::allow::Allow> {
         self.inner.unless
     }
 

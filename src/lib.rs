@@ -124,6 +124,7 @@
 
 #![deny(missing_docs)]
 
+mod allow;
 pub mod backup;
 pub mod batch;
 pub mod cache;

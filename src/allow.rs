@@ -1,0 +1,55 @@
+//! What a change by hand ([`edit`](crate::edit)) may do beyond putting a value in place of
+//! one of the same kind; apart from `edit` so that errors can say what a refusal wanted
+//! without `error` and `edit` importing each other.
+
+/// What a change by hand may do besides putting a value in place of one of the same kind:
+/// [`Allow::default`] allows no new member, no change of kind and no change of a version.
+/// A refusal for want of one of these says which
+/// ([`Error::refused_unless`](crate::Error::refused_unless)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Allow {
+    /// The path's last key may be a new member of its object.
+    pub new_member: bool,
+    /// A value may take another kind than the one it replaces (an integer a double, a
+    /// double a string): the value is then taken as given, with no double kept, so that
+    /// the same call with the old value undoes it. Without it, such a change is refused,
+    /// since a game that reads the old kind fails on the new one.
+    pub kind_change: bool,
+    /// `meta.version`, or a mod's `meta.mods.<name>.version`, may change. A version says
+    /// which upgrade steps the data has had: raised by hand, the next upgrade skips the
+    /// steps between, on data that never had them; lowered, it runs steps again on data
+    /// that has them. So without it such a change is refused, naming the steps; upgrading
+    /// is what brings a save up to date. Even with it, a version below the one
+    /// `meta.history` records an upgrade to is refused.
+    pub version_change: bool,
+}
+
+impl Allow {
+    /// The same, allowing a new member.
+    pub fn with_new_member(mut self) -> Allow {
+        self.new_member = true;
+        self
+    }
+
+    /// The same, allowing a change of kind.
+    pub fn with_kind_change(mut self) -> Allow {
+        self.kind_change = true;
+        self
+    }
+
+    /// The same, allowing a change of a version.
+    pub fn with_version_change(mut self) -> Allow {
+        self.version_change = true;
+        self
+    }
+
+    /// What either allows.
+    pub fn and(self, other: Allow) -> Allow {
+        Allow {
+            new_member: self.new_member || other.new_member,
+            kind_change: self.kind_change || other.kind_change,
+            version_change: self.version_change || other.version_change,
+        }
+    }
+}
