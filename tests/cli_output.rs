@@ -374,3 +374,80 @@ fn a_list_is_a_search_and_a_name_is_not() {
         "{err}"
     );
 }
+
+/// An output folder is the tool's: an output that is a symbolic link, or lies in a folder
+/// inside the output folder that is one, is never written through nor read as the output,
+/// with or without `--replace-outputs`.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_symbolic_links_are_refused_and_never_written_through() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("saves/v1")).unwrap();
+    fs::create_dir_all(root.join("elsewhere")).unwrap();
+    fs::copy(
+        format!("{FIXTURES}/v1/small.json"),
+        root.join("saves/v1/small.json"),
+    )
+    .unwrap();
+    let precious = root.join("elsewhere/precious.txt");
+    fs::write(&precious, "precious\n").unwrap();
+    // The output itself a link.
+    fs::create_dir_all(root.join("o4/v1")).unwrap();
+    symlink(&precious, root.join("o4/v1/small.json")).unwrap();
+    // A folder inside the output folder a link.
+    fs::create_dir_all(root.join("o5")).unwrap();
+    symlink(root.join("elsewhere"), root.join("o5/v1")).unwrap();
+    for out_dir in ["o4", "o5"] {
+        for replace in [true, false] {
+            let mut args = vec!["--out-dir", out_dir, "saves"];
+            if replace {
+                args.insert(0, "--replace-outputs");
+            }
+            let out = save_upgrade(&args, root);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            let link = if out_dir == "o4" {
+                format!("{out_dir}/v1/small.json")
+            } else {
+                format!("{out_dir}/v1")
+            };
+            let points = if out_dir == "o4" {
+                precious.display().to_string()
+            } else {
+                root.join("elsewhere").display().to_string()
+            };
+            assert!(
+                err.contains(&format!("{link} is a symbolic link to {points}")),
+                "{args:?}: {err}"
+            );
+            assert_eq!(fs::read_to_string(&precious).unwrap(), "precious\n");
+            let mut names: Vec<_> = fs::read_dir(root.join("elsewhere"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            names.sort();
+            assert_eq!(names, ["precious.txt"], "{args:?}");
+            assert!(!root.join("o4/v1/small.json.bak").exists());
+        }
+    }
+    // The same output with the same bytes as the upgrade writes is still not taken for the
+    // output: the link is refused, not "already written".
+    let upgraded = root.join("upgraded");
+    let out = save_upgrade(&["--out-dir", "upgraded", "saves"], root);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    fs::create_dir_all(root.join("o6/v1")).unwrap();
+    symlink(
+        upgraded.join("v1/small.json"),
+        root.join("o6/v1/small.json"),
+    )
+    .unwrap();
+    let out = save_upgrade(&["--out-dir", "o6", "saves"], root);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a symbolic link"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -578,6 +578,15 @@ impl<'p> Work<'_, '_, 'p> {
                 send(i, Handed::NotStarted);
                 continue;
             }
+            if let Some(out_dir) = self.batch.mode.out_dir() {
+                if let Err(e) = out_dir::refuse_links(out_dir, &found.relative) {
+                    let outcome = self
+                        .batch
+                        .outcome(found, Err(e.with_file(&found.path)), &[]);
+                    send(i, Handed::Done(outcome));
+                    continue;
+                }
+            }
             let target = self.batch.target(self.plan, i);
             let path = &found.path;
             let options = &self.options;

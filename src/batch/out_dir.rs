@@ -77,6 +77,36 @@ pub(crate) fn check_apart(out_dir: &Path, roots: &[impl AsRef<Path>]) -> Result<
     Ok(())
 }
 
+/// Refuses to write `out_dir` joined with `relative` when that output, or a folder between
+/// it and the output folder, is a symbolic link: the output folder is the tool's, and a
+/// link there could send an output (or its backup) over a file elsewhere, or have that
+/// file taken for an earlier run's output. The output folder itself may be a link.
+pub(crate) fn refuse_links(out_dir: &Path, relative: &Path) -> Result<()> {
+    let mut path = out_dir.to_path_buf();
+    for part in relative.components() {
+        path.push(part);
+        refuse_link(&path)?;
+    }
+    Ok(())
+}
+
+/// Refuses an output path that is a symbolic link, naming where it points.
+pub(crate) fn refuse_link(path: &Path) -> Result<()> {
+    let Ok(to) = std::fs::read_link(path) else {
+        return Ok(());
+    };
+    Err(Error::new(
+        ErrorKind::Usage,
+        format!(
+            "{} is a symbolic link to {}: an output folder is written by savechain alone, \
+             never through a link, so nothing was written there nor read from it; remove \
+             the link, or choose another output folder",
+            path.display(),
+            to.display()
+        ),
+    ))
+}
+
 /// The output path of each save, `out_dir` joined with its place below the path it was
 /// found through; two saves with the same output (`a/x.json` and `b/x.json` given as
 /// `a/ b/`) are refused, since one would replace the other.

@@ -36,6 +36,8 @@ pub enum Target<'a> {
     /// as a backup ([`FileReport::backup`]). From its reading until it is replaced it is
     /// locked, as a save upgraded in place is, and one that another program wrote
     /// meanwhile (or a file that appeared there) is left as it is ([`ErrorKind::Changed`]).
+    /// A path that is a symbolic link is refused ([`ErrorKind::Usage`]), replacing or not:
+    /// it is neither written through nor read as the output.
     To(&'a Path),
     /// Write nothing: say which steps an upgrade in place would run, and fail as that
     /// upgrade would before writing anything (a save with work to do that is read-only).
@@ -339,6 +341,7 @@ fn upgrade_in_memory(
                 ),
             ));
         }
+        crate::batch::out_dir::refuse_link(out)?;
     }
     // In place, the save is locked from its reading to its replacing: a game storing it
     // through savechain meanwhile waits, and its save then replaces the upgraded one.
