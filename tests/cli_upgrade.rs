@@ -1502,3 +1502,29 @@ fn printed_paths_can_be_pasted_into_get() {
     assert_eq!(path, "data.ship.cargo[0].f");
     assert!(get("saves/b.json", "data.ship.cargo[0]").contains(r#""id": "x""#));
 }
+
+/// `save-upgrade upgrade mt/` (or `up`, `run`): upgrading is what the tool does without a
+/// command, so it says to give the paths alone, and suggests no other command.
+#[test]
+fn upgrade_as_a_command_is_answered_with_the_paths_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("mt")).unwrap();
+    let save = dir.path().join("mt/small.json");
+    fs::copy(format!("{FIXTURES}/v1/small.json"), &save).unwrap();
+    let before = fs::read(&save).unwrap();
+    for word in ["upgrade", "up", "run"] {
+        let out = save_upgrade(&[word, "mt/", "my saves"], dir.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{word}: {err}");
+        assert!(
+            err.contains(
+                "Upgrading is what save-upgrade does without a command: give the paths \
+                 alone: save-upgrade mt/ 'my saves'"
+            ),
+            "{word}: {err}"
+        );
+        assert!(!err.contains("nearest"), "{word}: {err}");
+        assert_eq!(fs::read(&save).unwrap(), before, "{word}");
+        assert_eq!(fs::read_dir(dir.path().join("mt")).unwrap().count(), 1);
+    }
+}

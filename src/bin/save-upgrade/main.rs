@@ -194,6 +194,18 @@ fn mistyped_command(paths: &[std::path::PathBuf]) -> bool {
     if !first_argument || !bare || std::fs::symlink_metadata(word).is_ok() {
         return false;
     }
+    if ["upgrade", "up", "run"].contains(&word) {
+        let rest: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| shell_quoted(&a.to_string_lossy()))
+            .collect();
+        errln!(
+            "error: `{word}` is not a command; nothing was read or written. Upgrading is \
+             what save-upgrade does without a command: give the paths alone: save-upgrade {}",
+            rest.join(" ")
+        );
+        return true;
+    }
     let cli = Cli::command();
     let nearest = cli
         .get_subcommands()
@@ -210,6 +222,17 @@ fn mistyped_command(paths: &[std::path::PathBuf]) -> bool {
          commands: save-upgrade --help)"
     );
     true
+}
+
+/// `arg` as it can be pasted into a shell: as it is when it holds only characters no shell
+/// reads specially, in single quotes otherwise.
+fn shell_quoted(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
 }
 
 /// Whether every path named on the command line exists, saying which do not: a typo must
