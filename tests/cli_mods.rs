@@ -1550,3 +1550,57 @@ fn a_mod_status_is_spelt_alike_in_the_report_and_the_summary() {
         "{out}"
     );
 }
+
+/// A save that fails because of a mod, without `--keep-going`: the summary is followed by
+/// one line saying what `--keep-going` would do, and the report's entry of that mod has
+/// the version the save has it at, and the one it was being upgraded to.
+#[test]
+fn a_save_failed_by_a_mod_hints_at_keep_going_and_reports_the_mod_s_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["examples/saves", "mods"] {
+        copy_dir(&Path::new(ROOT).join(folder), &dir.path().join(folder));
+    }
+    let args = [
+        "--out-dir",
+        "o",
+        "--mods",
+        "mods/",
+        "--report",
+        "r.json",
+        "examples/saves/",
+    ];
+    let out = run_ok(dir.path(), &args, 2);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(
+        lines[lines.len() - 2..],
+        [
+            "upgraded 2, already current 0, failed 1",
+            "1 save failed because of a mod: --keep-going upgrades the rest of such saves and \
+             holds the mod back (exit 1)",
+        ],
+        "{out}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    let broken = report
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "examples/saves/cartographer-broken.json")
+        .unwrap();
+    let cartographer = &broken["mods"][0];
+    assert_eq!(cartographer["status"], "failed", "{report}");
+    assert_eq!(cartographer["from"], 1, "{report}");
+    assert_eq!(cartographer["to"], 3, "{report}");
+    // With --keep-going there is nothing to hint at.
+    let args = [
+        "--out-dir",
+        "k",
+        "--mods",
+        "mods/",
+        "--keep-going",
+        "examples/saves/",
+    ];
+    let out = run_ok(dir.path(), &args, 1);
+    assert!(!out.stderr.contains("--keep-going upgrades"), "{out}");
+}

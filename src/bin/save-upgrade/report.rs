@@ -2,7 +2,7 @@
 //! caret), and each save's entry in the JSON report of `--report`.
 
 use savechain::batch::{Outcome, Status};
-use savechain::upgrade::{Chain, ModStatus, Step};
+use savechain::upgrade::{Chain, ModReport, ModStatus, Step};
 use savechain::{Error, Map, Save, Value};
 
 use super::output::errln;
@@ -54,10 +54,10 @@ pub fn print_error(error: &Error, source: Option<&[u8]>) {
 /// One save's entry in the JSON report: its path, versions, status, error and what its
 /// steps printed. `chain` and `target` (`--to`) are the run's.
 pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value {
-    let (from, to) = match (&outcome.report, outcome.status) {
-        (Some(report), _) => (Some(report.from), Some(report.to)),
+    let (from, to, mods_read) = match (&outcome.report, outcome.status) {
+        (Some(report), _) => (Some(report.from), Some(report.to), Vec::new()),
         (None, Status::Failed) => versions_read_again(outcome, chain, target),
-        (None, _) => (None, None),
+        (None, _) => (None, None, Vec::new()),
     };
     let version = |v: Option<u64>| v.map_or(Value::Null, Value::from);
     let printed: Vec<Value> = printed(outcome)
@@ -89,7 +89,7 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
                 .map_or(Value::Null, |e| Value::String(e.to_string())),
         ),
         ("printed", Value::Array(printed)),
-        ("mods", mods_entry(outcome)),
+        ("mods", mods_entry(outcome, &mods_read)),
     ]
     .into_iter()
     .collect();
@@ -99,8 +99,9 @@ pub fn entry(outcome: &Outcome<'_>, chain: &Chain, target: Option<u64>) -> Value
 /// Where each mod's data of a save stands: `[{"name", "from", "to", "status", "error"}]`,
 /// `status` one of "upgraded" ("outdated" with --check and --dry-run: it would be),
 /// "current", "not-in-the-save", "not-installed", "held", "waiting", and for a save that
-/// failed because of a mod, that mod as "failed".
-fn mods_entry(outcome: &Outcome<'_>) -> Value {
+/// failed because of a mod, that mod as "failed", with the versions `read_again` (the
+/// plan of the save read again) gives it.
+fn mods_entry(outcome: &Outcome<'_>, read_again: &[ModReport]) -> Value {
     let version = |v: Option<u64>| v.map_or(Value::Null, Value::from);
     let entry = |name: &str, from, to, status: &str, error: Value| {
         let entry: Map = [
@@ -119,8 +120,11 @@ fn mods_entry(outcome: &Outcome<'_>) -> Value {
             .error
             .as_ref()
             .and_then(|e| Some((e.failed_mod()?, e)));
-        let mods =
-            failed.map(|(name, e)| entry(name, None, None, "failed", Value::String(e.to_string())));
+        let mods = failed.map(|(name, e)| {
+            let planned = read_again.iter().find(|m| m.name == name);
+            let (from, to) = planned.map_or((None, None), |m| (m.from, m.to));
+            entry(name, from, to, "failed", Value::String(e.to_string()))
+        });
         return Value::Array(mods.into_iter().collect());
     };
     let mods = report.mods.iter().map(|m| {
@@ -208,17 +212,22 @@ fn versions_read_again(
     outcome: &Outcome<'_>,
     chain: &Chain,
     target: Option<u64>,
-) -> (Option<u64>, Option<u64>) {
+) -> (Option<u64>, Option<u64>, Vec<ModReport>) {
     let read = std::fs::read(&outcome.found.path).map_err(Error::from);
     let Ok(save) = read.and_then(|bytes| Save::from_slice(&bytes)) else {
-        return (None, None);
+        return (None, None, Vec::new());
     };
     let from = save.meta.version;
     let to = chain
         .plan(&save.meta, target)
         .ok()
         .map(|steps| steps.last().map_or(from, Step::to));
-    (Some(from), to)
+    let mut options = savechain::Options::default();
+    options.target = target;
+    let mods = chain
+        .plan_upgrade(&save, &options)
+        .map_or(Vec::new(), |plan| plan.mods);
+    (Some(from), to, mods)
 }
 
 /// The lines of `changes`, each after `indent`, in path order: `+ path: value` for what

@@ -185,7 +185,8 @@ pub fn run(args: Args) -> i32 {
         }
     };
     let held = (printer.held_only, printer.held_with_upgrade);
-    finish(&args, &plan, &summary, entries, held)
+    let failed_by_mod = printer.failed_by_mod;
+    finish(&args, &plan, &summary, entries, held, failed_by_mod)
 }
 
 /// A report may replace an earlier report, never a save or another file, and its folder
@@ -263,6 +264,9 @@ struct Printer<'a> {
     /// by the batch as current), and those upgraded otherwise.
     held_only: usize,
     held_with_upgrade: usize,
+    /// Saves that failed because of a mod ([`savechain::Error::failed_mod`]), which
+    /// `--keep-going` would have upgraded, holding the mod back.
+    failed_by_mod: usize,
 }
 
 impl<'a> Printer<'a> {
@@ -282,6 +286,7 @@ impl<'a> Printer<'a> {
             skipped: skipped.into(),
             held_only: 0,
             held_with_upgrade: 0,
+            failed_by_mod: 0,
         }
     }
 
@@ -338,7 +343,12 @@ impl<'a> Printer<'a> {
             }
         }
         match (outcome.status, &outcome.report, &outcome.error) {
-            (Status::Failed, _, Some(error)) => print_error(error, None),
+            (Status::Failed, _, Some(error)) => {
+                if error.failed_mod().is_some() && !self.args.keep_going {
+                    self.failed_by_mod += 1;
+                }
+                print_error(error, None)
+            }
             (Status::NotASave, _, Some(error)) if !self.args.quiet => {
                 errln!("skipped {}: {}", path.display(), error.message());
             }
@@ -417,6 +427,7 @@ fn finish(
     summary: &Summary,
     entries: Vec<Value>,
     (held_only, held_with_upgrade): (usize, usize),
+    failed_by_mod: usize,
 ) -> i32 {
     let held = held_only + held_with_upgrade;
     for error in &summary.unflushed {
@@ -472,6 +483,13 @@ fn finish(
             ));
         }
         errln!("{line}");
+        if failed_by_mod > 0 {
+            let saves = if failed_by_mod == 1 { "save" } else { "saves" };
+            errln!(
+                "{failed_by_mod} {saves} failed because of a mod: --keep-going upgrades the \
+                 rest of such saves and holds the mod back (exit 1)"
+            );
+        }
     }
     if let Some(target) = &args.report {
         if let Err(e) = write_report(target, entries) {
