@@ -861,8 +861,9 @@ fn slow_batch(dir: &Path, count: usize, fast: usize, seconds: f64) -> Vec<(Strin
 }
 
 /// After a stopped run over [`slow_batch`]: each save is its original, or its upgrade with
-/// its original as backup; no temporary file is left; the report lists exactly the saves
-/// upgraded; the summary says so. How many were upgraded.
+/// its original as backup; no temporary file is left; the report lists the saves upgraded
+/// as such and every other save as `not-started` or `abandoned`, as the summary counts
+/// them. How many were upgraded.
 fn check_stopped_run(dir: &Path, saves: &[(String, Vec<u8>)], err: &str, what: &str) -> usize {
     let mut upgraded = Vec::new();
     for (name, original) in saves {
@@ -884,27 +885,45 @@ fn check_stopped_run(dir: &Path, saves: &[(String, Vec<u8>)], err: &str, what: &
     let report =
         fs::read(dir.join("r.json")).unwrap_or_else(|e| panic!("{what}: no report ({e}): {err}"));
     let report = savechain::text::from_slice(&report).unwrap();
-    let mut paths: Vec<String> = report
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| {
-            assert_eq!(
-                entry.get("status").and_then(|s| s.as_str()),
-                Some("upgraded")
-            );
-            entry
-                .get("path")
-                .and_then(|p| p.as_str())
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    paths.sort();
+    let entries = report.as_array().unwrap();
+    // Every save of the run has its entry, those the stop left with a status that says so.
+    assert_eq!(entries.len(), saves.len(), "{what}: {report}");
+    let with = |status: &str| {
+        let mut paths: Vec<String> = entries
+            .iter()
+            .filter(|e| e.get("status").and_then(|s| s.as_str()) == Some(status))
+            .map(|e| e.get("path").and_then(|p| p.as_str()).unwrap().to_string())
+            .collect();
+        paths.sort();
+        paths
+    };
     assert_eq!(
-        paths, upgraded,
+        with("upgraded"),
+        upgraded,
         "{what}: the report lists the saves upgraded"
     );
+    let (not_started, abandoned) = (with("not-started").len(), with("abandoned").len());
+    assert_eq!(
+        upgraded.len() + not_started + abandoned,
+        saves.len(),
+        "{what}: {report}"
+    );
+    for (count, word) in [(not_started, "not started"), (abandoned, "abandoned")] {
+        if count > 0 {
+            let said = format!("{word} {count}");
+            assert!(err.contains(&said), "{what}: {said:?} in {err}");
+        }
+    }
+    let stopped = entries
+        .iter()
+        .filter(|e| e.get("status").and_then(|s| s.as_str()) != Some("upgraded"));
+    for entry in stopped {
+        let error = entry.get("error").and_then(|e| e.as_str()).unwrap();
+        assert!(
+            error.starts_with("the run was stopped by SIG"),
+            "{what}: {error}"
+        );
+    }
     let summary = format!("upgraded {}, already current 0, failed 0", upgraded.len());
     assert!(err.contains(&summary), "{what}: {summary:?} in {err}");
     upgraded.len()
@@ -981,6 +1000,33 @@ fn a_stop_delivered_twice_by_timeout_or_to_the_group_is_one_request() {
     // Each run takes seconds (60 saves, each 0.3 s of processor), so every signal lands
     // mid-run: a run that had ended would have exited 0.
     assert_eq!(stopped_mid_run, 10, "the signals did not land mid-run");
+    // Plain `timeout` reports its own 124, whatever the run exits with: the README and
+    // docs/SCALING.md say so, next to the 143 of `--preserve-status`.
+    let dir = tempfile::tempdir().unwrap();
+    let saves = slow_batch(dir.path(), 60, 0, 0.3);
+    let mut args = WITH_STEPS.to_vec();
+    args.extend(["--jobs", "2", "--report", "r.json", "saves"]);
+    let child = Command::new("timeout")
+        .args(["-s", "TERM", "1.5"])
+        .arg(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (code, err) = finish_within(child, Duration::from_secs(120));
+    assert_eq!(code, Some(124), "{err}");
+    check_stopped_run(dir.path(), &saves, &err, "plain timeout");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in ["README.md", "docs/SCALING.md"] {
+        let text = fs::read_to_string(root.join(doc)).unwrap();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            text.contains("124") && text.contains("--preserve-status"),
+            "{doc} should say that plain `timeout` exits 124"
+        );
+    }
 }
 
 /// A second request to stop (Ctrl-C again, more than a second after the first; SIGINT

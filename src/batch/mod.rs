@@ -237,6 +237,11 @@ pub struct Summary {
     /// Saves under way when the caller asked to stop at once ([`Batch::abandon_when`]):
     /// left as they were, nothing of theirs written.
     pub abandoned: usize,
+    /// The paths of the saves not started ([`Summary::not_started`]), in the plan's
+    /// order: a stopped run can say which saves it left for the next.
+    pub not_started_saves: Vec<PathBuf>,
+    /// The paths of the saves abandoned ([`Summary::abandoned`]), in the plan's order.
+    pub abandoned_saves: Vec<PathBuf>,
     /// Temporary files of killed runs that were removed from the folders searched.
     pub stale_removed: Vec<PathBuf>,
     /// Folders whose flush failed at the end of the run: the saves renamed in them may be
@@ -448,8 +453,14 @@ impl<'c> Batch<'c> {
             in_order(receiver, |handed| {
                 let outcome = match handed {
                     Handed::Done(outcome) => outcome,
-                    Handed::NotStarted => return summary.not_started += 1,
-                    Handed::Abandoned => return summary.abandoned += 1,
+                    Handed::NotStarted(found) => {
+                        summary.not_started += 1;
+                        return summary.not_started_saves.push(found.path.clone());
+                    }
+                    Handed::Abandoned(found) => {
+                        summary.abandoned += 1;
+                        return summary.abandoned_saves.push(found.path.clone());
+                    }
                 };
                 summary.count(&outcome);
                 if each(&outcome).is_break() {
@@ -540,8 +551,8 @@ struct Work<'b, 'c, 'p> {
 /// What a worker hands on for one save.
 enum Handed<'p> {
     Done(Outcome<'p>),
-    NotStarted,
-    Abandoned,
+    NotStarted(&'p Found),
+    Abandoned(&'p Found),
 }
 
 type Sender<'p> = std::sync::mpsc::Sender<(usize, Handed<'p>)>;
@@ -559,7 +570,7 @@ impl<'p> Work<'_, '_, 'p> {
         let commit = |group: &mut WriteGroup<usize>| {
             if abandoned() {
                 for i in group.abandon() {
-                    send(i, Handed::Abandoned);
+                    send(i, Handed::Abandoned(&self.plan.saves[i]));
                 }
                 return;
             }
@@ -575,7 +586,7 @@ impl<'p> Work<'_, '_, 'p> {
             };
             let stopped = self.batch.stop.is_some_and(|s| s.load(Ordering::Relaxed));
             if stopped || abandoned() || self.stop.load(Ordering::Relaxed) {
-                send(i, Handed::NotStarted);
+                send(i, Handed::NotStarted(found));
                 continue;
             }
             if let Some(out_dir) = self.batch.mode.out_dir() {
@@ -595,7 +606,7 @@ impl<'p> Work<'_, '_, 'p> {
             if abandoned() {
                 // Whatever it came to (a step interrupted fails), it was under way.
                 if upgraded.is_some() {
-                    send(i, Handed::Abandoned);
+                    send(i, Handed::Abandoned(found));
                 }
                 commit(&mut group);
                 continue;

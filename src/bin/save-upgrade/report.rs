@@ -205,6 +205,25 @@ pub fn search_error_entry(error: &Error) -> Value {
     Value::Object(entry)
 }
 
+/// The entry of a save a stopped run left as it was: `status` is "not-started" or
+/// "abandoned" (under way when the run was stopped at once), `why` the error. Listed, a
+/// stopped run's report holds an entry for every save of the run, as a finished one does.
+pub fn left_entry(path: &std::path::Path, status: &str, why: String) -> Value {
+    let entry: Map = [
+        ("path", Value::String(path.display().to_string())),
+        ("from", Value::Null),
+        ("to", Value::Null),
+        ("status", Value::from(status)),
+        ("error", Value::String(why)),
+        ("printed", Value::Array(Vec::new())),
+        ("held", Value::Array(Vec::new())),
+        ("mods", Value::Array(Vec::new())),
+    ]
+    .into_iter()
+    .collect();
+    Value::Object(entry)
+}
+
 /// The version of a save that failed, and the version the run was taking it to (`None`
 /// when the chain has no way there: too new, too old, another game). A failure carries no
 /// report, so the file is read again; it was left as it was. Only failed saves pay for it.

@@ -492,6 +492,21 @@ fn finish(
         }
     }
     if let Some(target) = &args.report {
+        let mut entries = entries;
+        let by = match signals::received() {
+            Some((signal, ..)) => format!("the run was stopped by {signal}"),
+            None => "the run was stopped (its reader went away)".to_string(),
+        };
+        let left = summary.abandoned_saves.iter().map(|path| {
+            let why = format!("{by} while this save was under way; it is left as it was");
+            report::left_entry(path, "abandoned", why)
+        });
+        entries.extend(left);
+        let left = summary.not_started_saves.iter().map(|path| {
+            let why = format!("{by} before this save was started; it is left as it was");
+            report::left_entry(path, "not-started", why)
+        });
+        entries.extend(left);
         if let Err(e) = write_report(target, entries) {
             errln!("error: cannot write the report {}: {e}", target.display());
             return EXIT_FAILED;
