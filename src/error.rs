@@ -135,6 +135,8 @@ struct Inner {
     in_mod: Option<String>,
     /// The step whose file the error is about, and the line there when known.
     step: Option<(String, Option<usize>)>,
+    /// Refusing to replace a file already at an output: where replacing would keep it.
+    output_backup: Option<PathBuf>,
 }
 
 impl Error {
@@ -151,6 +153,7 @@ impl Error {
                 unless: None,
                 in_mod: None,
                 step: None,
+                output_backup: None,
             }),
         }
     }
@@ -183,6 +186,22 @@ impl Error {
             self.inner.in_mod = Some(name.to_string());
         }
         self
+    }
+
+    /// The error, as refusing to replace a file already at an output, which replacing
+    /// would keep as `backup`.
+    pub(crate) fn output_taken(mut self, backup: PathBuf) -> Error {
+        self.inner.output_backup = Some(backup);
+        self
+    }
+
+    /// When the error refuses to replace a file already at an output that holds something
+    /// else than the upgrade writes ([`Target::To`](crate::upgrade::Target::To), a batch's
+    /// output folder): where replacing it
+    /// ([`Options::replace_outputs`](crate::Options::replace_outputs)) would keep it. The
+    /// message says what the file holds; a tool adds how its user asks for replacing.
+    pub fn output_backup(&self) -> Option<&FsPath> {
+        self.inner.output_backup.as_deref()
     }
 
     /// The error, as about the step `name` (its file's name), at `line` of that file.

@@ -1327,6 +1327,26 @@ fn an_output_changed_since_it_was_written_is_never_replaced_silently() {
         err.contains("new/a.json") && err.contains("--replace-outputs"),
         "{err}"
     );
+    // Said plainly: at the version the run writes, with other content; in the CLI's words,
+    // naming its flag and the command to rerun, not the library's Rust items.
+    assert!(
+        err.contains(
+            "error: src/a.json: the output new/a.json is already there and holds a save at \
+             version 9, the version this upgrade writes, with other content: it has changed \
+             since it was written, or the source changed; it is left as it is and nothing \
+             was written"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "1 output already there holds something else: to replace it, keeping it as a \
+             backup beside it (new/a.json.v9.bak), run again with --replace-outputs: \
+             save-upgrade --replace-outputs --out-dir new src"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("Options::"), "{err}");
     assert!(tree(root) == before, "every file as it was: {err}");
 
     let replaced = save_upgrade(&["--out-dir", "new", "--replace-outputs", "src"], root);
@@ -1362,6 +1382,11 @@ fn a_file_that_is_not_a_save_at_an_output_path_is_never_replaced_silently() {
                 "src/a.json: the output new/a.json is already there and holds a file \
                           that is not a save"
             ),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("Options::"), "{args:?}: {err}");
+        assert!(
+            err.contains("run again with --replace-outputs: save-upgrade --replace-outputs "),
             "{args:?}: {err}"
         );
         let mut expected = before.clone();

@@ -195,10 +195,15 @@ impl Failure {
             Failure::Library(e, _) => {
                 let location = e.location();
                 let file = e.file().map(|f| f.to_string_lossy().into_owned());
+                // How a C caller asks for what the library's message leaves to the tool.
+                let hint = match e.output_backup() {
+                    Some(_) => "; to replace it, pass SAVECHAIN_REPLACE_OUTPUT",
+                    None => "",
+                };
                 savechain_error {
                     kind,
-                    text: keep(&e.to_string()),
-                    message: keep(e.message()),
+                    text: keep(&format!("{e}{hint}")),
+                    message: keep(&format!("{}{hint}", e.message())),
                     file: file.as_deref().map_or(ptr::null(), &mut keep),
                     line: location.map_or(0, |l| l.line as u64),
                     column: location.map_or(0, |l| l.column as u64),

@@ -1358,7 +1358,8 @@ fn an_output_is_never_replaced_silently() {
     assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_USAGE);
     assert!(
         e.message.contains(out_path.to_str().unwrap())
-            && e.message.contains("Options::replace_outputs"),
+            && e.message.contains("pass SAVECHAIN_REPLACE_OUTPUT")
+            && !e.message.contains("Options::"),
         "{}",
         e.message
     );

@@ -252,7 +252,7 @@ impl ToWrite {
         }
         let backup = output_backup(out, &there);
         if !options.replace_outputs {
-            return Err(refused_output(out, &there, &backup));
+            return Err(refused_output(out, &there, &backup, self.report.to));
         }
         self.report.written = Some(out.to_path_buf());
         self.report.backup = Some(backup);
@@ -281,24 +281,31 @@ fn output_backup(out: &Path, there: &[u8]) -> PathBuf {
     fsio::backup_path(out, tag.as_deref(), there)
 }
 
-/// The refusal of an output that holds something else than the upgrade writes.
-fn refused_output(out: &Path, there: &[u8], backup: &Path) -> Error {
+/// The refusal of an output that holds something else than the upgrade writes, a save at
+/// version `to`. A save at `to` there, with other bytes, was played on since it was written,
+/// or the source changed since: the message says so, without guessing which.
+fn refused_output(out: &Path, there: &[u8], backup: &Path, to: u64) -> Error {
     let what = match Meta::from_slice(there) {
-        Ok(meta) => format!("a save at version {}", meta.version),
+        Ok(meta) if meta.version == to => format!(
+            "a save at version {to}, the version this upgrade writes, with other content: it \
+             has changed since it was written, or the source changed"
+        ),
+        Ok(meta) => format!(
+            "a save at version {}, not the version {to} this upgrade writes",
+            meta.version
+        ),
         Err(_) => "a file that is not a save".to_string(),
     };
     Error::new(
         ErrorKind::Usage,
         format!(
-            "the output {} is already there and holds {what}, not what this upgrade writes \
-             (changed since an earlier run wrote it, or another file), so it is left as it \
-             is and nothing was written; to replace it, keeping it as {}, run again with \
-             --replace-outputs (in the library: Options::replace_outputs), or move it away, \
-             or choose another output folder",
+            "the output {} is already there and holds {what}; it is left as it is and \
+             nothing was written (replacing it would keep it as {})",
             out.display(),
             backup.display()
         ),
     )
+    .output_taken(backup.to_path_buf())
 }
 
 /// A file at the output that cannot be read or held (a folder, a FIFO, a lock held too
@@ -449,7 +456,8 @@ fn check_output<'c>(
     if there == bytes {
         todo.report.already_written = true;
     } else if !options.replace_outputs {
-        return Err(refused_output(out, &there, &output_backup(out, &there)));
+        let backup = output_backup(out, &there);
+        return Err(refused_output(out, &there, &backup, todo.report.to));
     }
     Ok(todo)
 }

@@ -226,7 +226,7 @@ fn mistyped_command(paths: &[std::path::PathBuf]) -> bool {
 
 /// `arg` as it can be pasted into a shell: as it is when it holds only characters no shell
 /// reads specially, in single quotes otherwise.
-fn shell_quoted(arg: &str) -> String {
+pub(crate) fn shell_quoted(arg: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
     if !arg.is_empty() && arg.chars().all(plain) {
         arg.to_string()

@@ -185,8 +185,11 @@ pub fn run(args: Args) -> i32 {
         }
     };
     let held = (printer.held_only, printer.held_with_upgrade);
-    let failed_by_mod = printer.failed_by_mod;
-    finish(&args, &plan, &summary, entries, held, failed_by_mod)
+    let hints = Hints {
+        failed_by_mod: printer.failed_by_mod,
+        outputs_taken: printer.outputs_taken.clone(),
+    };
+    finish(&args, &plan, &summary, entries, held, hints)
 }
 
 /// A report may replace an earlier report, never a save or another file, and its folder
@@ -267,6 +270,9 @@ struct Printer<'a> {
     /// Saves that failed because of a mod ([`savechain::Error::failed_mod`]), which
     /// `--keep-going` would have upgraded, holding the mod back.
     failed_by_mod: usize,
+    /// Saves refused because a file at their output holds something else
+    /// ([`savechain::Error::output_backup`]), and where the first one would be kept.
+    outputs_taken: (usize, Option<PathBuf>),
 }
 
 impl<'a> Printer<'a> {
@@ -287,6 +293,7 @@ impl<'a> Printer<'a> {
             held_only: 0,
             held_with_upgrade: 0,
             failed_by_mod: 0,
+            outputs_taken: (0, None),
         }
     }
 
@@ -346,6 +353,11 @@ impl<'a> Printer<'a> {
             (Status::Failed, _, Some(error)) => {
                 if error.failed_mod().is_some() && !self.args.keep_going {
                     self.failed_by_mod += 1;
+                }
+                if let Some(backup) = error.output_backup() {
+                    let (count, first) = &mut self.outputs_taken;
+                    *count += 1;
+                    first.get_or_insert_with(|| backup.to_path_buf());
                 }
                 print_error(error, None)
             }
@@ -427,7 +439,7 @@ fn finish(
     summary: &Summary,
     entries: Vec<Value>,
     (held_only, held_with_upgrade): (usize, usize),
-    failed_by_mod: usize,
+    hints: Hints,
 ) -> i32 {
     let held = held_only + held_with_upgrade;
     for error in &summary.unflushed {
@@ -483,13 +495,7 @@ fn finish(
             ));
         }
         errln!("{line}");
-        if failed_by_mod > 0 {
-            let saves = if failed_by_mod == 1 { "save" } else { "saves" };
-            errln!(
-                "{failed_by_mod} {saves} failed because of a mod: --keep-going upgrades the \
-                 rest of such saves and holds the mod back (exit 1)"
-            );
-        }
+        hints.print();
     }
     if let Some(target) = &args.report {
         let mut entries = entries;
@@ -537,6 +543,50 @@ fn finish(
         EXIT_FOUND_WORK
     } else {
         EXIT_OK
+    }
+}
+
+/// What the lines after the summary say how to go on from: failures the run's user can
+/// answer with a flag.
+struct Hints {
+    /// Saves that failed because of a mod, without `--keep-going`.
+    failed_by_mod: usize,
+    /// Saves refused because their output holds something else, and where the first of
+    /// those outputs would be kept.
+    outputs_taken: (usize, Option<PathBuf>),
+}
+
+impl Hints {
+    fn print(&self) {
+        let n = self.failed_by_mod;
+        if n > 0 {
+            let saves = if n == 1 { "save" } else { "saves" };
+            errln!(
+                "{n} {saves} failed because of a mod: --keep-going upgrades the rest of such \
+                 saves and holds the mod back (exit 1)"
+            );
+        }
+        if let (n @ 1.., Some(backup)) = &self.outputs_taken {
+            // The command as it was run, asking for replacing.
+            let mut rerun = vec!["save-upgrade".to_string(), "--replace-outputs".to_string()];
+            let args = std::env::args_os().skip(1);
+            rerun.extend(args.map(|a| crate::shell_quoted(&a.to_string_lossy())));
+            let rerun = rerun.join(" ");
+            if *n == 1 {
+                errln!(
+                    "1 output already there holds something else: to replace it, keeping it \
+                     as a backup beside it ({}), run again with --replace-outputs: {rerun}",
+                    backup.display()
+                );
+            } else {
+                errln!(
+                    "{n} outputs already there hold something else: to replace them, each \
+                     kept as a backup beside it (the first as {}), run again with \
+                     --replace-outputs: {rerun}",
+                    backup.display()
+                );
+            }
+        }
     }
 }
 
