@@ -18,13 +18,13 @@ pub enum ErrorKind {
     /// range, a duplicate key, nesting that is too deep.
     Value,
     /// A save whose envelope is broken: `meta.version` is a negative integer or too large,
-    /// `meta.writer` is not a semantic version, `data` is missing, a top-level member is
-    /// unknown.
+    /// `meta.writer` is not a semantic version.
     Envelope,
     /// JSON that is not a save at all (`docs/FORMAT.md`, section 1): its top level is not
-    /// an object whose `meta` is an object holding an integer `version` (a settings file
-    /// beside the saves, a sprite sheet whose `meta.version` is a string), whatever else
-    /// it holds. Tools that go through folders skip it ([`Found::skips`]).
+    /// an object whose only members are `meta` and `data`, `meta` an object holding an
+    /// integer `version` (a settings file beside the saves, a sprite sheet whose
+    /// `meta.version` is a string, settings with a `meta.version` and members of their
+    /// own), whatever else it holds. Tools that go through folders skip it ([`Found::skips`]).
     ///
     /// [`Found::skips`]: crate::batch::Found::skips
     NotASave,

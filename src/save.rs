@@ -284,9 +284,10 @@ fn path_of(keys: &[&str]) -> Path {
 }
 
 /// How a JSON document stands to the definition of a save (`docs/FORMAT.md`, section 1):
-/// a save is a JSON object whose `meta` member is an object holding an integer `version`.
-/// Anything else is not a save, whatever else it holds (a settings file, a sprite sheet
-/// whose `meta` has a string `version`); a save may still be a broken one.
+/// a save is a JSON object whose only members are `meta` and `data`, both there, `meta`
+/// an object holding an integer `version`. Anything else is not a save, whatever else it
+/// holds (a settings file, a sprite sheet whose `meta` has a string `version`, settings
+/// with a `meta.version` beside their own members); a save may still be a broken one.
 enum Shape {
     Save,
     /// Not an object: what it is.
@@ -297,6 +298,9 @@ enum Shape {
     NoVersion,
     /// `meta.version` is not an integer: what it is.
     VersionIs(&'static str),
+    /// A top-level member other than `meta` and `data`: the first.
+    OtherMember(String),
+    NoData,
 }
 
 impl Shape {
@@ -311,9 +315,26 @@ impl Shape {
             return Shape::MetaIs(meta.kind());
         };
         match meta.get("version") {
-            None => Shape::NoVersion,
-            Some(Value::Int(_) | Value::UInt(_)) => Shape::Save,
-            Some(other) => Shape::VersionIs(other.kind()),
+            None => return Shape::NoVersion,
+            Some(Value::Int(_) | Value::UInt(_)) => {}
+            Some(other) => return Shape::VersionIs(other.kind()),
+        }
+        Shape::of_members(top.keys())
+    }
+
+    /// The shape of an object whose `meta` holds an integer `version`, by its members.
+    fn of_members<'k>(mut keys: impl Iterator<Item = &'k str>) -> Shape {
+        let mut data = false;
+        for key in keys.by_ref() {
+            match key {
+                "meta" => {}
+                "data" => data = true,
+                other => return Shape::OtherMember(other.to_string()),
+            }
+        }
+        match data {
+            true => Shape::Save,
+            false => Shape::NoData,
         }
     }
 
@@ -321,13 +342,17 @@ impl Shape {
     fn why_not(&self) -> Option<String> {
         let why = match self {
             Shape::Save => return None,
-            Shape::NotAnObject(kind) => format!("it is {kind}, not an object"),
-            Shape::NoMeta => r#"no "meta" member"#.to_string(),
-            Shape::MetaIs(kind) => format!(r#""meta" is {kind}, not an object"#),
-            Shape::NoVersion => r#""meta" has no "version""#.to_string(),
-            Shape::VersionIs(kind) => format!("meta.version is {kind}, not an integer"),
+            Shape::NotAnObject(kind) => format!("it is {kind}, not an object; {SHAPE}"),
+            Shape::NoMeta => format!(r#"no "meta" member; {SHAPE}"#),
+            Shape::MetaIs(kind) => format!(r#""meta" is {kind}, not an object; {SHAPE}"#),
+            Shape::NoVersion => format!(r#""meta" has no "version"; {SHAPE}"#),
+            Shape::VersionIs(kind) => format!("meta.version is {kind}, not an integer; {SHAPE}"),
+            Shape::OtherMember(key) => {
+                format!("it has a top-level member {key:?}; {SHAPE} and nothing else")
+            }
+            Shape::NoData => format!(r#"no "data" member; {SHAPE}"#),
         };
-        Some(format!("not a save: {why}; {SHAPE}"))
+        Some(format!("not a save: {why}"))
     }
 }
 
@@ -382,12 +407,14 @@ impl<'de> serde::de::Visitor<'de> for ProbeVisitor {
         mut map: A,
     ) -> std::result::Result<Shape, A::Error> {
         let mut meta = None;
+        let mut keys = Vec::new();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             if key == "meta" {
                 meta = Some(map.next_value::<serde_json::Value>()?);
             } else {
                 map.next_value::<serde::de::IgnoredAny>()?;
             }
+            keys.push(key.into_owned());
         }
         let json_kind = |v: &serde_json::Value| match v {
             serde_json::Value::Null => "null",
@@ -402,7 +429,9 @@ impl<'de> serde::de::Visitor<'de> for ProbeVisitor {
             None => Shape::NoMeta,
             Some(serde_json::Value::Object(meta)) => match meta.get("version") {
                 None => Shape::NoVersion,
-                Some(v) if v.is_i64() || v.is_u64() => Shape::Save,
+                Some(v) if v.is_i64() || v.is_u64() => {
+                    Shape::of_members(keys.iter().map(String::as_str))
+                }
                 Some(v) => Shape::VersionIs(json_kind(v)),
             },
             Some(other) => Shape::MetaIs(json_kind(&other)),
@@ -459,6 +488,7 @@ fn envelope(document: Value) -> std::result::Result<Save, EnvelopeError> {
         let path = match Shape::of(&document) {
             Shape::MetaIs(_) | Shape::NoVersion => path_of(&["meta"]),
             Shape::VersionIs(_) => path_of(&["meta", "version"]),
+            Shape::OtherMember(key) => path_of(&[key.as_str()]),
             _ => Path::new(),
         };
         return Err((path, why));

@@ -251,6 +251,12 @@ fn files_that_are_not_saves_are_skipped_by_every_search() {
             r#"{"colors": ["d", "red"], "keys": ["k", [1]]}"#,
         ),
         ("twice.json", r#"{"volume": 1, "volume": 2}"#),
+        // A meta with an integer version is not enough: a save holds meta and data alone.
+        (
+            "prefs.json",
+            r#"{"meta": {"version": 2, "theme": "dark"}, "volume": 3}"#,
+        ),
+        ("meta-only.json", r#"{"meta": {"version": 1}}"#),
     ];
     for (name, text) in others {
         fs::write(root.join("saves").join(name), text).unwrap();
@@ -296,7 +302,9 @@ fn files_that_are_not_saves_are_skipped_by_every_search() {
         [
             "a.json",
             "a.json.v1.bak",
+            "meta-only.json",
             "playlist.json",
+            "prefs.json",
             "settings.json",
             "sprites.json",
             "twice.json"
@@ -312,6 +320,8 @@ fn files_that_are_not_saves_are_skipped_by_every_search() {
         &["--check", "saves/a.json", "saves/playlist.json"][..],
         &["fmt", "--check", "saves/a.json", "saves/sprites.json"],
         &["cache", "verify", "saves/a.json", "saves/settings.json"],
+        &["--check", "saves/a.json", "saves/prefs.json"],
+        &["saves/a.json", "saves/meta-only.json"],
     ] {
         let out = save_upgrade(args, root);
         let err = stderr(&out);
@@ -319,6 +329,14 @@ fn files_that_are_not_saves_are_skipped_by_every_search() {
         assert!(err.contains("error: saves/"), "{args:?}: {err}");
         assert!(err.contains(": not a save"), "{args:?}: {err}");
     }
+    let out = save_upgrade(&["--check", "saves/prefs.json"], root);
+    assert!(
+        stderr(&out).contains(
+            r#"error: saves/prefs.json:1:53: at volume: not a save: it has a top-level member "volume"; a save is an object {"meta": {"version": N, ...}, "data": ...} and nothing else"#
+        ),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Finding 16 of issue 28, in part: `fmt --check` of one file that is not a save fails

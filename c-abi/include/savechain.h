@@ -104,7 +104,7 @@ typedef enum savechain_status {
   // range, a duplicate key, nesting that is too deep.
   SAVECHAIN_ERROR_VALUE = 3,
   // A save whose envelope is broken: `meta.version` negative or too large, `meta.writer`
-  // not a semantic version, `data` missing, an unknown top-level member.
+  // not a semantic version.
   SAVECHAIN_ERROR_ENVELOPE = 4,
   // JSON that is not a save at all: its top level is not an object whose `meta` is an
   // object holding an integer `version` (a settings file, say).
