@@ -421,7 +421,14 @@ impl<'c> Batch<'c> {
             // The folders searched, and those of an output folder that exist: a killed run
             // leaves up to a group of temporaries a job in either.
             let outputs: BTreeSet<&Path> = plan.targets.iter().filter_map(|t| t.parent()).collect();
-            let outputs = outputs.into_iter().filter(|f| f.is_dir());
+            // Not through a link inside the output folder: that folder lies elsewhere.
+            let inside = |folder: &Path| match (self.mode.out_dir(), folder) {
+                (Some(out), folder) => folder
+                    .strip_prefix(out)
+                    .is_ok_and(|below| out_dir::refuse_links(out, below).is_ok()),
+                (None, _) => true,
+            };
+            let outputs = outputs.into_iter().filter(|f| f.is_dir() && inside(f));
             for folder in plan.folders.iter().map(PathBuf::as_path).chain(outputs) {
                 // Best effort: a folder that cannot be cleaned is still upgraded.
                 if let Ok(removed) = fsio::remove_stale_temporaries(folder) {
@@ -692,6 +699,26 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    /// The folders of an output folder that are links lead elsewhere: a run neither
+    /// writes there nor removes what looks like a killed run's temporary there.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_the_output_folder_is_neither_written_through_nor_cleaned() {
+        let dir = tempfile::tempdir().unwrap();
+        let saves = dir.path().join("saves");
+        fs::create_dir_all(saves.join("v1")).unwrap();
+        fs::write(saves.join("v1/a.json"), old_save("{}")).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::write(elsewhere.join(".a.json.savechain-x.tmp"), "someone's").unwrap();
+        let out = dir.path().join("out");
+        fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join("v1")).unwrap();
+        let statuses = run(&chain(), Mode::OutDir(out), 1, &saves);
+        assert_eq!(statuses, [("v1/a.json".to_string(), Status::Failed)]);
+        assert_eq!(names(&elsewhere), [".a.json.savechain-x.tmp"]);
     }
 
     #[test]
