@@ -6,6 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::find::Found;
 use crate::error::{Error, ErrorKind, Result};
+use crate::upgrade::refuse_link;
 
 /// The path `path` will have once it exists: links resolved in the part that exists, the
 /// rest (`.` and `..` folded) appended.
@@ -88,23 +89,6 @@ pub(crate) fn refuse_links(out_dir: &Path, relative: &Path) -> Result<()> {
         refuse_link(&path)?;
     }
     Ok(())
-}
-
-/// Refuses an output path that is a symbolic link, naming where it points.
-pub(crate) fn refuse_link(path: &Path) -> Result<()> {
-    let Ok(to) = std::fs::read_link(path) else {
-        return Ok(());
-    };
-    Err(Error::new(
-        ErrorKind::Usage,
-        format!(
-            "{} is a symbolic link to {}: an output folder is written by savechain alone, \
-             never through a link, so nothing was written there nor read from it; remove \
-             the link, or choose another output folder",
-            path.display(),
-            to.display()
-        ),
-    ))
 }
 
 /// The output path of each save, `out_dir` joined with its place below the path it was

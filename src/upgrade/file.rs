@@ -348,7 +348,7 @@ fn upgrade_in_memory(
                 ),
             ));
         }
-        crate::batch::out_dir::refuse_link(out)?;
+        refuse_link(out)?;
     }
     // In place, the save is locked from its reading to its replacing: a game storing it
     // through savechain meanwhile waits, and its save then replaces the upgraded one.
@@ -773,6 +773,23 @@ pub(crate) fn upgrade_file_in_group<K>(
         Ok(None)
     });
     joined.map_err(|e| e.with_file(path)).transpose()
+}
+
+/// Refuses an output path that is a symbolic link, naming where it points.
+pub(crate) fn refuse_link(path: &Path) -> Result<()> {
+    let Ok(to) = std::fs::read_link(path) else {
+        return Ok(());
+    };
+    Err(Error::new(
+        ErrorKind::Usage,
+        format!(
+            "{} is a symbolic link to {}: an output folder is written by savechain alone, \
+             never through a link, so nothing was written there nor read from it; remove \
+             the link, or choose another output folder",
+            path.display(),
+            to.display()
+        ),
+    ))
 }
 
 #[cfg(test)]
