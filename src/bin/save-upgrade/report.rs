@@ -190,31 +190,24 @@ pub fn search_error_entry(error: &Error) -> Value {
     let path = error
         .file()
         .map_or(Value::Null, |f| Value::String(f.display().to_string()));
-    let entry: Map = [
-        ("path", path),
-        ("from", Value::Null),
-        ("to", Value::Null),
-        ("status", Value::from("failed")),
-        ("error", Value::String(error.to_string())),
-        ("printed", Value::Array(Vec::new())),
-        ("held", Value::Array(Vec::new())),
-        ("mods", Value::Array(Vec::new())),
-    ]
-    .into_iter()
-    .collect();
-    Value::Object(entry)
+    entry_without_upgrade(path, "failed", error.to_string())
 }
 
 /// The entry of a save a stopped run left as it was: `status` is "not-started" or
 /// "abandoned" (under way when the run was stopped at once), `why` the error. Listed, a
 /// stopped run's report holds an entry for every save of the run, as a finished one does.
 pub fn left_entry(path: &std::path::Path, status: &str, why: String) -> Value {
+    entry_without_upgrade(Value::String(path.display().to_string()), status, why)
+}
+
+/// An entry with no versions, steps or mods: of a path that was never upgraded.
+fn entry_without_upgrade(path: Value, status: &str, error: String) -> Value {
     let entry: Map = [
-        ("path", Value::String(path.display().to_string())),
+        ("path", path),
         ("from", Value::Null),
         ("to", Value::Null),
         ("status", Value::from(status)),
-        ("error", Value::String(why)),
+        ("error", Value::String(error)),
         ("printed", Value::Array(Vec::new())),
         ("held", Value::Array(Vec::new())),
         ("mods", Value::Array(Vec::new())),
