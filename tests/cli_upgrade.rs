@@ -937,7 +937,6 @@ fn check_stopped_run(dir: &Path, saves: &[(String, Vec<u8>)], err: &str, what: &
 #[cfg(target_os = "linux")]
 #[test]
 fn a_stop_delivered_twice_by_timeout_or_to_the_group_is_one_request() {
-    use std::os::unix::process::CommandExt;
     let _alone = one_batch_test_at_a_time();
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut stopped_mid_run = 0;
@@ -963,14 +962,7 @@ fn a_stop_delivered_twice_by_timeout_or_to_the_group_is_one_request() {
                 .spawn()
                 .unwrap()
         } else {
-            let child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-                .args(&args)
-                .current_dir(dir.path())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .process_group(0)
-                .spawn()
-                .unwrap();
+            let child = spawn_in_own_group(dir.path(), &args);
             let saves_dir = dir.path().join("saves");
             let under_way = poll(Duration::from_secs(120), || {
                 !temporaries_under(&saves_dir).is_empty()
@@ -1096,7 +1088,6 @@ fn a_second_request_stops_at_once_with_a_summary_a_report_and_no_temporary() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_second_request_ends_a_cache_build_at_once() {
-    use std::os::unix::process::CommandExt;
     let _alone = one_batch_test_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     // s00 is fast; s01 and s02 take 20 s of processor each.
@@ -1104,14 +1095,7 @@ fn a_second_request_ends_a_cache_build_at_once() {
     let mut args = vec!["cache", "build"];
     args.extend(WITH_STEPS);
     args.push("saves");
-    let child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+    let child = spawn_in_own_group(dir.path(), &args);
     let first_cache = dir.path().join("saves/s00.json.cache");
     assert!(
         poll(Duration::from_secs(120), || first_cache.exists()),
@@ -1254,6 +1238,21 @@ fn a_save_replaced_while_the_cli_upgrades_it_is_never_lost() {
         failures_seen > 0,
         "no replace landed while the save was upgraded"
     );
+}
+
+/// `save-upgrade` started with `args` in `dir` as the leader of a process group of its own,
+/// as a scheduler starts a job, so that a test can signal the group; standard error piped.
+#[cfg(target_os = "linux")]
+fn spawn_in_own_group(dir: &Path, args: &[&str]) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
 }
 
 /// Starts `save-upgrade` in `dir` with `args`, its standard output thrown away.
