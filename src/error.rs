@@ -42,6 +42,10 @@ pub enum ErrorKind {
     /// the file's lock too long: the file was left as the other program has it, and
     /// running again does the work on its new content.
     Changed,
+    /// A shape ([`crate::shape`]) is malformed or cannot be made (a type with no shape, a
+    /// folder of saves of several versions), or a save or a hand edit does not match the
+    /// shape the game reads.
+    Shape,
 }
 
 /// Why Lua failed, so that a game can tell a script that ran out of a limit from one that

@@ -138,6 +138,7 @@ mod options;
 pub mod path;
 mod save;
 pub mod serde;
+pub mod shape;
 pub mod text;
 pub mod upgrade;
 pub mod value;
