@@ -27,6 +27,13 @@ use serde_json::Value as Json;
 
 use crate::error::{Error, ErrorKind, Result};
 
+mod check;
+mod store;
+
+pub(crate) use check::describe_found;
+pub use check::{Mismatch, MismatchKind};
+pub use store::{Recorded, Shapes, SHAPES_DIR};
+
 /// What the game reads at one place of a save.
 ///
 /// Objects are closed: a member the shape does not name is one the game would drop when

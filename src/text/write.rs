@@ -118,6 +118,16 @@ pub(crate) fn to_string_shown(value: &Value) -> String {
     }
 }
 
+/// A double as people read it: the decimal view's spelling when it is finite (Ryu's
+/// shortest digits, `3.5`, `3.0`), its hexadecimal spelling otherwise (`inf`, `nan`).
+pub(crate) fn decimal(d: f64) -> String {
+    if d.is_finite() {
+        ryu::Buffer::new().format_finite(d).to_string()
+    } else {
+        crate::hexfloat::format(d)
+    }
+}
+
 /// The canonical pretty text of `value`.
 pub fn to_vec(value: &Value) -> Result<Vec<u8>> {
     let mut out = Vec::new();

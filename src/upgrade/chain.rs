@@ -11,6 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lua::{Limits, Sandbox};
 use crate::path::{Path, Segment};
 use crate::save::{Meta, Save};
+use crate::shape::Shapes;
 use crate::value::{Map, Value};
 
 /// A checked sequence of steps with no gaps and no two from the same version, the version
@@ -29,6 +30,9 @@ pub struct Chain {
     /// The identity of the steps, writer and game alone, without the mods.
     own_identity: [u8; 16],
     identity: [u8; 16],
+    /// The shapes recorded for its versions ([`Chain::with_shapes`]); not part of the
+    /// identity, since they change nothing a step writes.
+    pub(super) shapes: Arc<Shapes>,
 }
 
 /// A mod: a namespace of a save's data with its own data version and its own chain of
@@ -216,6 +220,7 @@ impl Chain {
             mods: Vec::new(),
             own_identity: identity,
             identity,
+            shapes: Arc::default(),
         })
     }
 
@@ -267,13 +272,15 @@ impl Chain {
     }
 
     /// The chain of the Lua steps in `dir` ([`Step::lua_dir`]), for the game at version
-    /// `writer`.
+    /// `writer`, with the shapes recorded in `dir/shapes` when there is such a folder
+    /// ([`Shapes::in_steps_dir`], [`Chain::with_shapes`]).
     pub fn from_lua_dir(writer: &str, dir: impl AsRef<std::path::Path>) -> Result<Chain> {
-        Chain::new(writer, Step::lua_dir(dir)?)
+        let dir = dir.as_ref();
+        Chain::new(writer, Step::lua_dir(dir)?)?.with_shapes(Shapes::in_steps_dir(dir)?)
     }
 
     /// The chain with `steps` added (replacing none: a clash is an error), and the same
-    /// game and mods.
+    /// game, mods and shapes.
     pub fn with(&self, steps: Vec<Step>) -> Result<Chain> {
         let all = self.steps.iter().cloned().chain(steps).collect();
         let mut chain = Chain::new(&self.writer.to_string(), all)?;
@@ -281,7 +288,7 @@ impl Chain {
             chain = chain.for_game(game)?;
         }
         chain.set_mods(self.mods.clone());
-        Ok(chain)
+        chain.with_shapes(Shapes::clone(&self.shapes))
     }
 
     /// Puts `mods`, already checked and ordered, after the game's chain.

@@ -60,6 +60,7 @@ mod lua_dir;
 mod mods;
 mod plan;
 mod run;
+mod shapes;
 mod step;
 
 pub(crate) use chain::history_reached;

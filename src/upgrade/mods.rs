@@ -7,6 +7,7 @@ use std::path::Path;
 use super::chain::{check_mod_name, check_release, Chain, Mod};
 use super::step::Step;
 use crate::error::{Error, ErrorKind, Location, Result};
+use crate::shape::Shapes;
 use crate::text::reader::{utf8, Reader};
 use crate::text::Tree;
 use crate::value::Value;
@@ -46,8 +47,9 @@ impl Chain {
 }
 
 impl Mod {
-    /// The mod in the folder `dir`: its manifest, `mod.json`, and its Lua steps and helper
-    /// modules, as in a game's steps folder ([`Step::lua_dir`]).
+    /// The mod in the folder `dir`: its manifest, `mod.json`, its Lua steps and helper
+    /// modules, as in a game's steps folder ([`Step::lua_dir`]), and the shapes recorded in
+    /// `dir/shapes` when there is such a folder ([`Mod::with_shapes`]).
     ///
     /// The manifest is a JSON object: `name` (the mod's name, see [`Mod::new`]),
     /// `release` (its release, a semantic version) and, optionally, `after` (an array of
@@ -78,7 +80,8 @@ impl Mod {
                 None => e.with_file(&file),
             })?;
         m.manifest = Some(file);
-        Ok(m.after(&manifest.after))
+        let shapes = Shapes::in_steps_dir(dir).map_err(|e| e.in_mod(m.name()))?;
+        Ok(m.with_shapes(shapes)?.after(&manifest.after))
     }
 
     /// The mods of the folder `dir`, one in each folder in it (hidden folders and files
