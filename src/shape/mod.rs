@@ -27,7 +27,9 @@ use serde_json::Value as Json;
 
 use crate::error::{Error, ErrorKind, Result};
 
+mod compare;
 mod infer;
+pub use compare::{compare, compare_with, Change, Compare, Difference};
 pub use infer::{infer, Hints};
 
 /// What the game reads at one place of a save.
