@@ -725,6 +725,65 @@ mod tests {
         insta::assert_snapshot!("starlane_releases", text);
     }
 
+    fn arb_shape() -> impl proptest::strategy::Strategy<Value = Shape> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Shape::Any),
+            Just(Shape::Null),
+            Just(Shape::Bool),
+            Just(Shape::Double),
+            Just(Shape::String),
+            Just(Shape::Bytes),
+            (-3i128..3, 0i128..300).prop_map(|(min, max)| Shape::int(min, min + max)),
+            proptest::collection::vec("[a-c]", 1..3).prop_map(Shape::Strings),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|s| Shape::Array(Box::new(s))),
+                inner.clone().prop_map(|s| Shape::Map(Box::new(s))),
+                inner.clone().prop_map(|s| Shape::Nullable(Box::new(s))),
+                proptest::collection::vec(inner.clone(), 1..3).prop_map(Shape::Tuple),
+                proptest::collection::btree_map("[a-d]", (inner, any::<bool>()), 0..4).prop_map(
+                    |members| {
+                        Shape::Object(Object::new(
+                            members.into_iter().map(|(name, (shape, required))| {
+                                (name, Member { shape, required })
+                            }),
+                        ))
+                    }
+                ),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_shape_has_no_differences_with_itself_and_a_renamed_member_is_one_rename(
+            shape in arb_shape(),
+            members in proptest::collection::btree_map("[a-d]", arb_shape(), 1..4),
+            pick in 0usize..4,
+        ) {
+            proptest::prop_assert!(compare(&shape, &shape).is_empty());
+            let recorded = Object::new(members.into_iter().map(|(n, s)| (n, Member::required(s))));
+            let old = recorded.members.keys().nth(pick % recorded.members.len()).unwrap().clone();
+            let mut current = recorded.clone();
+            let member = current.members.remove(&old).unwrap();
+            current.members.insert("renamed".into(), member.clone());
+            let diffs = compare(&Shape::Object(recorded), &Shape::Object(current));
+            proptest::prop_assert_eq!(
+                diffs,
+                vec![Difference {
+                    path: format!("data.{old}"),
+                    change: Change::LikelyRenamed {
+                        to: "data.renamed".into(),
+                        name: "renamed".into(),
+                        was: member.shape,
+                    },
+                }]
+            );
+        }
+    }
+
     #[test]
     fn likeness_of_names() {
         assert_eq!(likeness("mana", "mana"), 1000);
