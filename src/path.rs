@@ -190,7 +190,7 @@ fn read_step(text: &str, first: bool) -> Option<(Step<'_>, &str)> {
 
 /// A key quoted as Rust's `{:?}` quotes a string, from after its opening quote: the key,
 /// and the text after its closing quote.
-fn unquote(text: &str) -> Option<(Cow<'_, str>, &str)> {
+pub(crate) fn unquote(text: &str) -> Option<(Cow<'_, str>, &str)> {
     let special = text.find(['"', '\\'])?;
     if let Some(after) = text[special..].strip_prefix('"') {
         return Some((Cow::Borrowed(&text[..special]), after));

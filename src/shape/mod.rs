@@ -28,10 +28,14 @@ use serde_json::Value as Json;
 use crate::error::{Error, ErrorKind, Result};
 
 mod check;
+mod compare;
+mod infer;
 mod store;
 
 pub(crate) use check::describe_found;
 pub use check::{Mismatch, MismatchKind};
+pub use compare::{compare, compare_with, Change, Compare, Difference};
+pub use infer::{infer, Hints};
 pub use store::{Recorded, Shapes, SHAPES_DIR};
 
 /// What the game reads at one place of a save.
