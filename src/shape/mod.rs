@@ -27,6 +27,9 @@ use serde_json::Value as Json;
 
 use crate::error::{Error, ErrorKind, Result};
 
+mod from_type;
+pub use from_type::of;
+
 /// What the game reads at one place of a save.
 ///
 /// Objects are closed: a member the shape does not name is one the game would drop when
