@@ -306,6 +306,20 @@ fn enums_of_each_kind_are_what_savechain_writes() {
 }
 
 #[test]
+fn an_enum_variants_aliases_are_variants_the_game_reads() {
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    enum Class {
+        #[serde(alias = "Fighter")]
+        Warrior,
+        Mage(u8),
+    }
+    assert_shape::<Class>(
+        r#"{"one_of": [{"enum": ["Fighter", "Warrior"]}, {"object": {"Mage": "u8"}}]}"#,
+    );
+}
+
+#[test]
 fn enums_and_optional_fields_inside_a_variant_are_explored_too() {
     #[derive(Deserialize)]
     #[allow(dead_code)]
@@ -446,6 +460,7 @@ fn a_type_used_at_several_places_is_not_recursive() {
     ));
     assert_shape::<Vec<Vec<u8>>>(r#"{"array": {"array": "u8"}}"#);
     assert_shape::<Option<Option<String>>>(r#"{"nullable": "string"}"#);
+    assert_shape::<Option<savechain::Value>>(r#""any""#);
 }
 
 // What cannot be described: refused with the place in the type and why.
@@ -706,4 +721,40 @@ fn the_choices_follow_what_savechain_writes_and_reads() {
     assert_eq!(pair.pointer("Pair[1]"), Some(&Value::from(2u8)));
     assert_eq!(to_value(&'x').unwrap(), Value::String("x".into()));
     assert_eq!(to_value(&()).unwrap(), Value::Null);
+}
+
+#[path = "common/starlane_state.rs"]
+#[allow(dead_code)]
+mod starlane_state;
+
+/// The example game's state at version 9, as its code declares it
+/// (`tests/common/starlane_state.rs`).
+#[test]
+fn the_example_games_state_at_version_9() {
+    assert_shape::<starlane_state::State>(
+        r#"{"object": {
+        "lua": {"object": {"missions": {"object": {"log": {"array": {"object": {
+            "id": "string", "state": "string"
+        }}}}}}},
+        "notes": {"optional": "any"},
+        "player": {"object": {
+            "name": {"object": {"family": "string", "given": "string"}},
+            "rank": {"object": {"kind": "string", "level": "u32"}},
+            "standing": "double",
+            "wallet": {"object": {"credits": "double"}}
+        }},
+        "ship": {"object": {
+            "cargo": {"array": {"object": {"count": "u32", "good": "string", "mass": "double"}}},
+            "dock": "string",
+            "fuel": "double",
+            "hull": "double",
+            "name": "string",
+            "position": {"array": "double"},
+            "shield": "double"
+        }},
+        "systems": {"map": {"object": {
+            "id": "string", "name": "string", "position": {"array": "double"}, "visited": "bool"
+        }}}
+    }}"#,
+    );
 }

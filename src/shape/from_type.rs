@@ -40,10 +40,12 @@ use crate::path::{Path, Segment};
 /// is `T` has at its current version.
 ///
 /// Structs are objects whose members are their fields (by their serde names; an alias is
-/// not a member), required unless the type can do without them (an `Option`, a
-/// `#[serde(default)]`); enums are what savechain writes: a unit variant is its name
-/// (`{"enum": [...]}`), another variant an object with the variant's name as its one member,
-/// an enum with several kinds of variant `{"one_of": [...]}`. Integers have their type's
+/// not a member: savechain writes the field's own name), required unless the type can do
+/// without them (an `Option`, a `#[serde(default)]`); enums are what savechain writes: a
+/// unit variant is its name (`{"enum": [...]}`), another variant an object with the
+/// variant's name as its one member, an enum with several kinds of variant
+/// `{"one_of": [...]}` (a variant's aliases are listed as variants: the game reads them).
+/// `Option<T>` is `{"nullable": T}` (`Option<Option<T>>` too; `Option<Value>` is `"any"`). Integers have their type's
 /// range (`i128` and `u128` the range savechain reads them in, from `i64::MIN` to
 /// `u64::MAX`), `char` is a string (its one-character limit is not expressed), `()` and unit
 /// structs are null, newtype structs their inner shape, tuples, tuple structs and `[T; N]`
@@ -308,8 +310,9 @@ impl State {
             Node::Tuple(items) => Shape::Tuple(items.iter().map(|n| self.resolve(n)).collect()),
             Node::Map(inner) => Shape::Map(Box::new(self.resolve(inner))),
             Node::Nullable(inner) => match self.resolve(inner) {
-                // `Option<Option<T>>`: savechain writes both `None`s as null.
-                nullable @ Shape::Nullable(_) => nullable,
+                // `Option<Option<T>>`: savechain writes both `None`s as null; `any` already
+                // takes null (`Option<Value>`).
+                shape @ (Shape::Nullable(_) | Shape::Any) => shape,
                 shape => Shape::Nullable(Box::new(shape)),
             },
             Node::Struct(at, fields) => {
