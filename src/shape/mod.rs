@@ -29,12 +29,14 @@ use crate::error::{Error, ErrorKind, Result};
 
 mod check;
 mod compare;
+mod from_type;
 mod infer;
 mod store;
 
 pub(crate) use check::describe_found;
 pub use check::{Mismatch, MismatchKind};
 pub use compare::{compare, compare_with, Change, Compare, Difference};
+pub use from_type::of;
 pub use infer::{infer, Hints};
 pub use store::{Recorded, Shapes, SHAPES_DIR};
 
