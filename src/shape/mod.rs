@@ -27,6 +27,9 @@ use serde_json::Value as Json;
 
 use crate::error::{Error, ErrorKind, Result};
 
+mod to_schema;
+pub use to_schema::{json_schema, DRAFT_2020_12};
+
 /// What the game reads at one place of a save.
 ///
 /// Objects are closed: a member the shape does not name is one the game would drop when
