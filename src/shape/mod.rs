@@ -32,6 +32,7 @@ mod compare;
 mod from_type;
 mod infer;
 mod store;
+mod to_schema;
 
 pub(crate) use check::describe_found;
 pub use check::{Mismatch, MismatchKind};
@@ -39,6 +40,7 @@ pub use compare::{compare, compare_with, Change, Compare, Difference};
 pub use from_type::of;
 pub use infer::{infer, Hints};
 pub use store::{Recorded, Shapes, SHAPES_DIR};
+pub use to_schema::{json_schema, DRAFT_2020_12};
 
 /// What the game reads at one place of a save.
 ///
