@@ -63,27 +63,55 @@ impl Chain {
     /// # Ok::<(), savechain::Error>(())
     /// ```
     pub fn check_save(&self, save: &Save) -> Result<Vec<Mismatch>> {
+        self.mismatches(save, true, &|_| false)
+    }
+
+    /// [`Chain::check_save`], leaving out the parts whose version has no recorded shape
+    /// instead of failing, and those `unchecked` names (`None` the game's data, `Some` a
+    /// mod's part): for a hand edit, which is checked where the chain can tell.
+    pub(crate) fn check_save_where_recorded(
+        &self,
+        save: &Save,
+        unchecked: &dyn Fn(Option<&str>) -> bool,
+    ) -> Vec<Mismatch> {
+        self.mismatches(save, false, unchecked)
+            .expect("a missing shape is left out, not an error")
+    }
+
+    /// The mismatches of `save`; a part whose version has no recorded shape is an error
+    /// when `need_shapes`, left unchecked otherwise, and so are the parts `unchecked`
+    /// names.
+    fn mismatches(
+        &self,
+        save: &Save,
+        need_shapes: bool,
+        unchecked: &dyn Fn(Option<&str>) -> bool,
+    ) -> Result<Vec<Mismatch>> {
         let version = save.meta.version;
-        let shape = self
-            .shapes
-            .get(version)
-            .ok_or_else(|| no_shape(&self.shapes, version))?;
-        let data = Path::from(vec![Segment::Key("data".into())]);
-        let mut found = shape.check_at(&save.data, &data);
-        if !names_mods(shape) {
-            allow_mods_member(&mut found, &save.data);
+        let mut found = Vec::new();
+        match self.shapes.get(version).filter(|_| !unchecked(None)) {
+            Some(shape) => {
+                let data = Path::from(vec![Segment::Key("data".into())]);
+                found = shape.check_at(&save.data, &data);
+                if !names_mods(shape) {
+                    allow_mods_member(&mut found, &save.data);
+                }
+            }
+            None if need_shapes && !unchecked(None) => return Err(no_shape(&self.shapes, version)),
+            None => {}
         }
         for m in &self.mods {
-            if m.shapes().is_empty() {
+            if m.shapes().is_empty() || unchecked(Some(m.name())) {
                 continue;
             }
             let Some(version) = mod_version(&save.meta, m.name()) else {
                 continue;
             };
-            let shape = m
-                .shapes()
-                .get(version)
-                .ok_or_else(|| no_shape(m.shapes(), version).in_mod(m.name()))?;
+            let shape = match m.shapes().get(version) {
+                Some(shape) => shape,
+                None if need_shapes => return Err(no_shape(m.shapes(), version).in_mod(m.name())),
+                None => continue,
+            };
             let at = Path::from(vec![
                 Segment::Key("data".into()),
                 Segment::Key("mods".into()),
