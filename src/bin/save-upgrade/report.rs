@@ -292,15 +292,26 @@ pub fn print_how_to_ask(
     file: &std::path::Path,
     rerun: impl FnOnce(&[&str]) -> Vec<String>,
 ) {
-    let Some(needs) = error.refused_unless() else {
-        return;
-    };
+    if let Some(needs) = error.refused_unless() {
+        print_how_to_allow(needs, file, rerun);
+    }
+}
+
+/// [`print_how_to_ask`] for what `needs` allows.
+pub fn print_how_to_allow(
+    needs: savechain::edit::Allow,
+    file: &std::path::Path,
+    rerun: impl FnOnce(&[&str]) -> Vec<String>,
+) {
     let mut flags = Vec::new();
     if needs.new_member {
         flags.push("--add");
     }
     if needs.kind_change {
         flags.push("--change-kind");
+    }
+    if needs.shape_mismatch {
+        flags.push("--ignore-shape");
     }
     if needs.version_change {
         flags.push("--change-version");
