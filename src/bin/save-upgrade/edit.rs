@@ -10,7 +10,7 @@ use savechain::{edit, ErrorKind, Location, Save};
 
 use super::chain::ChainArg;
 use super::output::errln;
-use super::report::{print_error, print_how_to_ask, print_written};
+use super::report::{print_error, print_how_to_allow, print_written};
 use super::{EXIT_FAILED, EXIT_OK};
 
 /// Edit a save in your editor, doubles in decimal; it is checked and written back.
@@ -205,7 +205,17 @@ pub fn run(args: Args) -> i32 {
                     checked = check(&mut edited_save, allow);
                 }
                 Choice::Stop => {
-                    print_how_to_ask(e, file, |flags| {
+                    // What asking would make, checked again: one command for everything the
+                    // edit needs (a change of kind the game does not read either).
+                    let mut all = needs;
+                    let mut trial = edited_save.clone();
+                    if let Err(more) = check(&mut trial, allow.and(needs)) {
+                        if let Some(more_needs) = more.refused_unless() {
+                            errln!("error: {}: also, {}", file.display(), more.message());
+                            all = all.and(more_needs);
+                        }
+                    }
+                    print_how_to_allow(all, file, |flags| {
                         let mut words = vec!["save-upgrade".to_string(), "edit".to_string()];
                         for (given, flag) in [
                             (args.change_kind, "--change-kind"),

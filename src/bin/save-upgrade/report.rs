@@ -285,19 +285,9 @@ pub fn print_written(
 }
 
 /// After a change by hand refused only for want of asking (`Error::refused_unless`), says
-/// how to ask: the command run again with its flags, `rerun` giving its words from the
-/// flags to add; and for a version, that upgrading the save brings it up to date.
-pub fn print_how_to_ask(
-    error: &Error,
-    file: &std::path::Path,
-    rerun: impl FnOnce(&[&str]) -> Vec<String>,
-) {
-    if let Some(needs) = error.refused_unless() {
-        print_how_to_allow(needs, file, rerun);
-    }
-}
-
-/// [`print_how_to_ask`] for what `needs` allows.
+/// how to ask for what `needs` allows: the command run again with its flags, `rerun`
+/// giving its words from the flags to add; and for a version, that upgrading the save
+/// brings it up to date.
 pub fn print_how_to_allow(
     needs: savechain::edit::Allow,
     file: &std::path::Path,
