@@ -14,6 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::options::Options;
 use crate::path::{Path, Segment};
 use crate::save::Save;
+use crate::shape::compare::{compare, Change, Difference};
 use crate::shape::{Mismatch, MismatchKind, Shape};
 use crate::upgrade::{Chain, Mod, Step};
 use crate::value::Value;
@@ -80,6 +81,9 @@ pub enum Found {
         /// (`player.reputation`, `ship.cargo[].mass`).
         declared: String,
     },
+    /// A difference between the game's type and the shape recorded for the latest version
+    /// ([`drift`]), by shape path.
+    Difference(Difference),
 }
 
 impl Drift {
@@ -105,6 +109,7 @@ impl Drift {
             Found::Mismatch { in_mod, .. } | Found::LikelyRenamed { in_mod, .. } => {
                 in_mod.is_none()
             }
+            Found::Difference(_) => true,
             Found::BeyondLatest { .. } | Found::Unrecorded { .. } => false,
         })
     }
@@ -154,6 +159,7 @@ impl fmt::Display for Found {
                 "{}: {from} is missing and {to:?} beside it is new: likely renamed to {to:?}",
                 saves_word(saves)
             ),
+            Found::Difference(difference) => write!(f, "{difference}"),
         }
     }
 }
@@ -191,6 +197,11 @@ impl fmt::Display for Drift {
                         to,
                         ..
                     } => Some(serde_json::json!({"rename": declared, "to": to}).to_string()),
+                    Found::Difference(Difference {
+                        path,
+                        change: Change::LikelyRenamed { to },
+                        ..
+                    }) => Some(declared_rename(path, to)),
                     _ => None,
                 })
                 .collect();
@@ -229,6 +240,61 @@ impl fmt::Display for Drift {
         }
         Ok(())
     }
+}
+
+/// The declared rename of the member at the shape path `path` (from the save's root,
+/// `data.player.reputation`) to `to`, as a step file writes it: its path from `data`, and
+/// the new member's name alone.
+fn declared_rename(path: &str, to: &str) -> String {
+    let from = path
+        .strip_prefix("data.")
+        .or_else(|| path.strip_prefix("data"))
+        .unwrap_or(path);
+    let to = to.rsplit('.').next().unwrap_or(to);
+    serde_json::json!({"rename": from, "to": to}).to_string()
+}
+
+/// Fails, listing each difference and what to do, when what the game's type `T` reads
+/// differs from the shape recorded for the chain's latest version, when that version has
+/// no shape, or when the chain has none: the drift guard for a Rust game's own `cargo
+/// test`. The test that calls it is the guard:
+///
+/// ```ignore
+/// #[test]
+/// fn no_drift() {
+///     savechain::guard::guard::<GameState>(&game::chain()).unwrap();
+/// }
+/// ```
+///
+/// See [`drift`] for what is compared.
+pub fn guard<T: serde::de::DeserializeOwned>(chain: &Chain) -> Result<()> {
+    drift::<T>(chain)?.into_result()
+}
+
+/// How what the game's type `T` reads (its shape, [`crate::shape::from_type::of`]) differs
+/// from the shape recorded for the chain's latest version: each difference by path (a
+/// member added, removed, of another kind, now required or optional, likely renamed),
+/// [`Found::Difference`]; and each chain (the game's, its mods') whose latest version has no
+/// recorded shape, [`Found::Unrecorded`]. When the latest version has no shape, `T` is
+/// compared with nothing: record it first.
+///
+/// Errors: the chain has no recorded shapes (saying how to record them), `T` cannot be
+/// described.
+pub fn drift<T: serde::de::DeserializeOwned>(chain: &Chain) -> Result<Drift> {
+    let mut drift = start(chain)?;
+    if drift.recorded == chain.latest() {
+        let recorded = chain
+            .shapes()
+            .get(drift.recorded)
+            .expect("the latest recorded version has a shape");
+        let current = crate::shape::from_type::of::<T>()?;
+        drift.found.extend(
+            compare(recorded, &current)
+                .into_iter()
+                .map(Found::Difference),
+        );
+    }
+    Ok(drift)
 }
 
 /// The shape of the game's latest version, or an error saying how to record shapes.
@@ -1000,6 +1066,109 @@ mod tests {
             err.file(),
             Some(dir.path().join("v1/b.json").as_path()),
             "{err}"
+        );
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Player {
+        name: String,
+        reputation: i64,
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct State {
+        player: Player,
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct RenamedPlayer {
+        name: String,
+        standing: i64,
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct RenamedState {
+        player: RenamedPlayer,
+    }
+
+    fn typed_chain(steps: Vec<Step>) -> Chain {
+        let dir = tempfile::tempdir().unwrap();
+        crate::shape::record_type::<State>(dir.path(), 1).unwrap();
+        Chain::new("1.0.0", steps)
+            .unwrap()
+            .with_shapes(Shapes::from_dir(dir.path()).unwrap())
+            .unwrap()
+    }
+
+    #[test]
+    fn the_type_the_shape_was_recorded_from_passes_the_guard() {
+        let chain = typed_chain(vec![]);
+        guard::<State>(&chain).unwrap();
+        assert!(drift::<State>(&chain).unwrap().is_clean());
+    }
+
+    #[test]
+    fn a_member_renamed_in_the_type_without_a_new_version_fails_the_guard() {
+        let chain = typed_chain(vec![]);
+        let drift = drift::<RenamedState>(&chain).unwrap();
+        assert!(!drift.is_clean());
+        assert!(
+            drift
+                .found
+                .iter()
+                .all(|f| matches!(f, Found::Difference(_))),
+            "{drift}"
+        );
+        let text = drift.to_string();
+        assert!(
+            text.contains("reputation") && text.contains("standing"),
+            "{text}"
+        );
+        assert!(text.contains("make version 2: a step 1 -> 2"), "{text}");
+        let err = guard::<RenamedState>(&chain).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Shape);
+        assert_eq!(err.to_string(), text);
+    }
+
+    #[test]
+    fn a_latest_version_without_a_shape_fails_the_guard_whatever_the_type() {
+        let chain = typed_chain(vec![noop("0001-a.lua")]);
+        let err = guard::<State>(&chain).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("version 2 has steps but no recorded shape"),
+            "{err}"
+        );
+        let bare = Chain::new("1.0.0", vec![]).unwrap();
+        assert!(guard::<State>(&bare)
+            .unwrap_err()
+            .to_string()
+            .contains("no recorded shapes"));
+    }
+
+    #[test]
+    fn record_type_records_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = crate::shape::record_type::<State>(dir.path(), 3).unwrap();
+        assert!(matches!(first, crate::shape::Recorded::New(_)));
+        let again = crate::shape::record_type::<State>(dir.path(), 3).unwrap();
+        assert!(matches!(again, crate::shape::Recorded::Same(_)));
+        assert!(crate::shape::record_type::<RenamedState>(dir.path(), 3).is_err());
+    }
+
+    #[test]
+    fn a_declared_rename_is_written_from_data_with_the_new_name_alone() {
+        assert_eq!(
+            declared_rename("data.player.reputation", "standing"),
+            r#"{"rename":"player.reputation","to":"standing"}"#
+        );
+        assert_eq!(
+            declared_rename("data.ship.cargo[].weight", "data.ship.cargo[].mass"),
+            r#"{"rename":"ship.cargo[].weight","to":"mass"}"#
         );
     }
 }

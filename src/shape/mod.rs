@@ -32,7 +32,7 @@ mod store;
 
 pub(crate) use check::describe_found;
 pub use check::{Mismatch, MismatchKind};
-pub use store::{Recorded, Shapes, SHAPES_DIR};
+pub use store::{record_type, Recorded, Shapes, SHAPES_DIR};
 
 /// What the game reads at one place of a save.
 ///
