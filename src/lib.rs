@@ -132,6 +132,7 @@ pub mod edit;
 mod error;
 pub mod fixtures;
 mod fsio;
+pub mod guard;
 pub mod hexfloat;
 pub mod lua;
 mod options;

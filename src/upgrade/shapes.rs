@@ -64,43 +64,30 @@ impl Chain {
     /// ```
     pub fn check_save(&self, save: &Save) -> Result<Vec<Mismatch>> {
         let version = save.meta.version;
-        let shape = self
-            .shapes
-            .get(version)
+        let mut found = self
+            .check_game_data(&save.data, version)
             .ok_or_else(|| no_shape(&self.shapes, version))?;
-        let data = Path::from(vec![Segment::Key("data".into())]);
-        let mut found = shape.check_at(&save.data, &data);
-        if !names_mods(shape) {
-            allow_mods_member(&mut found, &save.data);
-        }
         for m in &self.mods {
-            if m.shapes().is_empty() {
-                continue;
-            }
-            let Some(version) = mod_version(&save.meta, m.name()) else {
-                continue;
-            };
-            let shape = m
-                .shapes()
-                .get(version)
-                .ok_or_else(|| no_shape(m.shapes(), version).in_mod(m.name()))?;
-            let at = Path::from(vec![
-                Segment::Key("data".into()),
-                Segment::Key("mods".into()),
-                Segment::Key(m.name().to_string()),
-            ]);
-            match save.data.get("mods").and_then(|mods| mods.get(m.name())) {
-                Some(part) => found.extend(shape.check_at(part, &at)),
-                None if *shape == Shape::Any => {}
-                None => found.push(Mismatch {
-                    path: at,
-                    expected: shape.describe(),
-                    found: "the member is missing".to_string(),
-                    kind: MismatchKind::Missing,
-                }),
-            }
+            found.extend(
+                m.check_part(save)?
+                    .map(|(_, found)| found)
+                    .unwrap_or_default(),
+            );
         }
         Ok(found)
+    }
+
+    /// The mismatches of the game's `data` at `version` against the game's shape of it
+    /// (`data.mods` allowed as [`Chain::check_save`] says), paths from the save's root;
+    /// `None` when `version` has no recorded shape.
+    pub(crate) fn check_game_data(&self, data: &Value, version: u64) -> Option<Vec<Mismatch>> {
+        let shape = self.shapes.get(version)?;
+        let at = Path::from(vec![Segment::Key("data".into())]);
+        let mut found = shape.check_at(data, &at);
+        if !names_mods(shape) {
+            allow_mods_member(&mut found, data);
+        }
+        Some(found)
     }
 }
 
@@ -118,6 +105,39 @@ impl Mod {
     /// The shapes recorded for its data versions.
     pub fn shapes(&self) -> &Shapes {
         self.chain.shapes()
+    }
+
+    /// The shape of the version `meta.mods.<name>` records and the mismatches of its part of
+    /// `save` (`data.mods.<name>`) against it, paths from the save's root; `None` when it is not
+    /// checked (the mod has no shapes, or the save records no version of it). An error when
+    /// that version has no recorded shape.
+    pub(crate) fn check_part(&self, save: &Save) -> Result<Option<(&Shape, Vec<Mismatch>)>> {
+        if self.shapes().is_empty() {
+            return Ok(None);
+        }
+        let Some(version) = mod_version(&save.meta, self.name()) else {
+            return Ok(None);
+        };
+        let shape = self
+            .shapes()
+            .get(version)
+            .ok_or_else(|| no_shape(self.shapes(), version).in_mod(self.name()))?;
+        let at = Path::from(vec![
+            Segment::Key("data".into()),
+            Segment::Key("mods".into()),
+            Segment::Key(self.name().to_string()),
+        ]);
+        let found = match save.data.get("mods").and_then(|mods| mods.get(self.name())) {
+            Some(part) => shape.check_at(part, &at),
+            None if *shape == Shape::Any => Vec::new(),
+            None => vec![Mismatch {
+                path: at,
+                expected: shape.describe(),
+                found: "the member is missing".to_string(),
+                kind: MismatchKind::Missing,
+            }],
+        };
+        Ok(Some((shape, found)))
     }
 }
 
