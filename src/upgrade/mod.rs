@@ -54,6 +54,7 @@
 //! chain whose only version is 1, and caches work with it as with any other.
 
 mod chain;
+pub mod declared;
 pub(crate) mod diff;
 mod file;
 mod lua_dir;
