@@ -200,6 +200,76 @@ impl Change {
     }
 }
 
+impl Change {
+    /// The change with its paths below `prefix` (a path relative to the data, `ship` or
+    /// `ship.cargo[]`): what a struct's change becomes in the struct that holds it.
+    pub fn under(self, prefix: &str) -> Change {
+        let join = |path: String| match (prefix.is_empty(), path.starts_with('[')) {
+            (true, _) => path,
+            (false, true) => format!("{prefix}{path}"),
+            (false, false) => format!("{prefix}.{path}"),
+        };
+        match self {
+            Change::Add { path, default } => Change::Add {
+                path: join(path),
+                default,
+            },
+            Change::Rename { path, to } => Change::Rename {
+                path: join(path),
+                to,
+            },
+            Change::Move { path, to } => Change::Move {
+                path: join(path),
+                to: join(to),
+            },
+            Change::Drop { path, reason } => Change::Drop {
+                path: join(path),
+                reason,
+            },
+            Change::ToDouble { path } => Change::ToDouble { path: join(path) },
+            Change::Wrap { path } => Change::Wrap { path: join(path) },
+            Change::Unwrap { path } => Change::Unwrap { path: join(path) },
+        }
+    }
+}
+
+/// A type whose history is declared on its fields: the changes of each version, made by
+/// `#[derive(savechain::Declare)]` (feature `derive`) from its `#[savechain(...)]`
+/// attributes (the `savechain-derive` crate lists them all).
+///
+/// ```
+/// # #[cfg(feature = "derive")] fn main() -> savechain::Result<()> {
+/// use savechain::upgrade::{declared_steps, Chain, Declared};
+/// use savechain::{Declare, Options, Save};
+///
+/// #[derive(serde::Deserialize, Declare)]
+/// #[savechain(dropped(name = "mana", at = 1, reason = "magic left the game"))]
+/// struct Hero {
+///     #[savechain(renamed(from = "hp", at = 1))]
+///     health: u32,
+///     #[savechain(added(at = 2, default = 100.0))]
+///     shield: f64,
+/// }
+///
+/// assert_eq!(Hero::versions(), [1, 2]);
+/// let chain = Chain::new("1.2.0", declared_steps::<Hero>())?;
+/// let save = Save::from_str(r#"{"meta": {"version": 1}, "data": {"hp": 7, "mana": 3}}"#)?;
+/// let upgraded = chain.upgrader().upgrade(save, &Options::default())?;
+/// let hero: Hero = savechain::from_value(upgraded.save.data)?;
+/// assert_eq!((hero.health, hero.shield), (7, 100.0));
+/// # Ok(()) }
+/// # #[cfg(not(feature = "derive"))] fn main() {}
+/// ```
+pub trait Declared {
+    /// The changes of the step from version `from` to `from + 1`, paths relative to a value
+    /// of this type (nested types' changes below their fields); empty for a version with
+    /// none.
+    fn changes(from: u64) -> Vec<Change>;
+
+    /// The versions whose steps have changes (this type's and its nested types'), in order.
+    fn versions() -> Vec<u64>;
+}
+
 impl fmt::Display for Change {
     /// A few words: `rename player.hp to health`, `add ship.shield (default ["d","0x1.9p+6"])`,
     /// `drop player.mana (magic is gone)`.

@@ -68,9 +68,10 @@ mod step;
 
 pub(crate) use chain::history_reached;
 pub use chain::{Chain, Mod};
+pub use declared::Declared;
 pub use diff::{Change, Changes};
 pub(crate) use file::{refuse_link, upgrade_file_in_group, WriteGroup};
 pub use file::{upgrade_file, FileReport, Target, UpgradedText};
 pub use plan::{ModReport, ModStatus, Plan};
 pub use run::{StepReport, Upgraded, Upgrader};
-pub use step::{RustStep, Step, StepContext};
+pub use step::{declared_steps, RustStep, Step, StepContext};

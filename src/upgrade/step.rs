@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mlua::Function;
 
-use super::declared::{self, Change, Declaration};
+use super::declared::{self, Change, Declaration, Declared};
 use super::lua_dir::{self, Body, Modules};
 use crate::error::LuaFailure;
 use crate::error::Result;
@@ -257,6 +257,29 @@ impl Step {
             _ => None,
         }
     }
+}
+
+/// The declared steps of `T`, the type of a save's `data`: one [`Step::declared`] for each
+/// version that has changes, described by its changes. A game adds them to its Rust (or
+/// Lua) steps, `Chain::new(VERSION, [rust_steps, declared_steps::<State>()].concat())`: a
+/// version has either a declared step or a written one (two steps from one version are an
+/// error when the chain is made).
+///
+pub fn declared_steps<T: Declared>() -> Vec<Step> {
+    let mut versions = T::versions();
+    versions.sort_unstable();
+    versions.dedup();
+    versions
+        .into_iter()
+        .filter_map(|from| {
+            let changes = T::changes(from);
+            if changes.is_empty() {
+                return None;
+            }
+            let words: Vec<String> = changes.iter().map(Change::to_string).collect();
+            Some(Step::declared(from, &words.join("; "), changes))
+        })
+        .collect()
 }
 
 impl fmt::Debug for Step {
