@@ -1050,3 +1050,37 @@ fn a_changed_declaration_is_another_chain() {
         read("{\"changes\":[{\"to\":\"health\",\"rename\":\"hero.hp\"}]}\n")
     );
 }
+
+#[test]
+fn a_mods_folder_holds_declared_steps_too() {
+    let dir = folder(&[
+        (
+            "tinker/mod.json",
+            r#"{"name": "tinker", "release": "1.1.0"}"#,
+        ),
+        (
+            "tinker/0001-charge.json",
+            r#"{"description": "charge in kilojoules", "changes": [
+                {"rename": "mods.tinker.charge", "to": "kilojoules"},
+                {"to_double": "mods.tinker.kilojoules"}]}"#,
+        ),
+    ]);
+    let chain = Chain::new("2.0.0", vec![])
+        .unwrap()
+        .with_mods_dir(dir.path())
+        .unwrap();
+    let tinker = &chain.mods()[0];
+    assert_eq!(tinker.steps()[0].kind_name(), "declared");
+    let save = Save::from_str(
+        r#"{"meta": {"version": 1, "mods": {"tinker": {"version": 1, "writer": "1.0.0"}}},
+            "data": {"mods": {"tinker": {"charge": 4}}}}"#,
+    )
+    .unwrap();
+    let upgraded = upgrade(&chain, save, &strict()).unwrap();
+    assert_eq!(
+        upgraded.save.data.to_string(),
+        r#"{"mods":{"tinker":{"kilojoules":["d","0x1p+2"]}}}"#
+    );
+    assert_eq!(upgraded.steps[0].in_mod.as_deref(), Some("tinker"));
+    assert_eq!(upgraded.steps[0].dropped, ["data.mods.tinker.charge"]);
+}

@@ -1,5 +1,5 @@
-//! The upgrade chain: small steps, each moving a save from version N to N + 1, in Rust or
-//! Lua, applied in order to bring an old save to the latest version.
+//! The upgrade chain: small steps, each moving a save from version N to N + 1, in Rust, in
+//! Lua or declared, applied in order to bring an old save to the latest version.
 //!
 //! ```
 //! use savechain::upgrade::{Chain, Step, StepContext};
@@ -46,6 +46,9 @@
 //! - **Lua steps** are identified by their source and the source of every helper module
 //!   they can `require` from their folder, read once when the chain is made: editing a
 //!   step or a helper is seen without anything else to do.
+//! - **Declared steps** ([`Step::declared`], `NNNN-short-description.json` files in a steps
+//!   folder, [`declared_steps`] of a type that derives `Declare`) are identified by what
+//!   they declare: changing a declaration is seen without anything else to do.
 //! - **Its name**, if it wants ([`Chain::for_game`]): the chain then upgrades only saves
 //!   whose `meta.game` is that name, refusing (and leaving as they are) saves of another
 //!   game and saves that name none; new and re-saved saves record it.
