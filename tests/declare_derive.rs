@@ -105,6 +105,11 @@ fn each_version_has_the_changes_its_fields_declare() {
     );
     assert!(State::changes(2).is_empty());
     assert!(State::changes(5).is_empty());
+    let from: Vec<u64> = savechain::upgrade::declared_steps_in::<State>(2..=4)
+        .iter()
+        .map(Step::from)
+        .collect();
+    assert_eq!(from, [3, 4]);
 }
 
 #[test]

@@ -1079,6 +1079,52 @@ mod tests {
         Ok((data.to_string(), dropped))
     }
 
+    fn part() -> impl proptest::strategy::Strategy<Value = Part> {
+        use proptest::prelude::*;
+        prop_oneof![
+            "[a-z_][a-z0-9_]{0,6}".prop_map(Part::Key),
+            // Keys that must be quoted: dots, brackets, quotes, spaces, escapes, digits first.
+            "[ -~\\n\\t\u{e9}]{1,6}".prop_map(Part::Key),
+            Just(Part::Each),
+            Just(Part::EachValue),
+        ]
+    }
+
+    proptest::proptest! {
+        /// A path written and read again is the same path.
+        #[test]
+        fn paths_round_trip(parts in proptest::collection::vec(part(), 1..6)) {
+            let text = show(&parts);
+            proptest::prop_assert_eq!(parse(&text), Ok(parts), "{}", text);
+        }
+
+        /// A change written as a step file's entry reads back as the same change.
+        #[test]
+        fn changes_round_trip_through_a_step_file(
+            parts in proptest::collection::vec(part(), 1..4),
+            key in "[a-z]{1,5}",
+            word in 0..7usize,
+        ) {
+            let mut path = parts;
+            path.push(Part::Key(key.clone()));
+            let path = show(&path);
+            let change = match word {
+                0 => Change::add(&path, Value::Double(1.5)),
+                1 => Change::rename(&path, &key),
+                2 => Change::moved(&key, &format!("{key}_moved.x")),
+                3 => Change::drop(&path, "why"),
+                4 => Change::to_double(&path),
+                5 => Change::wrap(&path),
+                _ => Change::unwrap(&path),
+            };
+            let mut file = Map::new();
+            file.insert("changes", Value::Array(vec![change.to_value()]));
+            let text = crate::text::to_string(&Value::Object(file)).unwrap();
+            let read = read_file(FsPath::new("0001-x.json"), text.as_bytes()).unwrap();
+            proptest::prop_assert_eq!(read.declaration.changes(), &[change][..]);
+        }
+    }
+
     #[test]
     fn paths_read_and_written() {
         for text in [

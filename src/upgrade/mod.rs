@@ -77,4 +77,4 @@ pub(crate) use file::{refuse_link, upgrade_file_in_group, WriteGroup};
 pub use file::{upgrade_file, FileReport, Target, UpgradedText};
 pub use plan::{ModReport, ModStatus, Plan};
 pub use run::{StepReport, Upgraded, Upgrader};
-pub use step::{declared_steps, RustStep, Step, StepContext};
+pub use step::{declared_steps, declared_steps_in, RustStep, Step, StepContext};

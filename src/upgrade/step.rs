@@ -264,9 +264,15 @@ impl Step {
 /// Lua) steps, `Chain::new(VERSION, [rust_steps, declared_steps::<State>()].concat())`: a
 /// version has either a declared step or a written one (two steps from one version are an
 /// error when the chain is made).
-///
 pub fn declared_steps<T: Declared>() -> Vec<Step> {
+    declared_steps_in::<T>(..)
+}
+
+/// [`declared_steps`] of the versions in `from` alone (`1..6`: the steps from versions 1 to
+/// 5), for a game that declares some versions' changes elsewhere, or writes their steps.
+pub fn declared_steps_in<T: Declared>(from: impl std::ops::RangeBounds<u64>) -> Vec<Step> {
     let mut versions = T::versions();
+    versions.retain(|v| from.contains(v));
     versions.sort_unstable();
     versions.dedup();
     versions
