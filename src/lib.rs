@@ -132,6 +132,7 @@ pub mod edit;
 mod error;
 pub mod fixtures;
 mod fsio;
+pub mod guard;
 pub mod hexfloat;
 pub mod lua;
 mod options;
@@ -148,5 +149,9 @@ pub use error::{Error, ErrorKind, Location, LuaFailure, Result};
 pub use fsio::write_atomic;
 pub use options::Options;
 pub use save::{format_file, Meta, Save};
+/// `#[derive(Declare)]`: a type's history declared on its fields, as declared steps
+/// ([`upgrade::Declared`], [`upgrade::declared_steps`]); see the `savechain-derive` crate.
+#[cfg(feature = "derive")]
+pub use savechain_derive::Declare;
 pub use semver;
 pub use value::{Map, Value};

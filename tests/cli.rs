@@ -126,7 +126,48 @@ fn chain_json_describes_the_example_chain() {
     assert_eq!(chain.get("oldest").and_then(|v| v.as_u64()), Some(1));
     let steps = chain.get("steps").and_then(|v| v.as_array()).unwrap();
     assert_eq!(steps.len(), 8);
-    assert_eq!(steps[0].get("kind").and_then(|v| v.as_str()), Some("lua"));
+    assert_eq!(
+        steps[0].get("kind").and_then(|v| v.as_str()),
+        Some("declared")
+    );
+}
+
+/// Declared steps are steps like the others: a dry run lists them, a diff shows what they
+/// changed, strict mode accepts the removals they declare.
+#[test]
+fn dry_run_and_diff_show_declared_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("v6.json");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v6/small.json"),
+        &save,
+    )
+    .unwrap();
+    let before = std::fs::read(&save).unwrap();
+    let out = save_upgrade(&["--dry-run", "v6.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        shown.contains(
+            "  6 -> 7  declared  Ships get shields (100 by default); the tutorial flag is gone."
+        ),
+        "{shown}"
+    );
+    assert_eq!(
+        std::fs::read(&save).unwrap(),
+        before,
+        "a dry run writes nothing"
+    );
+    let out = save_upgrade(&["--diff", "--strict", "v6.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        shown.contains(
+            "  6 -> 7 0006-shields-and-tutorial.json (Ships get shields (100 by default); the tutorial flag is gone.)\n    - data.player.tutorial_done: true\n    + data.ship.shield: [\"d\",100.0]\n"
+        ),
+        "{shown}"
+    );
+    assert_ne!(std::fs::read(&save).unwrap(), before, "upgraded");
 }
 
 #[test]

@@ -6,12 +6,14 @@
 //! Needs `python3` and its `jsonschema` package (Debian `python3-jsonschema`, or
 //! `pip install jsonschema`): without them the test fails saying so.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use savechain::shape::{json_schema, Shape};
 use savechain::text::Style;
-use savechain::Save;
+use savechain::{Meta, Save};
 use serde_json::{json, Value as Json};
 
 /// What the game reads at version 9, every kind of shape somewhere in it.
@@ -315,4 +317,163 @@ fn any_data_and_a_game_without_mods_still_validate_what_loads() {
     )];
     let dir = tempfile::tempdir().unwrap();
     expect(dir.path(), &schema, &valid, &invalid);
+}
+
+/// The shapes recorded in a steps folder's `shapes/` (`NNNN.json`: `{"data": S,
+/// "savechain_shape": 1, "version": N}`), by version.
+fn recorded(steps: &Path) -> BTreeMap<u64, Shape> {
+    let mut shapes = BTreeMap::new();
+    let Ok(entries) = fs::read_dir(steps.join("shapes")) else {
+        return shapes;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let file: Json = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+            let version = file["version"].as_u64().expect("a version");
+            let shape = Shape::from_json(&file["data"])
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            shapes.insert(version, shape);
+        }
+    }
+    shapes
+}
+
+/// The saves in each `vN` folder of `dir`.
+fn saves_under(dir: &Path) -> Vec<PathBuf> {
+    let mut saves = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let folder = entry.unwrap().path();
+        if folder.is_dir() {
+            for save in fs::read_dir(&folder).unwrap() {
+                let save = save.unwrap().path();
+                if save.extension().is_some_and(|e| e == "json") {
+                    saves.push(save);
+                }
+            }
+        }
+    }
+    saves.sort();
+    saves
+}
+
+/// The first place, through required members of objects, where `shape` reads a value
+/// `wanted` picks, as a JSON pointer below `data`.
+fn first_place(shape: &Shape, wanted: &Picks, at: String) -> Option<String> {
+    if wanted(shape) {
+        return Some(at);
+    }
+    match shape {
+        Shape::Object(object) => object
+            .members
+            .iter()
+            .filter(|(_, member)| member.required)
+            .find_map(|(name, member)| first_place(&member.shape, wanted, format!("{at}/{name}"))),
+        _ => None,
+    }
+}
+
+/// Which shapes a search looks for.
+type Picks = dyn Fn(&Shape) -> bool;
+
+/// Broken copies of `save` (JSON of a save the game reads as `shape`): an extra member, a
+/// required member missing, a value of the wrong kind where the game reads an integer, a
+/// double and text, another version.
+fn broken(name: &str, save: &Json, shape: &Shape, version: u64) -> Vec<(String, String)> {
+    let mut broken = Vec::new();
+    let mut add = |what: &str, change: &dyn Fn(&mut Json)| {
+        let mut copy = save.clone();
+        change(&mut copy);
+        broken.push((
+            format!("{name}-{what}"),
+            serde_json::to_string_pretty(&copy).unwrap(),
+        ));
+    };
+    add("wrong_version", &|s| {
+        s["meta"]["version"] = json!(version + 1)
+    });
+    if let Shape::Object(object) = shape {
+        add("extra_member", &|s| {
+            s["data"]["not_read_by_the_game"] = json!(1);
+        });
+        if let Some((member, _)) = object.members.iter().find(|(_, m)| m.required) {
+            add("required_missing", &|s| {
+                s["data"].as_object_mut().unwrap().remove(member);
+            });
+        }
+    }
+    let kinds: [(&str, &Picks, Json); 3] = [
+        (
+            "double_for_integer",
+            &|s| matches!(s, Shape::Int(_)),
+            json!(3.5),
+        ),
+        ("text_for_double", &|s| *s == Shape::Double, json!("fast")),
+        ("integer_for_text", &|s| *s == Shape::String, json!(5)),
+    ];
+    for (what, wanted, value) in kinds {
+        if let Some(place) = first_place(shape, wanted, "/data".into()) {
+            if save.pointer(&place).is_some() {
+                add(what, &|s| *s.pointer_mut(&place).unwrap() = value.clone());
+            }
+        }
+    }
+    broken
+}
+
+/// FORMAT.md's promise for the example game: every fixture and every `expected/` save,
+/// the mod's too, is valid against the schema of its version made from the recorded
+/// shapes; broken copies are not.
+#[test]
+fn every_fixture_and_expected_save_is_valid_against_its_version_s_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let game = recorded(&root.join("upgrades"));
+    assert!(
+        !game.is_empty(),
+        "the example game records no shape in upgrades/shapes/ (issue 29): record one per \
+         version (save-upgrade shape record fixtures/vN/*.json)"
+    );
+    let chart = recorded(&root.join("mods/cartographer"));
+    let mods: Vec<(&str, u64, &Shape)> = chart
+        .iter()
+        .map(|(version, shape)| ("cartographer", *version, shape))
+        .collect();
+
+    let mut by_version: BTreeMap<u64, Vec<PathBuf>> = BTreeMap::new();
+    for dir in [
+        "fixtures",
+        "expected",
+        "mods/cartographer/fixtures",
+        "mods/cartographer/expected",
+    ] {
+        for save in saves_under(&root.join(dir)) {
+            let meta = Meta::from_slice(&fs::read(&save).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", save.display()));
+            by_version.entry(meta.version).or_default().push(save);
+        }
+    }
+    for (version, saves) in by_version {
+        let shape = game.get(&version).unwrap_or_else(|| {
+            panic!("saves of version {version} ({saves:?}) and no shape recorded for it")
+        });
+        let schema = json_schema(Some("Starlane Traders"), shape, version, &mods);
+        let named = |save: &PathBuf| {
+            let relative = save.strip_prefix(root).unwrap().with_extension("");
+            relative.to_string_lossy().replace('/', "-")
+        };
+        let valid: Vec<(String, String)> = saves
+            .iter()
+            .map(|save| (named(save), fs::read_to_string(save).unwrap()))
+            .collect();
+        let first: Json = serde_json::from_str(&valid[0].1).unwrap();
+        let invalid = broken(&valid[0].0, &first, shape, version);
+        let valid: Vec<(&str, String)> =
+            valid.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let invalid: Vec<(&str, String)> = invalid
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.clone()))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        expect(dir.path(), &schema, &valid, &invalid);
+    }
 }

@@ -147,7 +147,7 @@ fn formatting_and_the_decimal_view_are_the_librarys() {
     assert!(view.contains("[\"d\", 96.5]"), "{view}");
 }
 
-/// The example game's Lua steps, `names`, copied into a steps folder of their own: a chain
+/// The example game's Lua and declared steps, `names`, copied into a steps folder of their own: a chain
 /// over those versions alone, to compare with the library's built-in chain there.
 fn steps_folder(names: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -164,7 +164,7 @@ fn chain_upgrades_of_the_fixtures_are_the_librarys_byte_for_byte() {
     let mods = repo().join("mods");
     let cases: [(&[&str], &[&str]); 3] = [
         (
-            &["0001-reputation-and-wallet.lua"],
+            &["0001-reputation-and-wallet.json"],
             &["fixtures/v1", "mods/cartographer/fixtures/v1"],
         ),
         (
@@ -172,7 +172,7 @@ fn chain_upgrades_of_the_fixtures_are_the_librarys_byte_for_byte() {
             &["fixtures/v3", "fixtures/v4", "fixtures/v5"],
         ),
         (
-            &["0006-shields-and-tutorial.lua", "0007-mission-log.lua"],
+            &["0006-shields-and-tutorial.json", "0007-mission-log.lua"],
             &["fixtures/v6", "fixtures/v7", "fixtures/v8"],
         ),
     ];

@@ -89,3 +89,29 @@ fn every_before_and_after_in_the_steps_guide_holds() {
         }
     }
 }
+
+/// The declared step of the guide is a valid step file, and does what the guide says.
+#[test]
+fn the_declared_step_in_the_steps_guide_reads_and_runs() {
+    let blocks: Vec<&str> = GUIDE
+        .split("```json\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap())
+        .collect();
+    assert_eq!(blocks.len(), 1, "the guide's JSON blocks");
+    let step = savechain::upgrade::Step::declared_file("0006-shields.json", blocks[0]).unwrap();
+    assert_eq!(step.kind_name(), "declared");
+    let chain = Chain::new("1.0.0", vec![step]).unwrap();
+    let mut options = Options::default();
+    options.strict = true;
+    let save = Save::from_str(
+        r#"{"meta": {"version": 6}, "data": {"player": {"coins": 5, "tutorial_done": true},
+            "ship": {"cargo": [{"mass": 2}, {"mass": 1.5}]}}}"#,
+    )
+    .unwrap();
+    let upgraded = chain.upgrader().upgrade(save, &options).unwrap();
+    assert_eq!(
+        upgraded.save.data.to_string(),
+        r#"{"player":{"gold":5},"ship":{"cargo":[{"mass":["d","0x1p+1"]},{"mass":["d","0x1.8p+0"]}],"shield":100}}"#
+    );
+}

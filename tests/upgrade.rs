@@ -67,23 +67,26 @@ fn report(upgraded: &Upgraded) -> String {
 }
 
 #[test]
-fn the_example_chain_has_eight_steps_mostly_lua() {
+fn the_example_chain_has_eight_steps_of_each_kind() {
     let chain = common::starlane::chain().unwrap();
     assert_eq!((chain.oldest(), chain.latest()), (1, 9));
-    let lua = chain
-        .steps()
-        .iter()
-        .filter(|s| s.kind_name() == "lua")
-        .count();
-    assert_eq!((chain.steps().len(), lua), (8, 5));
+    let count = |kind: &str| {
+        chain
+            .steps()
+            .iter()
+            .filter(|s| s.kind_name() == kind)
+            .count()
+    };
+    assert_eq!(chain.steps().len(), 8);
+    assert_eq!((count("lua"), count("declared"), count("rust")), (3, 2, 3));
 }
 
 #[test]
 fn the_binary_carries_every_step_file_of_upgrades() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/upgrades");
     let chain = common::starlane::chain().unwrap();
-    // Every file is a Lua step of the built-in chain, or the Lua twin of one of its Rust
-    // steps (the same versions), for programs that run Lua steps only.
+    // Every file is a Lua or declared step of the built-in chain, or the Lua twin of one
+    // of its Rust steps (the same versions), for programs that run no Rust steps.
     let rust: Vec<u64> = chain
         .steps()
         .iter()
@@ -93,14 +96,14 @@ fn the_binary_carries_every_step_file_of_upgrades() {
     let mut files: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".lua"))
+        .filter(|n| n.ends_with(".lua") || n.ends_with(".json"))
         .filter(|n| !rust.contains(&n[..4].parse::<u64>().unwrap()))
         .collect();
     files.sort();
     let built_in: Vec<String> = chain
         .steps()
         .iter()
-        .filter(|s| s.kind_name() == "lua")
+        .filter(|s| s.kind_name() != "rust")
         .map(|s| s.name().to_string())
         .collect();
     assert_eq!(
@@ -528,13 +531,17 @@ fn misnamed_files_in_a_steps_folder_are_errors_naming_them() {
         ("0002-b.lua.bak", "a file whose name starts with a digit is taken for a step: keep others out of the steps folder"),
         ("0002-b.txt", "a file whose name starts with a digit is taken for a step: keep others out of the steps folder"),
         ("2.lua~", "a file whose name starts with a digit is taken for a step: keep others out of the steps folder"),
+        ("2-b.json", "a .json file whose name starts with a digit is taken for a declared step"),
+        ("0002-B.json", "a .json file whose name starts with a digit is taken for a declared step"),
+        ("0002-b.JSON", "the extension is .json, in lowercase"),
     ] {
         let err = folder_error(&[("0001-a.lua", step), (name, step)]);
         assert_eq!(
             err,
             format!(
-                "steps/{name}: not a step file name: expected NNNN-short-description.lua (four digits, \
-                 the version it upgrades from, then lowercase words joined by '-'); {hint}"
+                "steps/{name}: not a step file name: expected NNNN-short-description.lua, or .json \
+                 for a declared step (four digits, the version it upgrades from, then lowercase \
+                 words joined by '-'); {hint}"
             ),
         );
     }
@@ -543,6 +550,8 @@ fn misnamed_files_in_a_steps_folder_are_errors_naming_them() {
         ("0001-a.lua", step),
         ("README.md", "# Steps"),
         ("notes.txt", "x"),
+        ("mod.json", "{}"),
+        ("settings.json", "not even JSON"),
         (".0002-b.lua.swp", "x"),
         (".hidden.lua", "x"),
         ("2d/geometry.lua", "return {}"),
@@ -928,4 +937,169 @@ fn the_helpers_read_paths_as_errors_write_them_and_declare_from_the_data() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn declared_steps_sit_beside_lua_steps_in_a_folder() {
+    let dir = folder(&[
+        (
+            "0001-hp.json",
+            r#"{"description": "hp becomes health", "changes": [
+                {"rename": "hero.hp", "to": "health"},
+                {"drop": "hero.mana", "reason": "magic left the game"}]}"#,
+        ),
+        (
+            "0002-double.lua",
+            "return function(data) data.hero.health = data.hero.health * 2 end",
+        ),
+        (
+            "0003-gold.json",
+            r#"{"changes": [{"add": "hero.gold", "default": ["d", "0x1.8p+1"]}]}"#,
+        ),
+        ("mod.json", r#"{"name": "not a step"}"#),
+    ]);
+    let chain = Chain::from_lua_dir("1.0.0", dir.path()).unwrap();
+    let kinds: Vec<(&str, &str, &str)> = chain
+        .steps()
+        .iter()
+        .map(|s| (s.kind_name(), s.name(), s.description()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("declared", "0001-hp.json", "hp becomes health"),
+            ("lua", "0002-double.lua", "double"),
+            ("declared", "0003-gold.json", "gold"),
+        ]
+    );
+    let save =
+        Save::from_str(r#"{"meta": {"version": 1}, "data": {"hero": {"hp": 4, "mana": 2}}}"#)
+            .unwrap();
+    // Strict: the drop and the rename's old name are declared removals.
+    let upgraded = upgrade(&chain, save, &strict()).unwrap();
+    assert_eq!(
+        upgraded.save.data.to_string(),
+        r#"{"hero":{"gold":["d","0x1.8p+1"],"health":8}}"#
+    );
+    let first = &upgraded.steps[0];
+    assert_eq!(first.kind, "declared");
+    assert_eq!(first.dropped, ["data.hero.hp", "data.hero.mana"]);
+    let changes = first.changes.as_ref().unwrap();
+    assert_eq!(changes.added[0].path, "data.hero.health");
+    assert_eq!(changes.removed.len(), 2);
+}
+
+#[test]
+fn a_declared_step_that_fails_names_the_concrete_path() {
+    let chain = Chain::new(
+        "1.0.0",
+        vec![Step::declared(
+            1,
+            "counts become doubles",
+            vec![savechain::upgrade::declared::Change::to_double(
+                "ship.cargo[].qty",
+            )],
+        )],
+    )
+    .unwrap();
+    assert_eq!(chain.steps()[0].name(), "0001 (declared)");
+    let save = Save::from_str(
+        r#"{"meta": {"version": 1}, "data": {"ship": {"cargo": [{"qty": 1}, {"qty": 2}, {"qty": "x"}]}}}"#,
+    )
+    .unwrap();
+    let err = upgrade(&chain, save, &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "step 0001 (declared), version 1 to 2, failed: change 0 (ship.cargo[].qty to a double): \
+         data.ship.cargo[2].qty is a string, not a number"
+    );
+    assert_eq!(err.failed_step(), Some("0001 (declared)"));
+}
+
+#[test]
+fn malformed_declarations_are_refused_when_the_chain_is_made() {
+    use savechain::upgrade::declared::Change;
+    let err = Chain::new(
+        "1.0.0",
+        vec![Step::declared(1, "x", vec![Change::drop("a", "")])],
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "0001 (declared): change 0: drop \"a\": a drop says why the data can go (its reason): a \
+         drop is never silent"
+    );
+    let err = folder_error(&[(
+        "0001-a.json",
+        r#"{"changes": [{"rename": "a", "to": "b"}, {"move": "a[].b", "to": "c"}]}"#,
+    )]);
+    assert_eq!(
+        err,
+        "steps/0001-a.json: at changes[1]: move \"a[].b\": a move inside each element stays in \
+         the same element: the target \"c\" starts with a[] and has no [] or [*] after it"
+    );
+}
+
+#[test]
+fn a_changed_declaration_is_another_chain() {
+    use savechain::upgrade::declared::Change;
+    let chain = |changes: Vec<Change>| {
+        Chain::new("1.0.0", vec![Step::declared(1, "x", changes)])
+            .unwrap()
+            .fingerprint()
+    };
+    let hp = chain(vec![Change::rename("hero.hp", "health")]);
+    assert_eq!(hp, chain(vec![Change::rename("[\"hero\"].hp", "health")]));
+    assert_ne!(hp, chain(vec![Change::rename("hero.hp", "life")]));
+    assert_ne!(
+        chain(vec![Change::add("a", Value::Int(1))]),
+        chain(vec![Change::add("a", Value::Int(2))])
+    );
+    // The file's text is not the identity: what it declares is.
+    let read = |text: &str| {
+        Chain::new(
+            "1.0.0",
+            vec![Step::declared_file("0001-x.json", text).unwrap()],
+        )
+        .unwrap()
+        .fingerprint()
+    };
+    assert_eq!(
+        read(r#"{"changes": [{"rename": "hero.hp", "to": "health"}]}"#),
+        read("{\"changes\":[{\"to\":\"health\",\"rename\":\"hero.hp\"}]}\n")
+    );
+}
+
+#[test]
+fn a_mods_folder_holds_declared_steps_too() {
+    let dir = folder(&[
+        (
+            "tinker/mod.json",
+            r#"{"name": "tinker", "release": "1.1.0"}"#,
+        ),
+        (
+            "tinker/0001-charge.json",
+            r#"{"description": "charge in kilojoules", "changes": [
+                {"rename": "mods.tinker.charge", "to": "kilojoules"},
+                {"to_double": "mods.tinker.kilojoules"}]}"#,
+        ),
+    ]);
+    let chain = Chain::new("2.0.0", vec![])
+        .unwrap()
+        .with_mods_dir(dir.path())
+        .unwrap();
+    let tinker = &chain.mods()[0];
+    assert_eq!(tinker.steps()[0].kind_name(), "declared");
+    let save = Save::from_str(
+        r#"{"meta": {"version": 1, "mods": {"tinker": {"version": 1, "writer": "1.0.0"}}},
+            "data": {"mods": {"tinker": {"charge": 4}}}}"#,
+    )
+    .unwrap();
+    let upgraded = upgrade(&chain, save, &strict()).unwrap();
+    assert_eq!(
+        upgraded.save.data.to_string(),
+        r#"{"mods":{"tinker":{"kilojoules":["d","0x1p+2"]}}}"#
+    );
+    assert_eq!(upgraded.steps[0].in_mod.as_deref(), Some("tinker"));
+    assert_eq!(upgraded.steps[0].dropped, ["data.mods.tinker.charge"]);
 }

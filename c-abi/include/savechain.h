@@ -202,7 +202,7 @@ typedef struct savechain_step {
   uint64_t from;
   // The version it made.
   uint64_t to;
-  // `"lua"` or `"rust"`.
+  // `"lua"`, `"rust"` or `"declared"`.
   const char *kind;
   // What the step says it does ("" when it says nothing).
   const char *description;

@@ -40,7 +40,7 @@ pub struct savechain_step {
     pub from: u64,
     /// The version it made.
     pub to: u64,
-    /// `"lua"` or `"rust"`.
+    /// `"lua"`, `"rust"` or `"declared"`.
     pub kind: *const c_char,
     /// What the step says it does ("" when it says nothing).
     pub description: *const c_char,

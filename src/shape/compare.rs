@@ -92,6 +92,10 @@ pub struct Compare {
     /// [`Change::RangeChanged`] is never reported, and two shapes that differ only in
     /// ranges count as equal when renames are paired.
     pub exact_int_ranges: bool,
+    /// Whether enums are known on both sides. False when one side was inferred from
+    /// saves, which cannot tell an enum's words from text: then text and an enum
+    /// (`{"enum": [...]}`) count as the same.
+    pub exact_enums: bool,
 }
 
 impl Default for Compare {
@@ -99,6 +103,7 @@ impl Default for Compare {
         Compare {
             root: "data".into(),
             exact_int_ranges: true,
+            exact_enums: true,
         }
     }
 }
@@ -120,6 +125,17 @@ impl Compare {
         self.exact_int_ranges = exact;
         self
     }
+
+    /// Whether enums are known on both sides.
+    pub fn exact_enums(mut self, exact: bool) -> Compare {
+        self.exact_enums = exact;
+        self
+    }
+
+    /// One side was inferred from saves: neither integer ranges nor enums are known.
+    pub fn one_side_inferred(self) -> Compare {
+        self.exact_int_ranges(false).exact_enums(false)
+    }
 }
 
 /// The differences from the `recorded` shape to the `current` one, from `data`, integer
@@ -138,6 +154,7 @@ pub fn compare(recorded: &Shape, current: &Shape) -> Vec<Difference> {
 pub fn compare_with(recorded: &Shape, current: &Shape, how: &Compare) -> Vec<Difference> {
     let mut walk = Walk {
         exact_int_ranges: how.exact_int_ranges,
+        exact_enums: how.exact_enums,
         out: Vec::new(),
     };
     walk.shapes(&how.root, recorded, current);
@@ -146,6 +163,7 @@ pub fn compare_with(recorded: &Shape, current: &Shape, how: &Compare) -> Vec<Dif
 
 struct Walk {
     exact_int_ranges: bool,
+    exact_enums: bool,
     out: Vec<Difference>,
 }
 
@@ -161,6 +179,7 @@ impl Walk {
     fn same(&self, a: &Shape, b: &Shape) -> bool {
         let mut inner = Walk {
             exact_int_ranges: self.exact_int_ranges,
+            exact_enums: self.exact_enums,
             out: Vec::new(),
         };
         inner.shapes("", a, b);
@@ -194,6 +213,8 @@ impl Walk {
                     self.push(path, Change::RangeChanged { from: *a, to: *b });
                 }
             }
+            (Shape::String, Shape::Strings(_)) | (Shape::Strings(_), Shape::String)
+                if !self.exact_enums => {}
             (Shape::Strings(a), Shape::Strings(b))
                 if a.iter().collect::<BTreeSet<_>>() == b.iter().collect::<BTreeSet<_>>() => {}
             (Shape::OneOf(a), Shape::OneOf(b)) if by_class(a, b).is_some() => {
@@ -515,6 +536,19 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["data.level: the kind changed from an integer from -9223372036854775808 to 9223372036854775807 to a number (a double)"]
         );
+    }
+
+    #[test]
+    fn text_and_an_enum_are_the_same_unless_enums_are_known() {
+        let inferred = shape(r#"{"object": {"kind": "string", "level": "i64"}}"#);
+        let typed = shape(r#"{"object": {"kind": {"enum": ["cadet", "captain"]}, "level": "u8"}}"#);
+        assert_eq!(compare(&inferred, &typed).len(), 2);
+        let how = Compare::new().one_side_inferred();
+        assert!(compare_with(&inferred, &typed, &how).is_empty());
+        assert!(compare_with(&typed, &inferred, &how).is_empty());
+        // Two enums are both known: their words still count.
+        let other = shape(r#"{"object": {"kind": {"enum": ["cadet"]}, "level": "u8"}}"#);
+        assert_eq!(compare_with(&typed, &other, &how).len(), 1);
     }
 
     #[test]

@@ -64,6 +64,9 @@ impl Hints {
 /// place [`Shape::OneOf`] them, in a fixed order (bool, number, text, bytes, Lua table,
 /// array, map, object).
 ///
+/// Nothing is left out: for a game's own shape, take `data.mods` out of the values first,
+/// as each mod's part has a shape of its own (inferred from `data.mods.<name>`).
+///
 /// Fails when a hint is not a shape path, names a place no save holds, or a place that
 /// holds something else than objects.
 pub fn infer<'a>(values: impl IntoIterator<Item = &'a Value>, hints: &Hints) -> Result<Shape> {
@@ -409,6 +412,21 @@ mod tests {
         // Only `edge.json` has notes.
         assert!(!data.members["notes"].required);
         assert!(data.members["ship"].required);
+    }
+
+    #[test]
+    fn a_mod_s_part_of_its_fixture() {
+        let path = format!(
+            "{}/mods/cartographer/fixtures/v3/charted.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let save = crate::Save::load(path).unwrap();
+        let part = &save.data["mods"]["cartographer"];
+        let shape = infer([part], &Hints::new().map("notes")).unwrap();
+        assert_eq!(
+            shape.to_json().to_string(),
+            r#"{"object":{"notes":{"map":{"object":{"pinned":"bool","text":"string"}}},"waypoints":{"array":{"object":{"name":"string","system":"string"}}}}}"#
+        );
     }
 
     #[test]

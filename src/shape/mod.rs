@@ -39,7 +39,7 @@ pub use check::{Mismatch, MismatchKind};
 pub use compare::{compare, compare_with, Change, Compare, Difference};
 pub use from_type::of;
 pub use infer::{infer, Hints};
-pub use store::{Recorded, Shapes, SHAPES_DIR};
+pub use store::{record_type, Recorded, Shapes, SHAPES_DIR};
 pub use to_schema::{json_schema, DRAFT_2020_12};
 
 /// What the game reads at one place of a save.

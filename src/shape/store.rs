@@ -272,6 +272,16 @@ impl Shapes {
     }
 }
 
+/// Records the shape of the game's type `T` ([`super::from_type::of`]) as the shape of
+/// `version` in the folder `dir`, as [`Shapes::record`] does: how a Rust game records the
+/// shape of a new version.
+pub fn record_type<T: serde::de::DeserializeOwned>(
+    dir: impl AsRef<Path>,
+    version: u64,
+) -> Result<Recorded> {
+    Shapes::record(dir, version, &super::from_type::of::<T>()?)
+}
+
 /// The version a shape file's name gives: `0009.json` is 9. Only the name [`Shapes::file_name`]
 /// writes is taken, so two files cannot name one version.
 fn version_of_name(name: &str) -> Option<u64> {

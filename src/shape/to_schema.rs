@@ -39,8 +39,9 @@ const SEMVER: &str = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A
 ///   documentation), objects closed (`additionalProperties: false`), each member's
 ///   `description` saying in words what the game reads there, for an editor's hover;
 /// - `data.mods.<name>` checked by mod `<name>`'s shape when `meta.mods.<name>.version`
-///   is the version given for it (the schema is for that one version of each mod: data
-///   of a mod at another version, or of a mod not given, is not checked); when the game's
+///   is the version given for it (data of a mod at a version not given, or of a mod not
+///   given, is not checked; a mod may be given at several versions, each checked where
+///   the save records it); when the game's
 ///   shape is an object without a `mods` member, `data.mods` is still allowed, as an
 ///   object.
 ///
@@ -78,6 +79,12 @@ pub fn json_schema(
         Some(game) => format!("{game} save, version {version}"),
         None => format!("Save, version {version}"),
     };
+    let mut defs = Defs::default();
+    let data = data_schema(&mut defs, shape);
+    let checks: Vec<Json> = mods
+        .iter()
+        .map(|(name, version, shape)| mod_check(&mut defs, name, *version, shape))
+        .collect();
     let mut root = json!({
         "$schema": DRAFT_2020_12,
         "title": title,
@@ -91,16 +98,12 @@ pub fn json_schema(
         "required": ["data", "meta"],
         "additionalProperties": false,
         "properties": {
-            "data": data_schema(shape),
+            "data": data,
             "meta": meta_schema(game, version),
         },
-        "$defs": defs(),
+        "$defs": defs.finish(),
     });
-    if !mods.is_empty() {
-        let checks: Vec<Json> = mods
-            .iter()
-            .map(|(name, version, shape)| mod_check(name, *version, shape))
-            .collect();
+    if !checks.is_empty() {
         root["allOf"] = Json::Array(checks);
     }
     root
@@ -108,8 +111,8 @@ pub fn json_schema(
 
 /// `data`: the game's shape; an object without a `mods` member still allows one, where
 /// mods keep their data.
-fn data_schema(shape: &Shape) -> Json {
-    let mut schema = schema_of(shape);
+fn data_schema(defs: &mut Defs, shape: &Shape) -> Json {
+    let mut schema = schema_of(defs, shape);
     if let Shape::Object(object) = shape {
         if !object.members.contains_key("mods") {
             schema["properties"]["mods"] = json!({
@@ -169,7 +172,7 @@ fn meta_schema(game: Option<&str>, version: u64) -> Json {
 
 /// `data.mods.<name>` checked by the mod's shape when the save records its data at
 /// `version`.
-fn mod_check(name: &str, version: u64, shape: &Shape) -> Json {
+fn mod_check(defs: &mut Defs, name: &str, version: u64, shape: &Shape) -> Json {
     let recorded = json!({
         "required": ["meta"],
         "properties": {"meta": {
@@ -184,7 +187,7 @@ fn mod_check(name: &str, version: u64, shape: &Shape) -> Json {
         }},
     });
     let data = described(
-        schema_of(shape),
+        schema_of(defs, shape),
         &format!("the data of mod {name} at version {version}"),
     );
     json!({
@@ -193,8 +196,39 @@ fn mod_check(name: &str, version: u64, shape: &Shape) -> Json {
     })
 }
 
+/// The schemas a save's schema refers to: the fixed ones, and each array's plain spelling,
+/// which both its spellings refer to (written twice, nested arrays would double the
+/// schema's size at each level).
+#[derive(Default)]
+struct Defs {
+    /// Each plain array schema, by its text, and the name it has in `$defs`.
+    arrays: std::collections::BTreeMap<String, (String, Json)>,
+}
+
+impl Defs {
+    /// A reference to `plain` in `$defs`, named `array<N>` in the order they are first
+    /// met, one name for equal schemas.
+    fn array(&mut self, plain: Json) -> Json {
+        let text = plain.to_string();
+        let next = self.arrays.len() + 1;
+        let (name, _) = self
+            .arrays
+            .entry(text)
+            .or_insert_with(|| (format!("array{next}"), plain));
+        reference(name)
+    }
+
+    fn finish(self) -> Json {
+        let mut defs = fixed_defs();
+        for (_, (name, plain)) in self.arrays {
+            defs[name] = plain;
+        }
+        defs
+    }
+}
+
 /// The schemas every save's schema refers to.
-fn defs() -> Json {
+fn fixed_defs() -> Json {
     let tag = |letter: Json, second: Json| {
         json!({
             "type": "array",
@@ -244,7 +278,7 @@ fn reference(name: &str) -> Json {
 }
 
 /// The schema of one value of `shape`.
-fn schema_of(shape: &Shape) -> Json {
+fn schema_of(defs: &mut Defs, shape: &Shape) -> Json {
     match shape {
         Shape::Any => Json::Bool(true),
         Shape::Null => json!({"type": "null"}),
@@ -255,27 +289,29 @@ fn schema_of(shape: &Shape) -> Json {
         Shape::Bytes => reference("bytes"),
         Shape::LuaTable => reference("lua_table"),
         Shape::Strings(words) => json!({"enum": words}),
-        Shape::Array(items) => array_spellings(
-            json!({"type": "array", "items": schema_of(items)}),
-            may_be_letter(items),
-        ),
+        Shape::Array(items) => {
+            let plain = json!({"type": "array", "items": schema_of(defs, items)});
+            array_spellings(defs.array(plain), may_be_letter(items))
+        }
         Shape::Tuple(items) => {
             let plain = json!({
                 "type": "array",
-                "prefixItems": items.iter().map(schema_of).collect::<Vec<_>>(),
+                "prefixItems": items.iter().map(|s| schema_of(defs, s)).collect::<Vec<_>>(),
                 "minItems": items.len(),
                 "maxItems": items.len(),
             });
             let may_be_tag = items.len() == 2 && may_be_letter(&items[0]);
-            array_spellings(plain, may_be_tag)
+            array_spellings(defs.array(plain), may_be_tag)
         }
         Shape::Map(values) => json!({
             "type": "object",
-            "additionalProperties": schema_of(values),
+            "additionalProperties": schema_of(defs, values),
         }),
-        Shape::Object(object) => object_schema(object),
-        Shape::Nullable(inner) => json!({"anyOf": [{"type": "null"}, schema_of(inner)]}),
-        Shape::OneOf(shapes) => json!({"anyOf": shapes.iter().map(schema_of).collect::<Vec<_>>()}),
+        Shape::Object(object) => object_schema(defs, object),
+        Shape::Nullable(inner) => json!({"anyOf": [{"type": "null"}, schema_of(defs, inner)]}),
+        Shape::OneOf(shapes) => {
+            json!({"anyOf": shapes.iter().map(|s| schema_of(defs, s)).collect::<Vec<_>>()})
+        }
     }
 }
 
@@ -304,8 +340,9 @@ fn array_spellings(plain: Json, may_be_tag: bool) -> Json {
         "type": "array",
         "minItems": 2,
         "maxItems": 2,
-        "prefixItems": [{"const": "a"}, plain.clone()],
+        "prefixItems": [{"const": "a"}, plain],
     });
+    let plain = escaped["prefixItems"][1].clone();
     let plain = if may_be_tag {
         let mut plain = plain;
         plain["not"] = reference("tag");
@@ -330,7 +367,7 @@ fn may_be_letter(shape: &Shape) -> bool {
     }
 }
 
-fn object_schema(object: &Object) -> Json {
+fn object_schema(defs: &mut Defs, object: &Object) -> Json {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for (name, member) in &object.members {
@@ -341,7 +378,10 @@ fn object_schema(object: &Object) -> Json {
         } else {
             format!("{words} (may be left out)")
         };
-        properties.insert(name.clone(), described(schema_of(&member.shape), &words));
+        properties.insert(
+            name.clone(),
+            described(schema_of(defs, &member.shape), &words),
+        );
     }
     json!({
         "type": "object",
@@ -371,6 +411,33 @@ mod tests {
         text.parse().unwrap()
     }
 
+    fn one(shape: &Shape) -> Json {
+        schema_of(&mut Defs::default(), shape)
+    }
+
+    #[test]
+    fn nested_arrays_refer_to_their_plain_spelling_instead_of_copying_it() {
+        let mut deep = Shape::Bool;
+        for _ in 0..40 {
+            deep = Shape::Array(Box::new(deep));
+        }
+        let schema = json_schema(None, &deep, 1, &[]);
+        assert!(schema.to_string().len() < 20_000);
+        let defs = &schema["$defs"];
+        assert_eq!(
+            defs["array1"],
+            json!({"type": "array", "items": {"type": "boolean"}})
+        );
+        assert_eq!(
+            defs["array40"]["items"]["anyOf"][0],
+            json!({"$ref": "#/$defs/array39"})
+        );
+        // Equal arrays share one definition.
+        let twice = shape(r#"{"object": {"a": {"array": "u8"}, "b": {"array": "u8"}}}"#);
+        let schema = json_schema(None, &twice, 1, &[]);
+        assert!(schema["$defs"].get("array2").is_none());
+    }
+
     #[test]
     fn the_envelope_is_closed_and_meta_holds_the_version() {
         let schema = json_schema(None, &shape("\"any\""), 7, &[]);
@@ -393,7 +460,7 @@ mod tests {
 
     #[test]
     fn objects_are_closed_with_required_members_and_descriptions() {
-        let schema = schema_of(&shape(
+        let schema = one(&shape(
             r#"{"object": {"crew": "u32", "name": {"optional": {"nullable": "string"}}}}"#,
         ));
         assert_eq!(schema["additionalProperties"], false);
@@ -433,18 +500,15 @@ mod tests {
 
     #[test]
     fn kinds_refer_to_their_spellings() {
-        assert_eq!(schema_of(&Shape::Double), json!({"$ref": "#/$defs/double"}));
-        assert_eq!(schema_of(&Shape::Bytes), json!({"$ref": "#/$defs/bytes"}));
+        assert_eq!(one(&Shape::Double), json!({"$ref": "#/$defs/double"}));
+        assert_eq!(one(&Shape::Bytes), json!({"$ref": "#/$defs/bytes"}));
+        assert_eq!(one(&Shape::LuaTable), json!({"$ref": "#/$defs/lua_table"}));
+        assert_eq!(one(&Shape::Any), json!(true));
         assert_eq!(
-            schema_of(&Shape::LuaTable),
-            json!({"$ref": "#/$defs/lua_table"})
-        );
-        assert_eq!(schema_of(&Shape::Any), json!(true));
-        assert_eq!(
-            schema_of(&shape(r#"{"enum": ["cadet", "captain"]}"#)),
+            one(&shape(r#"{"enum": ["cadet", "captain"]}"#)),
             json!({"enum": ["cadet", "captain"]})
         );
-        let defs = defs();
+        let defs = fixed_defs();
         for name in ["double", "bytes", "lua_table", "tag"] {
             assert!(defs[name]["description"].is_string(), "{name}");
         }
@@ -452,7 +516,7 @@ mod tests {
 
     #[test]
     fn arrays_take_both_spellings_and_leave_out_tags_only_where_they_could_be_one() {
-        let of_numbers = schema_of(&shape(r#"{"array": "u8"}"#));
+        let of_numbers = one(&shape(r#"{"array": "u8"}"#));
         let spellings = of_numbers["anyOf"].as_array().unwrap();
         assert_eq!(spellings.len(), 2);
         assert!(spellings[0].get("not").is_none());
@@ -466,7 +530,7 @@ mod tests {
             r#"{"array": {"nullable": {"one_of": ["u8", "string"]}}}"#,
             r#"{"tuple": ["string", "double"]}"#,
         ] {
-            let schema = schema_of(&shape(text));
+            let schema = one(&shape(text));
             assert_eq!(
                 schema["anyOf"][0]["not"],
                 json!({"$ref": "#/$defs/tag"}),
@@ -478,7 +542,7 @@ mod tests {
             r#"{"tuple": ["string", "double", "u8"]}"#,
             r#"{"tuple": ["u8", "string"]}"#,
         ] {
-            let schema = schema_of(&shape(text));
+            let schema = one(&shape(text));
             assert!(schema["anyOf"][0].get("not").is_none(), "{text}");
         }
     }
@@ -517,6 +581,22 @@ mod tests {
             schema["properties"]["data"]["properties"]["mods"]["additionalProperties"],
             json!({"type": "integer", "minimum": 0, "maximum": 255})
         );
+    }
+
+    #[test]
+    fn a_mod_given_at_two_versions_is_checked_at_each() {
+        let v1 = shape(r#"{"object": {"notes": {"array": "string"}}}"#);
+        let v2 = shape(r#"{"object": {"notes": {"map": "string"}}}"#);
+        let game = shape("\"any\"");
+        let schema = json_schema(None, &game, 4, &[("chart", 1, &v1), ("chart", 2, &v2)]);
+        let checks = schema["allOf"].as_array().unwrap();
+        assert_eq!(checks.len(), 2);
+        for (check, version) in checks.iter().zip([1, 2]) {
+            let entry =
+                &check["if"]["properties"]["meta"]["properties"]["mods"]["properties"]["chart"];
+            assert_eq!(entry["properties"]["version"]["const"], version);
+            assert_eq!(entry["required"], json!(["version"]));
+        }
     }
 
     #[test]

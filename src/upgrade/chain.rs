@@ -200,13 +200,18 @@ impl Chain {
         steps.sort_by_key(|s| s.from);
         check_order(&steps)?;
         for step in &steps {
-            if let StepKind::Rust { revision, .. } = &step.kind {
-                if revision.trim().is_empty() {
+            match &step.kind {
+                StepKind::Rust { revision, .. } if revision.trim().is_empty() => {
                     return Err(step_chain_error(
                         step,
                         "a Rust step needs a revision that changes when its code does".to_string(),
                     ));
                 }
+                StepKind::Declared {
+                    declaration: Err(why),
+                    ..
+                } => return Err(step_chain_error(step, why.clone())),
+                _ => {}
             }
         }
         let modules = modules_of(&steps)?;
@@ -477,8 +482,8 @@ impl Chain {
 
     /// The identity of the chain: a hash of everything that decides what it makes of a
     /// save. Caches record it and are refused when it differs. It covers the writer, the
-    /// game's name, each step's version, name, description, and its Rust revision or Lua
-    /// source, every helper module a Lua step can `require`, the savechain Lua library, and
+    /// game's name, each step's version, name, description, and its Rust revision, Lua
+    /// source or declared changes (their canonical text), every helper module a Lua step can `require`, the savechain Lua library, and
     /// savechain's own version (its Rust side converts values to and from Lua); and, for
     /// each mod in the order they run, its name, what it comes after and the identity of
     /// its own chain.
@@ -577,8 +582,13 @@ fn check_order(steps: &[Step]) -> Result<()> {
 fn step_chain_error(step: &Step, message: String) -> Error {
     match &step.kind {
         StepKind::Lua { chunk, .. } => chain_error(message).with_file(chunk.file()),
+        StepKind::Declared {
+            file: Some(file), ..
+        } => chain_error(message).with_file(file),
         // No file to name: the message does.
-        StepKind::Rust { .. } => chain_error(format!("{}: {message}", step.name())),
+        StepKind::Rust { .. } | StepKind::Declared { .. } => {
+            chain_error(format!("{}: {message}", step.name()))
+        }
     }
     .in_step(step.name(), None)
 }
@@ -730,6 +740,11 @@ fn identity(
         match &step.kind {
             StepKind::Rust { revision, .. } => part(revision.as_bytes()),
             StepKind::Lua { chunk, .. } => part(chunk.source()),
+            // What the changes do, whatever spelling of their paths made them.
+            StepKind::Declared { declaration, .. } => match declaration {
+                Ok(declaration) => part(declaration.canonical().as_bytes()),
+                Err(why) => part(why.as_bytes()),
+            },
         }
     }
     for (name, module) in &modules.by_name {

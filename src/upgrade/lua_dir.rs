@@ -1,12 +1,14 @@
-//! Lua steps read from a folder: `NNNN-short-description.lua` files, each moving a save
-//! from version NNNN to NNNN + 1, and the helper modules in its subfolders, read into
-//! memory once so that what runs is what the chain's identity was made from. Nothing
-//! outside the folder is read: a link that leads out of it is an error.
+//! Steps read from a folder: `NNNN-short-description.lua` files (Lua steps) and
+//! `NNNN-short-description.json` files (declared steps), each moving a save from version
+//! NNNN to NNNN + 1, and the helper modules in its subfolders, read into memory once so
+//! that what runs is what the chain's identity was made from. Nothing outside the folder is
+//! read: a link that leads out of it is an error.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::declared::{self, Declaration};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lua::Chunk;
 
@@ -40,10 +42,20 @@ const MAX_MODULE_DEPTH: usize = 16;
 /// More helper files than this means the folder is probably not a steps folder.
 const MAX_MODULES: usize = 10_000;
 
-/// The version a step file (`NNNN-short-description.lua`) starts from, if its name is well
-/// formed.
+/// The version a Lua step file (`NNNN-short-description.lua`) starts from, if its name is
+/// well formed.
 pub(crate) fn parse_name(file_name: &str) -> Option<u64> {
-    let stem = file_name.strip_suffix(".lua")?;
+    parse_stem(file_name.strip_suffix(".lua")?)
+}
+
+/// The version a declared step file (`NNNN-short-description.json`) starts from, if its
+/// name is well formed.
+pub(crate) fn parse_declared_name(file_name: &str) -> Option<u64> {
+    parse_stem(file_name.strip_suffix(".json")?)
+}
+
+/// The version of a step file's name without its extension (`NNNN-short-description`).
+fn parse_stem(stem: &str) -> Option<u64> {
     let (digits, words) = stem.split_once('-')?;
     let well_formed = digits.len() == 4
         && digits.bytes().all(|b| b.is_ascii_digit())
@@ -75,6 +87,12 @@ pub(crate) fn misnamed(file: impl AsRef<Path>) -> Error {
     let hint = match name.rsplit_once('.') {
         Some((_, "lua")) => "helper modules go in a subfolder",
         Some((_, ext)) if ext.eq_ignore_ascii_case("lua") => "the extension is .lua, in lowercase",
+        Some((_, "json")) => {
+            "a .json file whose name starts with a digit is taken for a declared step"
+        }
+        Some((_, ext)) if ext.eq_ignore_ascii_case("json") => {
+            "the extension is .json, in lowercase"
+        }
         _ => {
             "a file whose name starts with a digit is taken for a step: keep others out of the \
              steps folder"
@@ -83,8 +101,9 @@ pub(crate) fn misnamed(file: impl AsRef<Path>) -> Error {
     Error::new(
         ErrorKind::Upgrade,
         format!(
-            "not a step file name: expected NNNN-short-description.lua (four digits, the version \
-             it upgrades from, then lowercase words joined by '-'); {hint}"
+            "not a step file name: expected NNNN-short-description.lua, or .json for a declared \
+             step (four digits, the version it upgrades from, then lowercase words joined by \
+             '-'); {hint}"
         ),
     )
     .with_file(file)
@@ -102,22 +121,33 @@ pub(crate) fn description(file_name: &str, source: &[u8]) -> String {
         }
     }
     let stem = file_name.strip_suffix(".lua").unwrap_or(file_name);
+    let stem = stem.strip_suffix(".json").unwrap_or(stem);
     let words = stem.split_once('-').map_or(stem, |(_, w)| w);
     words.replace('-', " ")
 }
 
-/// The steps of `dir`, each with the folder's helper modules; a file that looks like a step
-/// ([`looks_like_step`]) but is not named as one is an error.
 /// A step file of a folder, read.
 pub(crate) struct StepFile {
     /// The version it upgrades from.
     pub(crate) from: u64,
     pub(crate) file_name: String,
     pub(crate) description: String,
-    pub(crate) chunk: Arc<Chunk>,
+    pub(crate) body: Body,
 }
 
-/// The step files of `dir`, in name order, and the folder's helper modules.
+/// What a step file holds.
+pub(crate) enum Body {
+    /// A Lua step's source, compiled.
+    Lua(Arc<Chunk>),
+    /// A declared step's changes, and the file's path.
+    Declared {
+        declaration: Arc<Declaration>,
+        path: PathBuf,
+    },
+}
+
+/// The step files of `dir`, in name order, and the folder's helper modules; a file that
+/// looks like a step ([`looks_like_step`]) but is not named as one is an error.
 pub(crate) fn read(dir: &Path) -> Result<(Vec<StepFile>, Arc<Modules>)> {
     let entries = list(dir)?;
     let root = Root::of(dir)?;
@@ -129,12 +159,31 @@ pub(crate) fn read(dir: &Path) -> Result<(Vec<StepFile>, Arc<Modules>)> {
         if !looks_like_step(&file_name) || path.is_dir() {
             continue;
         }
+        if let Some(from) = parse_declared_name(&file_name) {
+            let text = root.read(&path)?;
+            let file = declared::read_file(&path, &text)?;
+            steps.push(StepFile {
+                from,
+                description: file
+                    .description
+                    .unwrap_or_else(|| description(&file_name, b"")),
+                body: Body::Declared {
+                    declaration: Arc::new(file.declaration),
+                    path,
+                },
+                file_name,
+            });
+            continue;
+        }
         let from = parse_name(&file_name).ok_or_else(|| misnamed(&path))?;
         let source = root.read(&path)?;
         steps.push(StepFile {
             from,
             description: description(&file_name, &source),
-            chunk: Arc::new(Chunk::of_file(&path.display().to_string(), source)),
+            body: Body::Lua(Arc::new(Chunk::of_file(
+                &path.display().to_string(),
+                source,
+            ))),
             file_name,
         });
     }

@@ -1,5 +1,5 @@
-//! The upgrade chain: small steps, each moving a save from version N to N + 1, in Rust or
-//! Lua, applied in order to bring an old save to the latest version.
+//! The upgrade chain: small steps, each moving a save from version N to N + 1, in Rust, in
+//! Lua or declared, applied in order to bring an old save to the latest version.
 //!
 //! ```
 //! use savechain::upgrade::{Chain, Step, StepContext};
@@ -46,6 +46,9 @@
 //! - **Lua steps** are identified by their source and the source of every helper module
 //!   they can `require` from their folder, read once when the chain is made: editing a
 //!   step or a helper is seen without anything else to do.
+//! - **Declared steps** ([`Step::declared`], `NNNN-short-description.json` files in a steps
+//!   folder, [`declared_steps`] of a type that derives `Declare`) are identified by what
+//!   they declare: changing a declaration is seen without anything else to do.
 //! - **Its name**, if it wants ([`Chain::for_game`]): the chain then upgrades only saves
 //!   whose `meta.game` is that name, refusing (and leaving as they are) saves of another
 //!   game and saves that name none; new and re-saved saves record it.
@@ -54,6 +57,10 @@
 //! chain whose only version is 1, and caches work with it as with any other.
 
 mod chain;
+pub mod declared;
+// Called by `Chain::with_shapes`, which is being added beside it.
+#[allow(dead_code)]
+mod declared_check;
 pub(crate) mod diff;
 mod file;
 mod lua_dir;
@@ -65,9 +72,10 @@ mod step;
 
 pub(crate) use chain::history_reached;
 pub use chain::{Chain, Mod};
+pub use declared::Declared;
 pub use diff::{Change, Changes};
 pub(crate) use file::{refuse_link, upgrade_file_in_group, WriteGroup};
 pub use file::{upgrade_file, FileReport, Target, UpgradedText};
 pub use plan::{ModReport, ModStatus, Plan};
 pub use run::{StepReport, Upgraded, Upgrader};
-pub use step::{RustStep, Step, StepContext};
+pub use step::{declared_steps, declared_steps_in, RustStep, Step, StepContext};

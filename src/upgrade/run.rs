@@ -24,7 +24,7 @@ pub struct StepReport {
     pub to: u64,
     /// The step's name ([`Step::name`]).
     pub name: String,
-    /// `"rust"` or `"lua"`.
+    /// `"rust"`, `"lua"` or `"declared"`.
     pub kind: &'static str,
     /// What the step does ([`Step::description`]).
     pub description: String,
@@ -431,6 +431,19 @@ impl<'c> Upgrader<'c> {
                 // Whatever it did, it may have made tables shared, or unshared them.
                 self.shared = None;
                 ran.map_err(|message| step_error(step, Failure::said(message), began))?;
+                Data::Tree(tree)
+            }
+            StepKind::Declared { declaration, .. } => {
+                let declaration = declaration
+                    .as_ref()
+                    .expect("a malformed declaration is refused when the chain is made");
+                let mut tree = self.tree_of(data, true)?;
+                before = per_step.then(|| tree.clone());
+                declaration
+                    .apply(&mut tree, &mut ctx.dropped)
+                    .map_err(|message| step_error(step, Failure::said(message), began))?;
+                // Moving a shared table's references about may leave it shared once.
+                self.shared = None;
                 Data::Tree(tree)
             }
             StepKind::Lua { .. } => {

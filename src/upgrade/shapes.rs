@@ -63,7 +63,18 @@ impl Chain {
     /// # Ok::<(), savechain::Error>(())
     /// ```
     pub fn check_save(&self, save: &Save) -> Result<Vec<Mismatch>> {
-        self.mismatches(save, true, &|_| false)
+        let version = save.meta.version;
+        let mut found = self
+            .check_game_data(&save.data, version)
+            .ok_or_else(|| no_shape(&self.shapes, version))?;
+        for m in &self.mods {
+            found.extend(
+                m.check_part(save)?
+                    .map(|(_, found)| found)
+                    .unwrap_or_default(),
+            );
+        }
+        Ok(found)
     }
 
     /// [`Chain::check_save`], leaving out the parts whose version has no recorded shape
@@ -74,61 +85,31 @@ impl Chain {
         save: &Save,
         unchecked: &dyn Fn(Option<&str>) -> bool,
     ) -> Vec<Mismatch> {
-        self.mismatches(save, false, unchecked)
-            .expect("a missing shape is left out, not an error")
+        let mut found = Vec::new();
+        if !unchecked(None) {
+            found = self
+                .check_game_data(&save.data, save.meta.version)
+                .unwrap_or_default();
+        }
+        for m in self.mods.iter().filter(|m| !unchecked(Some(m.name()))) {
+            if let Ok(Some((_, part))) = m.check_part(save) {
+                found.extend(part);
+            }
+        }
+        found
     }
 
-    /// The mismatches of `save`; a part whose version has no recorded shape is an error
-    /// when `need_shapes`, left unchecked otherwise, and so are the parts `unchecked`
-    /// names.
-    fn mismatches(
-        &self,
-        save: &Save,
-        need_shapes: bool,
-        unchecked: &dyn Fn(Option<&str>) -> bool,
-    ) -> Result<Vec<Mismatch>> {
-        let version = save.meta.version;
-        let mut found = Vec::new();
-        match self.shapes.get(version).filter(|_| !unchecked(None)) {
-            Some(shape) => {
-                let data = Path::from(vec![Segment::Key("data".into())]);
-                found = shape.check_at(&save.data, &data);
-                if !names_mods(shape) {
-                    allow_mods_member(&mut found, &save.data);
-                }
-            }
-            None if need_shapes && !unchecked(None) => return Err(no_shape(&self.shapes, version)),
-            None => {}
+    /// The mismatches of the game's `data` at `version` against the game's shape of it
+    /// (`data.mods` allowed as [`Chain::check_save`] says), paths from the save's root;
+    /// `None` when `version` has no recorded shape.
+    pub(crate) fn check_game_data(&self, data: &Value, version: u64) -> Option<Vec<Mismatch>> {
+        let shape = self.shapes.get(version)?;
+        let at = Path::from(vec![Segment::Key("data".into())]);
+        let mut found = shape.check_at(data, &at);
+        if !names_mods(shape) {
+            allow_mods_member(&mut found, data);
         }
-        for m in &self.mods {
-            if m.shapes().is_empty() || unchecked(Some(m.name())) {
-                continue;
-            }
-            let Some(version) = mod_version(&save.meta, m.name()) else {
-                continue;
-            };
-            let shape = match m.shapes().get(version) {
-                Some(shape) => shape,
-                None if need_shapes => return Err(no_shape(m.shapes(), version).in_mod(m.name())),
-                None => continue,
-            };
-            let at = Path::from(vec![
-                Segment::Key("data".into()),
-                Segment::Key("mods".into()),
-                Segment::Key(m.name().to_string()),
-            ]);
-            match save.data.get("mods").and_then(|mods| mods.get(m.name())) {
-                Some(part) => found.extend(shape.check_at(part, &at)),
-                None if *shape == Shape::Any => {}
-                None => found.push(Mismatch {
-                    path: at,
-                    expected: shape.describe(),
-                    found: "the member is missing".to_string(),
-                    kind: MismatchKind::Missing,
-                }),
-            }
-        }
-        Ok(found)
+        Some(found)
     }
 }
 
@@ -146,6 +127,39 @@ impl Mod {
     /// The shapes recorded for its data versions.
     pub fn shapes(&self) -> &Shapes {
         self.chain.shapes()
+    }
+
+    /// The shape of the version `meta.mods.<name>` records and the mismatches of its part of
+    /// `save` (`data.mods.<name>`) against it, paths from the save's root; `None` when it is not
+    /// checked (the mod has no shapes, or the save records no version of it). An error when
+    /// that version has no recorded shape.
+    pub(crate) fn check_part(&self, save: &Save) -> Result<Option<(&Shape, Vec<Mismatch>)>> {
+        if self.shapes().is_empty() {
+            return Ok(None);
+        }
+        let Some(version) = mod_version(&save.meta, self.name()) else {
+            return Ok(None);
+        };
+        let shape = self
+            .shapes()
+            .get(version)
+            .ok_or_else(|| no_shape(self.shapes(), version).in_mod(self.name()))?;
+        let at = Path::from(vec![
+            Segment::Key("data".into()),
+            Segment::Key("mods".into()),
+            Segment::Key(self.name().to_string()),
+        ]);
+        let found = match save.data.get("mods").and_then(|mods| mods.get(self.name())) {
+            Some(part) => shape.check_at(part, &at),
+            None if *shape == Shape::Any => Vec::new(),
+            None => vec![Mismatch {
+                path: at,
+                expected: shape.describe(),
+                found: "the member is missing".to_string(),
+                kind: MismatchKind::Missing,
+            }],
+        };
+        Ok(Some((shape, found)))
     }
 }
 

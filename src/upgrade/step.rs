@@ -1,4 +1,5 @@
-//! One upgrade step, from version N to N + 1, in Rust or Lua, and what a Rust step is told.
+//! One upgrade step, from version N to N + 1, in Rust, in Lua or declared, and what a Rust
+//! step is told.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -6,7 +7,8 @@ use std::sync::Arc;
 
 use mlua::Function;
 
-use super::lua_dir::{self, Modules};
+use super::declared::{self, Change, Declaration, Declared};
+use super::lua_dir::{self, Body, Modules};
 use crate::error::LuaFailure;
 use crate::error::Result;
 use crate::lua::{with_globals, Chunk, Sandbox, SandboxError};
@@ -76,6 +78,12 @@ pub(super) enum StepKind {
         chunk: Arc<Chunk>,
         modules: Option<Arc<Modules>>,
     },
+    /// Declared changes ([`Step::declared`]), read (or why they cannot be, which
+    /// [`Chain::new`](super::Chain::new) reports), and the file they came from, if any.
+    Declared {
+        declaration: std::result::Result<Arc<Declaration>, String>,
+        file: Option<std::path::PathBuf>,
+    },
 }
 
 /// One step: from version `from` to `from + 1`.
@@ -132,25 +140,77 @@ impl Step {
         })
     }
 
-    /// The Lua steps of a folder: every `NNNN-short-description.lua` file in it, each
+    /// A declared step, from version `from` to `from + 1`: `changes` applied to the data in
+    /// order (see [`Change`] for each). The changes are the step's identity: a changed
+    /// declaration refuses caches made by the old one. Its name is `NNNN (declared)`.
+    ///
+    /// A malformed change (a path that is not one, a drop without a reason) is an error
+    /// when the chain is made ([`Chain::new`](super::Chain::new)), naming the step and the
+    /// change.
+    pub fn declared(from: u64, description: &str, changes: Vec<Change>) -> Step {
+        let declaration = Declaration::new(&changes)
+            .map(Arc::new)
+            .map_err(|invalid| format!("change {}: {}", invalid.index, invalid.message));
+        Step {
+            from,
+            name: format!("{from:04} (declared)"),
+            description: description.to_string(),
+            kind: StepKind::Declared {
+                declaration,
+                file: None,
+            },
+        }
+    }
+
+    /// A declared step from its file name (`NNNN-short-description.json`, where NNNN is the
+    /// version it upgrades from) and text, as [`Step::lua_dir`] reads one from a folder:
+    /// for a game that compiles its step files in (`include_str!`). Its description is the
+    /// file's `description`, or the words of the file name. Errors name the file and the
+    /// change (`0006-shields.json: at changes[1]: a drop needs "reason": ...`).
+    pub fn declared_file(file_name: &str, text: impl AsRef<[u8]>) -> Result<Step> {
+        let from =
+            lua_dir::parse_declared_name(file_name).ok_or_else(|| lua_dir::misnamed(file_name))?;
+        let file = declared::read_file(std::path::Path::new(file_name), text.as_ref())?;
+        Ok(Step {
+            from,
+            name: file_name.to_string(),
+            description: file
+                .description
+                .unwrap_or_else(|| lua_dir::description(file_name, b"")),
+            kind: StepKind::Declared {
+                declaration: Ok(Arc::new(file.declaration)),
+                file: None,
+            },
+        })
+    }
+
+    /// The steps of a folder: every `NNNN-short-description.lua` file in it, a Lua step
     /// allowed to `require` the helper modules in the folder's subfolders
-    /// (`require("lib.util")` loads `lib/util.lua`).
+    /// (`require("lib.util")` loads `lib/util.lua`), and every
+    /// `NNNN-short-description.json` file, a declared step ([`Step::declared_file`]).
     ///
     /// Steps and helpers are read now, once: what runs is what the chain's identity was
     /// made from. A file directly in the folder that looks like a step but is misnamed (any
     /// other `.lua` file, `.LUA`, or a name that starts with a digit: `2-x.lua`,
-    /// `0002_x.lua`, `0002-x.lua.bak`) is an error naming it, since skipping it would end
-    /// the chain early or leave a gap. Other files (`README.md`), hidden files and folders
-    /// other than those of helper modules are ignored.
+    /// `0002_x.lua`, `0002-x.lua.bak`, `2-x.json`) is an error naming it, since skipping it
+    /// would end the chain early or leave a gap. Other files (`README.md`, a mod's
+    /// `mod.json`), hidden files and folders other than those of helper modules are
+    /// ignored.
     pub fn lua_dir(dir: impl AsRef<std::path::Path>) -> Result<Vec<Step>> {
         let (files, modules) = lua_dir::read(dir.as_ref())?;
         let steps = files.into_iter().map(|file| Step {
             from: file.from,
             name: file.file_name,
             description: file.description,
-            kind: StepKind::Lua {
-                chunk: file.chunk,
-                modules: Some(modules.clone()),
+            kind: match file.body {
+                Body::Lua(chunk) => StepKind::Lua {
+                    chunk,
+                    modules: Some(modules.clone()),
+                },
+                Body::Declared { declaration, path } => StepKind::Declared {
+                    declaration: Ok(declaration),
+                    file: Some(path),
+                },
             },
         });
         Ok(steps.collect())
@@ -166,7 +226,8 @@ impl Step {
         self.from + 1
     }
 
-    /// The file a Lua step came from, or `NNNN (rust)` for a Rust step.
+    /// The file a Lua or declared step came from, `NNNN (rust)` for a Rust step, or
+    /// `NNNN (declared)` for a step of [`Step::declared`].
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -176,13 +237,55 @@ impl Step {
         &self.description
     }
 
-    /// `"rust"` or `"lua"`.
+    /// `"rust"`, `"lua"` or `"declared"`.
     pub fn kind_name(&self) -> &'static str {
         match self.kind {
             StepKind::Rust { .. } => "rust",
             StepKind::Lua { .. } => "lua",
+            StepKind::Declared { .. } => "declared",
         }
     }
+
+    /// A declared step's changes, in order; `None` for a Rust or Lua step, or a declared
+    /// one whose changes are malformed (an error when a chain is made of it).
+    pub fn declared_changes(&self) -> Option<&[Change]> {
+        match &self.kind {
+            StepKind::Declared {
+                declaration: Ok(declaration),
+                ..
+            } => Some(declaration.changes()),
+            _ => None,
+        }
+    }
+}
+
+/// The declared steps of `T`, the type of a save's `data`: one [`Step::declared`] for each
+/// version that has changes, described by its changes. A game adds them to its Rust (or
+/// Lua) steps, `Chain::new(VERSION, [rust_steps, declared_steps::<State>()].concat())`: a
+/// version has either a declared step or a written one (two steps from one version are an
+/// error when the chain is made).
+pub fn declared_steps<T: Declared>() -> Vec<Step> {
+    declared_steps_in::<T>(..)
+}
+
+/// [`declared_steps`] of the versions in `from` alone (`1..6`: the steps from versions 1 to
+/// 5), for a game that declares some versions' changes elsewhere, or writes their steps.
+pub fn declared_steps_in<T: Declared>(from: impl std::ops::RangeBounds<u64>) -> Vec<Step> {
+    let mut versions = T::versions();
+    versions.retain(|v| from.contains(v));
+    versions.sort_unstable();
+    versions.dedup();
+    versions
+        .into_iter()
+        .filter_map(|from| {
+            let changes = T::changes(from);
+            if changes.is_empty() {
+                return None;
+            }
+            let words: Vec<String> = changes.iter().map(Change::to_string).collect();
+            Some(Step::declared(from, &words.join("; "), changes))
+        })
+        .collect()
 }
 
 impl fmt::Debug for Step {

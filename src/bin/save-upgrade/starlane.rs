@@ -3,19 +3,20 @@
 //! versions 1 to 9. `save-upgrade` uses it unless given `--upgrades DIR`; `fixtures/` holds
 //! saves at every version, and the tests and benchmarks include this file too.
 //!
-//! The Lua steps are the files of `upgrades/`, compiled in; the Rust steps are below. The
+//! The Lua and declared steps are the files of `upgrades/`, compiled in; the Rust steps are
+//! below. The
 //! chain's writer is save-upgrade's own version, the release of the tool that carries it.
 //! The chain names its game, so it upgrades only saves whose `meta.game` is [`GAME`]: run
 //! on another game's saves by mistake, it refuses them instead of garbling them.
 //!
 //! | step | kind | what a release changed |
 //! | --- | --- | --- |
-//! | 1 -> 2 | Lua | rename `player.reputation` to `standing`; move `player.credits` into `player.wallet` |
+//! | 1 -> 2 | declared | rename `player.reputation` to `standing`; move `player.credits` into `player.wallet` |
 //! | 2 -> 3 | Rust | credits become a double; `player.name` splits into `given` and `family` |
 //! | 3 -> 4 | Lua | positions change units (x1000); hull from percent to a fraction |
 //! | 4 -> 5 | Lua | `systems` turns from an array into a table keyed by id |
 //! | 5 -> 6 | Rust | `ship.dock_system` and `ship.dock_bay` merge into `ship.dock`; `player.rank` becomes an enum-like table |
-//! | 6 -> 7 | Lua | `ship.shield` added with a default; `player.tutorial_done` dropped |
+//! | 6 -> 7 | declared | `ship.shield` added with a default; `player.tutorial_done` dropped |
 //! | 7 -> 8 | Lua | the missions module's state is reshaped into one log |
 //! | 8 -> 9 | Rust | every cargo record changes layout |
 
@@ -23,12 +24,20 @@ use savechain::shape::Shapes;
 use savechain::upgrade::{Chain, Step, StepContext};
 use savechain::{Map, Result, Value};
 
+/// The declared steps of `upgrades/`, by file name.
+const DECLARED_STEPS: &[(&str, &str)] = &[
+    (
+        "0001-reputation-and-wallet.json",
+        include_str!("../../../upgrades/0001-reputation-and-wallet.json"),
+    ),
+    (
+        "0006-shields-and-tutorial.json",
+        include_str!("../../../upgrades/0006-shields-and-tutorial.json"),
+    ),
+];
+
 /// The Lua steps of `upgrades/`, by file name.
 const LUA_STEPS: &[(&str, &str)] = &[
-    (
-        "0001-reputation-and-wallet.lua",
-        include_str!("../../../upgrades/0001-reputation-and-wallet.lua"),
-    ),
     (
         "0003-units.lua",
         include_str!("../../../upgrades/0003-units.lua"),
@@ -36,10 +45,6 @@ const LUA_STEPS: &[(&str, &str)] = &[
     (
         "0004-systems-by-id.lua",
         include_str!("../../../upgrades/0004-systems-by-id.lua"),
-    ),
-    (
-        "0006-shields-and-tutorial.lua",
-        include_str!("../../../upgrades/0006-shields-and-tutorial.lua"),
     ),
     (
         "0007-mission-log.lua",
@@ -114,6 +119,9 @@ pub fn chain() -> Result<Chain> {
     ];
     for (file, source) in LUA_STEPS {
         steps.push(Step::lua(file, source)?);
+    }
+    for (file, text) in DECLARED_STEPS {
+        steps.push(Step::declared_file(file, text)?);
     }
     Chain::new(env!("CARGO_PKG_VERSION"), steps)?
         .for_game(GAME)?

@@ -1,0 +1,688 @@
+//! `#[derive(Declare)]`: a save's history declared on the fields of the game's types, as
+//! savechain's declared steps (`savechain::upgrade::declared`). Use it through the
+//! library, `savechain::Declare`, with its `derive` feature.
+//!
+//! Each field says what happened to it, and at which version (`at = N`: in the step from
+//! version N to N + 1); the struct says which of its members were dropped, and why:
+//!
+//! ```text
+//! #[derive(serde::Serialize, serde::Deserialize, savechain::Declare)]
+//! #[savechain(dropped(name = "mana", at = 2, reason = "magic left the game"))]
+//! struct Hero {
+//!     #[savechain(renamed(from = "hp", at = 1))]
+//!     health: u32,
+//!     #[savechain(moved(from = "purse.gold", at = 2), to_double(at = 2))]
+//!     gold: f64,
+//!     #[savechain(added(at = 3, default = 100.0))]
+//!     shield: f64,
+//!     #[savechain(each)]
+//!     cargo: Vec<Crate>,
+//! }
+//! ```
+//!
+//! Field events: `renamed(from = "old", at = N)` (a member of the same object),
+//! `moved(from = "path.relative.to.the.struct", at = N)`, `added(at = N, default = EXPR)`
+//! (`EXPR` a Rust expression, converted to the save's value by `savechain::to_value`),
+//! `to_double(at = N)`, `wrapped(at = N)` (`v` becomes `[v]`), `unwrapped(at = N)`.
+//! Nesting: `nested` on a field whose type derives `Declare` (through an `Option`),
+//! `each` on a `Vec<T>` (each element's `T`), `each_value` on a map (each value's type,
+//! the map's last type argument). A field's key is its name, or its
+//! `#[serde(rename = "...")]`.
+//!
+//! Clippy's `duplicated_attributes` lint takes two `dropped(.., at = N, ..)` of one
+//! struct for a repeated attribute: allow it on that struct.
+//!
+//! Within one version, the changes are: the renames and moves, then the rest field by field
+//! (nested types' changes at the field's place), then the struct's drops (so a member can
+//! be moved out of an object that is then dropped).
+
+#![deny(missing_docs)]
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{parse_macro_input, Data, DeriveInput, Error, Expr, Fields, LitInt, LitStr, Type};
+
+/// Derives `savechain::upgrade::Declared` from `#[savechain(...)]` attributes: see the
+/// crate's documentation.
+#[proc_macro_derive(Declare, attributes(savechain))]
+pub fn derive_declare(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+/// What happened to a field at one version.
+enum Event {
+    Renamed { from: String },
+    Moved { from: String },
+    Added { default: Box<Expr> },
+    ToDouble,
+    Wrapped,
+    Unwrapped,
+}
+
+struct Dated {
+    event: Event,
+    at: u64,
+    span: Span,
+}
+
+/// How a field's own type declares its history.
+#[derive(Clone, Copy, PartialEq)]
+enum Nesting {
+    None,
+    Nested,
+    Each,
+    EachValue,
+}
+
+struct Field {
+    key: String,
+    ty: Type,
+    events: Vec<Dated>,
+    nesting: Nesting,
+    nesting_span: Span,
+}
+
+struct Dropped {
+    name: String,
+    at: u64,
+    reason: String,
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
+    let Data::Struct(data) = &input.data else {
+        return Err(Error::new(
+            input.ident.span(),
+            "Declare is for structs with named fields: an enum's history is declared with a \
+             step",
+        ));
+    };
+    let Fields::Named(named) = &data.fields else {
+        return Err(Error::new(
+            data.fields.span(),
+            "Declare is for structs with named fields",
+        ));
+    };
+    let dropped = struct_attributes(input)?;
+    let mut fields = Vec::new();
+    for field in &named.named {
+        fields.push(field_attributes(field)?);
+    }
+
+    let mut versions: Vec<u64> = dropped.iter().map(|d| d.at).collect();
+    for field in &fields {
+        versions.extend(field.events.iter().map(|e| e.at));
+    }
+    let nested_versions = fields
+        .iter()
+        .filter(|f| f.nesting != Nesting::None)
+        .map(|f| {
+            let ty = inner_type(f)?;
+            Ok(quote_spanned! {f.nesting_span=>
+                versions.extend(<#ty as ::savechain::upgrade::Declared>::versions());
+            })
+        })
+        .collect::<syn::Result<Vec<_>>>()?;
+
+    // The changes of version `from`, in order: renames and moves, the rest, drops.
+    let mut drops = Vec::new();
+    for d in &dropped {
+        let (at, path, reason) = (d.at, key_text(&d.name), &d.reason);
+        drops.push(quote! {
+            if from == #at {
+                changes.push(::savechain::upgrade::declared::Change::drop(#path, #reason));
+            }
+        });
+    }
+    let mut renames = Vec::new();
+    let mut rest = Vec::new();
+    for field in &fields {
+        for dated in &field.events {
+            let at = dated.at;
+            let here = name_after(field, at);
+            let change = match &dated.event {
+                Event::Renamed { from } => {
+                    let to = key_after(field, at);
+                    renames.push(quote! {
+                        if from == #at {
+                            changes.push(::savechain::upgrade::declared::Change::rename(#from, #to));
+                        }
+                    });
+                    continue;
+                }
+                Event::Moved { from } => {
+                    renames.push(quote! {
+                        if from == #at {
+                            changes.push(::savechain::upgrade::declared::Change::moved(#from, #here));
+                        }
+                    });
+                    continue;
+                }
+                Event::Added { default } => {
+                    let message = format!(
+                        "the default of {} (savechain(added(default = ...))) is a value a save \
+                         can hold",
+                        field.key
+                    );
+                    quote_spanned! {default.span()=>
+                        ::savechain::upgrade::declared::Change::add(
+                            #here,
+                            ::savechain::to_value(&(#default)).expect(#message),
+                        )
+                    }
+                }
+                Event::ToDouble => {
+                    quote! { ::savechain::upgrade::declared::Change::to_double(#here) }
+                }
+                Event::Wrapped => quote! { ::savechain::upgrade::declared::Change::wrap(#here) },
+                Event::Unwrapped => {
+                    quote! { ::savechain::upgrade::declared::Change::unwrap(#here) }
+                }
+            };
+            rest.push(quote! {
+                if from == #at {
+                    changes.push(#change);
+                }
+            });
+        }
+        if field.nesting != Nesting::None {
+            let ty = inner_type(field)?;
+            let key = key_text(&field.key);
+            let suffix = match field.nesting {
+                Nesting::Each => "[]",
+                Nesting::EachValue => "[*]",
+                _ => "",
+            };
+            // The field's key as of the step: renamed later, it has its older name.
+            let keys = field_names(field);
+            rest.push(quote_spanned! {field.nesting_span=>
+                {
+                    let names: &[(u64, &str)] = &[#(#keys),*];
+                    let key: &str = names
+                        .iter()
+                        .find(|(after, _)| from <= *after)
+                        .map_or(#key, |(_, key)| *key);
+                    let prefix = ::std::format!("{}{}", key, #suffix);
+                    for change in <#ty as ::savechain::upgrade::Declared>::changes(from) {
+                        changes.push(change.under(&prefix));
+                    }
+                }
+            });
+        }
+    }
+
+    let name = &input.ident;
+    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
+    Ok(quote! {
+        impl #impl_generics ::savechain::upgrade::Declared for #name #type_generics #where_clause {
+            fn changes(from: u64) -> ::std::vec::Vec<::savechain::upgrade::declared::Change> {
+                let mut changes = ::std::vec::Vec::new();
+                #(#renames)*
+                #(#rest)*
+                #(#drops)*
+                changes
+            }
+
+            fn versions() -> ::std::vec::Vec<u64> {
+                let mut versions: ::std::vec::Vec<u64> = ::std::vec![#(#versions),*];
+                #(#nested_versions)*
+                versions.sort_unstable();
+                versions.dedup();
+                versions
+            }
+        }
+    })
+}
+
+/// A key as a declared path writes it: bare when it is a plain name, quoted otherwise.
+fn key_text(key: &str) -> String {
+    let mut chars = key.chars();
+    let plain = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        key.to_string()
+    } else {
+        format!("[{key:?}]")
+    }
+}
+
+/// The field's key (not a path) once the step from `at` has run: its key, or the name a
+/// later rename or move gives it that key from.
+fn key_after(field: &Field, at: u64) -> String {
+    let later = field
+        .events
+        .iter()
+        .filter(|e| e.at > at)
+        .filter_map(|e| match &e.event {
+            Event::Renamed { from } | Event::Moved { from } => Some((e.at, from)),
+            _ => None,
+        })
+        .min_by_key(|(at, _)| *at);
+    match later {
+        None => field.key.clone(),
+        Some((_, from)) => from.rsplit('.').next().unwrap_or(from).to_string(),
+    }
+}
+
+/// The field's path once the step from `at` has run: its key, or, when a later rename or
+/// move gave it that key, the name it had before.
+fn name_after(field: &Field, at: u64) -> String {
+    let mut name = key_text(&field.key);
+    let mut later: Vec<&Dated> = field
+        .events
+        .iter()
+        .filter(|e| e.at > at && matches!(e.event, Event::Renamed { .. } | Event::Moved { .. }))
+        .collect();
+    later.sort_by_key(|e| std::cmp::Reverse(e.at));
+    for dated in later {
+        match &dated.event {
+            Event::Renamed { from } | Event::Moved { from } => name = from.clone(),
+            _ => {}
+        }
+    }
+    name
+}
+
+/// For a nested field renamed or moved: `(version, name)` pairs, the name the field has
+/// after the steps up to `version` ran, for each version with such an event; a step from a
+/// later version uses the field's key.
+fn field_names(field: &Field) -> Vec<Tokens> {
+    let mut ats: Vec<u64> = field
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, Event::Renamed { .. } | Event::Moved { .. }))
+        .map(|e| e.at)
+        .collect();
+    ats.sort_unstable();
+    ats.dedup();
+    // Before (or at) the first rename's version, the oldest name; and so on.
+    ats.iter()
+        .map(|&at| {
+            let name = name_after(field, at.saturating_sub(1));
+            quote! { (#at - 1u64, #name) }
+        })
+        .collect()
+}
+
+/// The type whose history a nested field declares: the field's type (through an
+/// `Option`), the element of a `Vec` (`each`), the value of a map (`each_value`).
+fn inner_type(field: &Field) -> syn::Result<Type> {
+    let ty = generic_args(&field.ty, "Option")
+        .and_then(|args| args.into_iter().next())
+        .unwrap_or_else(|| field.ty.clone());
+    match field.nesting {
+        Nesting::Nested | Nesting::None => Ok(ty),
+        Nesting::Each => last_arg(&ty).ok_or_else(|| {
+            Error::new(
+                field.nesting_span,
+                "each is for a Vec<T> (or another type with one type argument) whose T derives \
+                 Declare",
+            )
+        }),
+        Nesting::EachValue => last_arg(&ty).ok_or_else(|| {
+            Error::new(
+                field.nesting_span,
+                "each_value is for a map (BTreeMap<K, V>, HashMap<K, V>) whose V derives \
+                 Declare",
+            )
+        }),
+    }
+}
+
+/// The type arguments of `ty` when it is the type `name` (`Option<T>`).
+fn generic_args(ty: &Type, name: &str) -> Option<Vec<Type>> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    type_args(&last.arguments)
+}
+
+fn type_args(arguments: &syn::PathArguments) -> Option<Vec<Type>> {
+    let syn::PathArguments::AngleBracketed(args) = arguments else {
+        return None;
+    };
+    Some(
+        args.args
+            .iter()
+            .filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// The last type argument of `ty` (`Vec<T>`: T; `BTreeMap<K, V>`: V).
+fn last_arg(ty: &Type) -> Option<Type> {
+    let Type::Path(path) = ty else { return None };
+    type_args(&path.path.segments.last()?.arguments)?.pop()
+}
+
+fn struct_attributes(input: &DeriveInput) -> syn::Result<Vec<Dropped>> {
+    let mut dropped = Vec::new();
+    for attr in &input.attrs {
+        if attr.path().is_ident("serde") {
+            refuse_rename_all(attr)?;
+        }
+        if !attr.path().is_ident("savechain") {
+            continue;
+        }
+        attr.parse_nested_meta(|meta| {
+            if !meta.path.is_ident("dropped") {
+                return Err(meta.error(
+                    "on a struct, savechain(...) takes dropped(name = \"...\", at = N, reason = \
+                     \"...\"); a field's history goes on the field",
+                ));
+            }
+            let span = meta.path.span();
+            let (mut name, mut at, mut reason) = (None, None, None);
+            meta.parse_nested_meta(|inner| {
+                if inner.path.is_ident("name") {
+                    name = Some(inner.value()?.parse::<LitStr>()?.value());
+                } else if inner.path.is_ident("at") {
+                    at = Some(version(&inner.value()?.parse::<LitInt>()?)?);
+                } else if inner.path.is_ident("reason") {
+                    let text = inner.value()?.parse::<LitStr>()?;
+                    if text.value().trim().is_empty() {
+                        return Err(Error::new(
+                            text.span(),
+                            "a drop says why the data can go: a drop is never silent",
+                        ));
+                    }
+                    reason = Some(text.value());
+                } else {
+                    return Err(inner.error("dropped takes name, at and reason"));
+                }
+                Ok(())
+            })?;
+            let missing = |what: &str| {
+                Error::new(span, format!("dropped needs {what}: dropped(name = \"mana\", at = 2, reason = \"magic left the game\")"))
+            };
+            dropped.push(Dropped {
+                name: name.ok_or_else(|| missing("name"))?,
+                at: at.ok_or_else(|| missing("at"))?,
+                reason: reason.ok_or_else(|| missing("a reason"))?,
+            });
+            Ok(())
+        })?;
+    }
+    Ok(dropped)
+}
+
+/// The key a save uses for a struct's members is the field's name unless serde renames it;
+/// `rename_all` would change every key in ways this derive does not follow.
+fn refuse_rename_all(attr: &syn::Attribute) -> syn::Result<()> {
+    let mut found = None;
+    // Other serde options are serde's business: read past them.
+    let _ = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("rename_all") {
+            found = Some(meta.path.span());
+        }
+        if meta.input.peek(syn::Token![=]) {
+            let _: Expr = meta.value()?.parse()?;
+        } else if meta.input.peek(syn::token::Paren) {
+            let _ = meta.parse_nested_meta(|inner| {
+                if inner.input.peek(syn::Token![=]) {
+                    let _: Expr = inner.value()?.parse()?;
+                }
+                Ok(())
+            });
+        }
+        Ok(())
+    });
+    match found {
+        Some(span) => Err(Error::new(
+            span,
+            "Declare does not follow serde's rename_all: rename each field with \
+             #[serde(rename = \"...\")] instead",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A field's `#[serde(rename = "...")]`, if it has one.
+fn serde_rename(field: &syn::Field) -> syn::Result<Option<String>> {
+    let mut renamed = None;
+    for attr in &field.attrs {
+        if !attr.path().is_ident("serde") {
+            continue;
+        }
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") && meta.input.peek(syn::Token![=]) {
+                renamed = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let _ = meta.parse_nested_meta(|inner| {
+                    if inner.input.peek(syn::Token![=]) {
+                        let _: Expr = inner.value()?.parse()?;
+                    }
+                    Ok(())
+                });
+            }
+            Ok(())
+        });
+    }
+    Ok(renamed)
+}
+
+fn version(lit: &LitInt) -> syn::Result<u64> {
+    let at: u64 = lit.base10_parse()?;
+    if at == 0 {
+        return Err(Error::new(
+            lit.span(),
+            "versions start at 1: at = N is the step from version N to N + 1",
+        ));
+    }
+    Ok(at)
+}
+
+fn field_attributes(field: &syn::Field) -> syn::Result<Field> {
+    let ident = field.ident.as_ref().expect("named fields");
+    let key = match serde_rename(field)? {
+        Some(key) => key,
+        None => ident.to_string().trim_start_matches("r#").to_string(),
+    };
+    let mut out = Field {
+        key,
+        ty: field.ty.clone(),
+        events: Vec::new(),
+        nesting: Nesting::None,
+        nesting_span: ident.span(),
+    };
+    for attr in &field.attrs {
+        if !attr.path().is_ident("savechain") {
+            continue;
+        }
+        attr.parse_nested_meta(|meta| {
+            let span = meta.path.span();
+            let word = meta
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            let nesting = match word.as_str() {
+                "nested" => Some(Nesting::Nested),
+                "each" => Some(Nesting::Each),
+                "each_value" => Some(Nesting::EachValue),
+                _ => None,
+            };
+            if let Some(nesting) = nesting {
+                if out.nesting != Nesting::None {
+                    return Err(meta.error("one of nested, each and each_value per field"));
+                }
+                out.nesting = nesting;
+                out.nesting_span = span;
+                return Ok(());
+            }
+            let (mut from, mut at, mut default) = (None, None, None);
+            let known = [
+                "renamed",
+                "moved",
+                "added",
+                "to_double",
+                "wrapped",
+                "unwrapped",
+            ];
+            if !known.contains(&word.as_str()) {
+                return Err(meta.error(
+                    "a field's savechain(...) takes renamed, moved, added, to_double, wrapped, \
+                     unwrapped, nested, each or each_value",
+                ));
+            }
+            meta.parse_nested_meta(|inner| {
+                if inner.path.is_ident("at") {
+                    at = Some(version(&inner.value()?.parse::<LitInt>()?)?);
+                } else if inner.path.is_ident("from")
+                    && matches!(word.as_str(), "renamed" | "moved")
+                {
+                    let text = inner.value()?.parse::<LitStr>()?;
+                    if text.value().is_empty() {
+                        return Err(Error::new(text.span(), "from is a member's name"));
+                    }
+                    if word == "renamed" && text.value().contains(['.', '[']) {
+                        return Err(Error::new(
+                            text.span(),
+                            "renamed takes the old name of a member of the same struct; a \
+                             path elsewhere is moved(from = \"...\")",
+                        ));
+                    }
+                    from = Some(text.value());
+                } else if inner.path.is_ident("default") && word == "added" {
+                    default = Some(inner.value()?.parse::<Expr>()?);
+                } else {
+                    let takes = match word.as_str() {
+                        "renamed" | "moved" => "from and at",
+                        "added" => "at and default",
+                        _ => "at",
+                    };
+                    return Err(inner.error(format!("{word} takes {takes}")));
+                }
+                Ok(())
+            })?;
+            let at = at.ok_or_else(|| {
+                Error::new(
+                    span,
+                    format!("{word} needs at = N, the version whose step makes the change"),
+                )
+            })?;
+            let needs = |what: &str| Error::new(span, format!("{word} needs {what}"));
+            let event = match word.as_str() {
+                "renamed" => Event::Renamed {
+                    from: from.ok_or_else(|| needs("from = \"old name\""))?,
+                },
+                "moved" => Event::Moved {
+                    from: from.ok_or_else(|| needs("from = \"path.relative.to.the.struct\""))?,
+                },
+                "added" => {
+                    Event::Added {
+                        default: Box::new(default.ok_or_else(|| {
+                            needs("default = EXPR, the value where it is missing")
+                        })?),
+                    }
+                }
+                "to_double" => Event::ToDouble,
+                "wrapped" => Event::Wrapped,
+                _ => Event::Unwrapped,
+            };
+            out.events.push(Dated { event, at, span });
+            Ok(())
+        })?;
+    }
+    // A field added at N has no history before N.
+    if let Some(added) = out
+        .events
+        .iter()
+        .find(|e| matches!(e.event, Event::Added { .. }))
+    {
+        if let Some(earlier) = out.events.iter().find(|e| e.at < added.at) {
+            return Err(Error::new(
+                earlier.span,
+                format!(
+                    "the field is added at {}: it has no history before that",
+                    added.at
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error `expand` gives for `source`, and the text its span covers.
+    fn error(source: &str) -> (String, String) {
+        let input: DeriveInput = syn::parse_str(source).unwrap();
+        let Err(error) = expand(&input) else {
+            panic!("no error for {source}")
+        };
+        let covered = error.span().source_text().unwrap_or_default();
+        (error.to_string(), covered)
+    }
+
+    #[test]
+    fn bad_attributes_are_errors_at_the_attribute() {
+        let (message, covered) =
+            error(r#"struct S { #[savechain(renamed(from = "hp"))] health: u32 }"#);
+        assert_eq!(
+            message,
+            "renamed needs at = N, the version whose step makes the change"
+        );
+        assert_eq!(covered, "renamed");
+        let (message, covered) =
+            error(r#"struct S { #[savechain(renamed(form = "hp", at = 1))] h: u32 }"#);
+        assert_eq!(message, "renamed takes from and at");
+        assert_eq!(covered, "form");
+        let (message, _) =
+            error(r#"struct S { #[savechain(renamed(from = "a.b", at = 1))] h: u32 }"#);
+        assert!(
+            message.starts_with("renamed takes the old name"),
+            "{message}"
+        );
+        let (message, _) = error(r#"struct S { #[savechain(added(at = 0, default = 1))] h: u32 }"#);
+        assert!(message.starts_with("versions start at 1"), "{message}");
+        let (message, _) = error(r#"struct S { #[savechain(rename(from = "x", at = 1))] h: u32 }"#);
+        assert!(
+            message.starts_with("a field's savechain(...) takes renamed"),
+            "{message}"
+        );
+        let (message, _) =
+            error(r#"#[savechain(dropped(name = "mana", at = 2))] struct S { h: u32 }"#);
+        assert!(message.starts_with("dropped needs a reason"), "{message}");
+        let (message, _) = error(
+            r#"#[savechain(dropped(name = "mana", at = 2, reason = " "))] struct S { h: u32 }"#,
+        );
+        assert!(message.contains("never silent"), "{message}");
+        let (message, _) = error(
+            r#"struct S { #[savechain(added(at = 3, default = 0), to_double(at = 2))] h: u32 }"#,
+        );
+        assert_eq!(
+            message,
+            "the field is added at 3: it has no history before that"
+        );
+        let (message, _) = error(r#"#[serde(rename_all = "camelCase")] struct S { h: u32 }"#);
+        assert!(
+            message.starts_with("Declare does not follow serde's rename_all"),
+            "{message}"
+        );
+        let (message, _) = error("struct S(u32);");
+        assert_eq!(message, "Declare is for structs with named fields");
+        let (message, _) = error(r#"struct S { #[savechain(each)] h: u32 }"#);
+        assert!(message.starts_with("each is for a Vec<T>"), "{message}");
+    }
+
+    #[test]
+    fn keys_in_paths() {
+        assert_eq!(key_text("health"), "health");
+        assert_eq!(key_text("population count"), "[\"population count\"]");
+    }
+}
