@@ -398,3 +398,166 @@ fn schema_is_of_the_latest_recorded_version_unless_asked() {
         stderr(&out)
     );
 }
+
+/// A copy of `fixtures/v9/small.json` changed by `change`, written as `name` in `dir`.
+fn changed_v9(dir: &Path, name: &str, change: impl FnOnce(&mut savechain::Save)) {
+    let mut save =
+        savechain::Save::from_slice(&fs::read(root().join("fixtures/v9/small.json")).unwrap())
+            .unwrap();
+    change(&mut save);
+    fs::write(dir.join(name), save.to_vec().unwrap()).unwrap();
+}
+
+#[test]
+fn shape_check_is_the_drift_guard_on_saves_the_game_writes_now() {
+    let out = run(&["shape", "check", "fixtures/v9/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).contains("no drift"), "{}", stderr(&out));
+
+    // A member renamed and one added without a new version: each named by file and path,
+    // with what to do.
+    let dir = tempfile::tempdir().unwrap();
+    changed_v9(dir.path(), "a.json", |save| {
+        let player = save.data["player"].as_object_mut().unwrap();
+        let standing = player.remove("standing").unwrap();
+        player.insert("reputation_score", standing);
+        savechain::edit::set(save, "data.ship.extra", savechain::Value::Int(1)).unwrap();
+    });
+    fs::copy(
+        root().join("fixtures/v9/edge.json"),
+        dir.path().join("b.json"),
+    )
+    .unwrap();
+    let out = save_upgrade(&["shape", "check", "."], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "./a.json: data.player.standing is missing and \"reputation_score\" beside it is new: \
+         likely renamed to \"reputation_score\"\n\
+         ./a.json: data.ship.extra: the game reads no member \"extra\" here (it would be \
+         dropped when the game saves)\n"
+    );
+    assert!(
+        stderr(&out).contains(
+            "what to do: a recorded shape never changes, so make version 10: a step 9 -> 10 \
+             (declare the renames: {\"rename\":\"player.standing\",\"to\":\"reputation_score\"})"
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    // Saves of an older version are not what the game writes now.
+    let out = run(&["shape", "check", "fixtures/v8/small.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("save 1 is version 8, older than the chain's latest version 9"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("save 1: fixtures/v8/small.json"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A chain whose latest version has no recorded shape drifts until it is recorded.
+    let steps = steps_folder(dir.path());
+    fs::create_dir(steps.join("shapes")).unwrap();
+    fs::copy(
+        root().join("upgrades/shapes/0008.json"),
+        steps.join("shapes/0008.json"),
+    )
+    .unwrap();
+    let out = save_upgrade(
+        &[
+            "shape",
+            "check",
+            "--upgrades",
+            "steps",
+            "--writer",
+            "0.1.0",
+            "b.json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("version 9 has steps but no recorded shape (the latest recorded is 8)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn test_names_the_step_that_forgot_a_member_even_with_its_expected_forms_blessed() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = steps_folder(dir.path());
+    fs::create_dir(steps.join("shapes")).unwrap();
+    for entry in fs::read_dir(root().join("upgrades/shapes")).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), steps.join("shapes").join(entry.file_name())).unwrap();
+    }
+    // The mission log step forgets to drop the list it replaced.
+    let step = steps.join("0007-mission-log.lua");
+    let source = fs::read_to_string(&step).unwrap();
+    let forgetful = source.replace("  up.drop(data, \"lua.missions.done\")\n", "");
+    assert_ne!(source, forgetful);
+    fs::write(&step, forgetful).unwrap();
+    let fixtures = dir.path().join("fixtures");
+    fs::create_dir(&fixtures).unwrap();
+    fs::copy(
+        root().join("fixtures/v6/small.json"),
+        fixtures.join("small.json"),
+    )
+    .unwrap();
+    let test = |extra: &[&str]| {
+        let mut args = vec!["test", "--upgrades", "steps", "--writer", "0.1.0"];
+        args.extend_from_slice(extra);
+        args.push("fixtures");
+        save_upgrade(&args, dir.path())
+    };
+    let out = test(&["--bless"]);
+    assert!(stderr(&out).contains("wrote "), "{}", stderr(&out));
+    let out = test(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "fixtures/small.json: after step 0007-mission-log.lua (7 -> 8, The missions module \
+         keeps one log of missions with their state, instead of two lists.): \
+         data.lua.missions.done: the game reads no member \"done\" here (it would be dropped \
+         when the game saves)\n"
+    );
+    assert!(
+        stderr(&out).contains(
+            "fixtures: 1 match, 0 differ, 0 without an expected form, 0 failed; checked step \
+             by step against the recorded shapes: 1 mismatch"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // The example game's own fixtures pass, the mod's too.
+    let out = run(&["test", "-q", "fixtures/"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let out = run(&[
+        "test",
+        "-q",
+        "--mods",
+        "mods/",
+        "mods/cartographer/fixtures/",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use savechain::batch::Plan;
+use savechain::guard::{self, Found};
 use savechain::shape::{self, Hints, Recorded, Shape, Shapes, SHAPES_DIR};
 use savechain::upgrade::{Chain, Mod};
 use savechain::{edit, Save, Value};
@@ -12,7 +13,7 @@ use savechain::{edit, Save, Value};
 use super::chain::ChainArg;
 use super::output::{self, errln};
 use super::report::{print_error, shell_words};
-use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// The shape of a version: what the game reads, inferred from saves, recorded, checked.
 #[derive(clap::Args)]
@@ -22,11 +23,13 @@ Examples:
   save-upgrade shape infer --map systems fixtures/v9/ > shape.json
   save-upgrade shape record --upgrades upgrades/ --writer 2.3.0 --map systems fixtures/v9/
   save-upgrade shape record --mods mods/ --mod cartographer --map notes mods/cartographer/fixtures/v3/
+  save-upgrade shape check --upgrades upgrades/ --writer 2.3.0 saves-written-by-this-build/
 
 A shape says what the game reads at one version: each object's members (required or
 optional), each value's kind, integers with their range. It is recorded once per version,
 as shapes/NNNN.json beside the steps (docs/FORMAT.md, section 11), and never changes:
-`validate`, `schema`, `set` and `edit` check saves against it.")]
+`validate`, `schema`, `set` and `edit` check saves against it, `shape check` (the drift
+guard) what the game writes now, and `test` each fixture after each step.")]
 pub struct Args {
     #[command(subcommand)]
     command: Command,
@@ -36,6 +39,31 @@ pub struct Args {
 enum Command {
     Infer(InferArgs),
     Record(RecordArgs),
+    Check(CheckArgs),
+}
+
+/// The drift guard: check that saves the game writes now match the latest recorded shape.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  save-upgrade shape check --upgrades upgrades/ --writer 2.3.0 saves-written-by-this-build/
+  save-upgrade shape check --mods mods/ new-save.json
+
+For a game's CI: give saves the current build wrote (all at the chain's latest version).
+Each must match the shape recorded for that version, and each mod's part its mod's shape;
+a chain (the game's, or a mod's) whose latest version has no recorded shape fails too.
+Each difference is printed on standard output, FILE: PATH: what the game reads there;
+what is there (a member missing beside a new one holding what it held: a likely rename),
+and what to do on standard error: a recorded shape never changes, so a change of what the
+game writes is a new version, with its step (declare the renames) and its recorded shape.
+Exit status: 0 no drift, 1 drift, 2 a save older than the latest version (check those
+with validate), a chain without shapes, or a usage error.")]
+pub struct CheckArgs {
+    #[command(flatten)]
+    chain: ChainArg,
+    /// Save files, or folders to search for *.json saves, written by the game now.
+    #[arg(required = true, value_name = "SAVES")]
+    saves: Vec<PathBuf>,
 }
 
 /// Print the shape of saves of one version, inferred from what they hold.
@@ -110,7 +138,73 @@ pub fn run(args: Args) -> i32 {
     match args.command {
         Command::Infer(args) => infer(args),
         Command::Record(args) => record(args),
+        Command::Check(args) => check(args),
     }
+}
+
+fn check(args: CheckArgs) -> i32 {
+    let Some(chain) = args.chain.load() else {
+        return EXIT_USAGE;
+    };
+    if !super::named_paths_exist(&args.saves) {
+        return EXIT_USAGE;
+    }
+    let (files, saves): (Vec<PathBuf>, Vec<Save>) = match load_all(&args.saves) {
+        Ok(loaded) => loaded.into_iter().unzip(),
+        Err(status) => return status,
+    };
+    let drift = match guard::drift_of_saves(&chain, &saves) {
+        Ok(drift) => drift,
+        Err(e) => {
+            print_error(&e, None);
+            // The library counts the saves from 1, in the order given.
+            for (n, file) in files.iter().enumerate().take(10) {
+                errln!("  save {}: {}", n + 1, file.display());
+            }
+            return EXIT_FAILED;
+        }
+    };
+    if drift.is_clean() {
+        errln!("{drift} ({} saves)", saves.len());
+        return EXIT_OK;
+    }
+    let mut lines = String::new();
+    for found in &drift.found {
+        for line in found_lines(found, &files) {
+            lines.push_str(&line);
+            lines.push('\n');
+        }
+    }
+    output::out(&lines);
+    // The heading and what to do, as the library says them; the findings are above.
+    for line in drift.to_string().lines() {
+        if !line.starts_with("  ") && !line.is_empty() {
+            errln!("{line}");
+        }
+    }
+    EXIT_FOUND_WORK
+}
+
+/// The lines of a finding, one per save it is in, named by its file rather than by its
+/// place among the saves.
+fn found_lines(found: &Found, files: &[PathBuf]) -> Vec<String> {
+    let text = found.to_string();
+    let saves = match found {
+        Found::Mismatch { saves, .. } | Found::LikelyRenamed { saves, .. } => saves.clone(),
+        Found::BeyondLatest { save, .. } => vec![*save],
+        _ => return vec![text],
+    };
+    // "save 2: ..." or "saves 1, 3: ...": what follows the saves' numbers.
+    let rest = text
+        .split_once(": ")
+        .map_or(text.as_str(), |(_, rest)| rest);
+    saves
+        .iter()
+        .map(|&n| match files.get(n) {
+            Some(file) => format!("{}: {rest}", file.display()),
+            None => text.clone(),
+        })
+        .collect()
 }
 
 fn infer(args: InferArgs) -> i32 {
