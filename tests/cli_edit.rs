@@ -1445,3 +1445,55 @@ fn edit_refuses_what_the_game_does_not_read_unless_asked() {
         Some(savechain::Value::Int(5_000_000_000))
     );
 }
+
+#[test]
+fn set_checks_a_mods_part_against_the_mods_shape_of_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let original = fs::read(root.join("mods/cartographer/fixtures/v3/charted.json")).unwrap();
+    let path = dir.path().join("slot1.json");
+    fs::write(&path, &original).unwrap();
+    let mods = root.join("mods");
+    let mods = mods.to_str().unwrap();
+    let pinned = "data.mods.cartographer.notes.sol.pinned";
+    let out = save_upgrade(
+        &[
+            "set",
+            "--change-kind",
+            "--mods",
+            mods,
+            "slot1.json",
+            pinned,
+            "\"yes\"",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "data.mods.cartographer.notes.sol.pinned: the game reads true or false here; \"yes\" is text"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&path).unwrap(), original);
+    // A new note, of the shape the mod reads, is fine; without the mods, nothing checks it.
+    let out = save_upgrade(
+        &[
+            "set",
+            "--add",
+            "--mods",
+            mods,
+            "slot1.json",
+            "data.mods.cartographer.notes.vega",
+            r#"{"pinned": false, "text": "pirates"}"#,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(
+        &["set", "--change-kind", "slot1.json", pinned, "\"yes\""],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

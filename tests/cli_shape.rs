@@ -151,6 +151,7 @@ fn validate_prints_each_mismatch_by_file_and_path_and_exits_1() {
     )
     .unwrap();
     savechain::edit::set(&mut save, "data.player.nick", savechain::Value::from("Ace")).unwrap();
+    save.data["ship"].as_object_mut().unwrap().remove("name");
     fs::write(dir.path().join("bad.json"), save.to_vec().unwrap()).unwrap();
     fs::copy(
         root().join("fixtures/v9/small.json"),
@@ -162,7 +163,8 @@ fn validate_prints_each_mismatch_by_file_and_path_and_exits_1() {
     assert_eq!(
         stdout(&out),
         "./bad.json: data.player.nick: the game reads no member \"nick\" here (it would be dropped when the game saves)\n\
-         ./bad.json: data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double\n"
+         ./bad.json: data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double\n\
+         ./bad.json: data.ship.name: the game reads text here; the member is missing\n"
     );
     assert!(
         stderr(&out).contains("validated: 1 match, 1 do not, 0 failed"),
