@@ -108,7 +108,7 @@ do not agree on a version, or a usage error.")]
 pub struct RecordArgs {
     #[command(flatten)]
     source: Source,
-    /// Record this shape file (`{\"data\": SHAPE, \"savechain_shape\": 1, \"version\": N}`,
+    /// Record this shape file (`{"data": SHAPE, "savechain_shape": 1, "version": N}`,
     /// as `shape infer` prints it, maybe edited by hand) instead of inferring one from
     /// saves.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["saves", "map"])]
