@@ -234,6 +234,46 @@ fn mod_version(meta: &Meta, name: &str) -> Option<u64> {
         .and_then(Value::as_u64)
 }
 
+/// Each declared step of `steps` followed on the shape of the version it upgrades from
+/// (and checked against the next version's, when recorded); a step whose version has no
+/// shape is not checked. `mod_name`: the steps are a mod's, whose shapes describe its
+/// part of the data.
+fn check_declared(steps: &[Step], shapes: &Shapes, mod_name: Option<&str>) -> Result<()> {
+    for step in steps {
+        let (Some(changes), Some(before)) = (step.declared_changes(), shapes.get(step.from()))
+        else {
+            continue;
+        };
+        let after = shapes.get(step.to());
+        let checked = match mod_name {
+            None => check_against(changes, before, after),
+            Some(name) => check_mod_against(name, changes, before, after),
+        };
+        if let Err(message) = checked {
+            let file = |version: u64| match shapes.file(version) {
+                Some(file) => format!("{} ({})", version, file.display()),
+                None => version.to_string(),
+            };
+            let against = match after {
+                Some(_) => format!(
+                    "the shapes of versions {} and {}",
+                    file(step.from()),
+                    file(step.to())
+                ),
+                None => format!("the shape of version {}", file(step.from())),
+            };
+            return Err(Error::new(
+                ErrorKind::Shape,
+                format!(
+                    "the declared step {} does not fit {against}: {message}",
+                    step.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,44 +493,4 @@ mod tests {
         let err = check(&bare, r#"{"meta": {"version": 1}, "data": {}}"#).unwrap_err();
         assert!(err.to_string().contains("(none is recorded)"), "{err}");
     }
-}
-
-/// Each declared step of `steps` followed on the shape of the version it upgrades from
-/// (and checked against the next version's, when recorded); a step whose version has no
-/// shape is not checked. `mod_name`: the steps are a mod's, whose shapes describe its
-/// part of the data.
-fn check_declared(steps: &[Step], shapes: &Shapes, mod_name: Option<&str>) -> Result<()> {
-    for step in steps {
-        let (Some(changes), Some(before)) = (step.declared_changes(), shapes.get(step.from()))
-        else {
-            continue;
-        };
-        let after = shapes.get(step.to());
-        let checked = match mod_name {
-            None => check_against(changes, before, after),
-            Some(name) => check_mod_against(name, changes, before, after),
-        };
-        if let Err(message) = checked {
-            let file = |version: u64| match shapes.file(version) {
-                Some(file) => format!("{} ({})", version, file.display()),
-                None => version.to_string(),
-            };
-            let against = match after {
-                Some(_) => format!(
-                    "the shapes of versions {} and {}",
-                    file(step.from()),
-                    file(step.to())
-                ),
-                None => format!("the shape of version {}", file(step.from())),
-            };
-            return Err(Error::new(
-                ErrorKind::Shape,
-                format!(
-                    "the declared step {} does not fit {against}: {message}",
-                    step.name()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
