@@ -38,6 +38,9 @@ fn health_as_fraction(data: &mut Value, _: &mut StepContext) -> Result<(), Strin
 /// The chain of every release so far, read from the folder the game ships its Lua steps
 /// and recorded shapes in.
 pub fn hollow_keep_chain(steps_dir: &Path, rust_revision: &str) -> savechain::Result<Chain> {
+    // 0003-purse.lua only moves `hero.gold` into a new `hero.purse`, a change a declared
+    // step can say, but not `#[derive(Declare)]` on `State`: a field's `moved(from = ..)`
+    // is relative to its own struct, and `Purse` cannot name its parent's `gold`.
     let mut steps = Step::lua_dir(steps_dir)?;
     // The revision changes whenever health_as_fraction's behaviour does.
     steps.push(Step::rust(
