@@ -3,7 +3,8 @@
 //! without `error` and `edit` importing each other.
 
 /// What a change by hand may do besides putting a value in place of one of the same kind:
-/// [`Allow::default`] allows no new member, no change of kind and no change of a version.
+/// [`Allow::default`] allows no new member, no change of kind, no change of a version and
+/// no value the game does not read.
 /// A refusal for want of one of these says which
 /// ([`Error::refused_unless`](crate::Error::refused_unless)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,6 +24,12 @@ pub struct Allow {
     /// is what brings a save up to date. Even with it, a version below the one
     /// `meta.history` records an upgrade to is refused.
     pub version_change: bool,
+    /// The changed save may hold what the game does not read at its version, by the shapes
+    /// recorded for the chain ([`check_shape`](crate::edit::check_shape)): a value of a
+    /// kind or range the game does not read there, a member missing that it needs, a
+    /// member it would drop. Without it, such a change is refused, naming each place and
+    /// what the game reads there.
+    pub shape_mismatch: bool,
 }
 
 impl Allow {
@@ -44,12 +51,19 @@ impl Allow {
         self
     }
 
+    /// The same, allowing a save the game does not read as its shape says.
+    pub fn with_shape_mismatch(mut self) -> Allow {
+        self.shape_mismatch = true;
+        self
+    }
+
     /// What either allows.
     pub fn and(self, other: Allow) -> Allow {
         Allow {
             new_member: self.new_member || other.new_member,
             kind_change: self.kind_change || other.kind_change,
             version_change: self.version_change || other.version_change,
+            shape_mismatch: self.shape_mismatch || other.shape_mismatch,
         }
     }
 }

@@ -29,8 +29,9 @@ use std::path::{Path as FsPath, PathBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::path::{self, Path, Segment, Step};
+use crate::shape::Mismatch;
 use crate::upgrade::diff::diff_into;
-use crate::upgrade::{history_reached, Changes};
+use crate::upgrade::{history_reached, Chain, Changes};
 use crate::value::{Map, Value};
 use crate::{Meta, Save};
 
@@ -236,6 +237,101 @@ pub fn check_edit(original: &Save, edited: &mut Save, allow: Allow) -> Result<Ve
     Ok(changes)
 }
 
+/// Refuses `after`, the save `before` changed by hand ([`set_allowing`], [`check_edit`]),
+/// when the change makes it hold what the game does not read at its version: each place
+/// where `after` does not match the shape `chain` records for its version (and each mod's
+/// part, at the mod's version), unless `before` already did not match there the same way
+/// (a wrong value, a required member missing, a member the game does not read). A save
+/// that did not match before stays editable: only what the change brings is refused.
+///
+/// Nothing is checked where the chain cannot tell: a version with no recorded shape, or a
+/// save of another game than the one the chain names ([`Chain::game`]). Nor is the part
+/// (the game's data, or a mod's) whose version the change sets: a version changed by hand,
+/// which only [`Allow::version_change`] allows, puts its data knowingly at odds with it. The error, of kind
+/// [`ErrorKind::Shape`], names each place and what the game reads there
+/// (`data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a
+/// double`); [`Allow::shape_mismatch`] lets the change through
+/// ([`Error::refused_unless`] says so).
+///
+/// ```
+/// use savechain::edit::{self, Allow};
+/// use savechain::shape::Shapes;
+/// use savechain::upgrade::Chain;
+/// use savechain::{Save, Value};
+///
+/// let shapes = Shapes::from_files(&[(
+///     "0001.json",
+///     r#"{"data": {"object": {"level": "u32"}}, "savechain_shape": 1, "version": 1}"#,
+/// )])?;
+/// let chain = Chain::new("1.0.0", vec![])?.with_shapes(shapes)?;
+/// let before = Save::from_str(r#"{"meta": {"version": 1}, "data": {"level": 3}}"#)?;
+/// let mut after = before.clone();
+/// let kinds = Allow::default().with_kind_change();
+/// edit::set_allowing(&mut after, "data.level", Value::Double(3.5), kinds)?;
+/// let err = edit::check_shape(&chain, &before, &after, kinds).unwrap_err();
+/// assert!(err.to_string().contains(
+///     "data.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double"
+/// ));
+/// assert!(err.refused_unless().unwrap().shape_mismatch);
+/// edit::check_shape(&chain, &before, &after, kinds.with_shape_mismatch())?;
+/// # Ok::<(), savechain::Error>(())
+/// ```
+pub fn check_shape(chain: &Chain, before: &Save, after: &Save, allow: Allow) -> Result<()> {
+    if allow.shape_mismatch || !is_of_chains_game(chain, after) {
+        return Ok(());
+    }
+    // A version changed by hand (allowed only when asked for) knowingly puts its data at
+    // odds with it: that part is not checked.
+    let changed =
+        |in_mod: Option<&str>| version_of(&before.meta, in_mod) != version_of(&after.meta, in_mod);
+    let found = chain.check_save_where_recorded(after, &changed);
+    if found.is_empty() {
+        return Ok(());
+    }
+    // Only when the change brought a mismatch is the save as it was checked too.
+    let already = chain.check_save_where_recorded(before, &changed);
+    // A place that did not match the same way before is not the change's doing, even when
+    // its value changed (3.5 retyped as 3 over a double stays the double 3.0).
+    let brought: Vec<&Mismatch> = found
+        .iter()
+        .filter(|m| !already.iter().any(|a| a.path == m.path && a.kind == m.kind))
+        .collect();
+    if brought.is_empty() {
+        return Ok(());
+    }
+    const SHOWN: usize = 10;
+    let mut listed = brought
+        .iter()
+        .take(SHOWN)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if brought.len() > SHOWN {
+        listed += &format!("; and {} more", brought.len() - SHOWN);
+    }
+    let version = after.meta.version;
+    Err(Error::new(
+        ErrorKind::Shape,
+        format!(
+            "{listed}. The game at version {version} reads the save as its recorded shape \
+             says (save-upgrade schema --version {version}), so it would fail to load this, \
+             or drop what it does not read"
+        ),
+    )
+    .unless(Allow {
+        shape_mismatch: true,
+        ..Allow::default()
+    }))
+}
+
+/// Whether `save` is of the game `chain` is for: any save when the chain names no game.
+fn is_of_chains_game(chain: &Chain, save: &Save) -> bool {
+    match chain.game() {
+        None => true,
+        Some(game) => save.meta.extra.get("game").and_then(Value::as_str) == Some(game),
+    }
+}
+
 /// A version changed by hand: the game's (`mod_name` `None`) or a mod's, `None` where the
 /// save records none.
 struct VersionChange<'m> {
@@ -368,6 +464,7 @@ fn refuse_unasked(kinds: &[KindChange], versions: &[VersionChange], allow: Allow
         new_member: false,
         kind_change: !kinds.is_empty(),
         version_change: !versions.is_empty(),
+        shape_mismatch: false,
     };
     Err(Error::new(ErrorKind::Value, parts.join(". Also, ")).unless(needs))
 }

@@ -216,6 +216,9 @@ fn every_help_example_that_writes_says_so() {
         "cache verify",
         " show ",
         " diff ",
+        " validate ",
+        " schema ",
+        " shape infer ",
     ];
     for (command, description) in &parsed {
         let writes = !looks_only.iter().any(|flag| command.contains(flag));

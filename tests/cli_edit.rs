@@ -161,10 +161,13 @@ fn set_changes_one_value_with_a_backup() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("set --add"), "{}", stderr(&out));
+    // The game does not read it (its shape at version 9 has no such member), so the
+    // override of the shape check is needed too.
     let out = save_upgrade(
         &[
             "set",
             "--add",
+            "--ignore-shape",
             "slot1.json",
             "data.player.title",
             "\"Wren\"",
@@ -539,7 +542,14 @@ fn set_takes_negative_numbers_keeps_doubles_inside_arrays_and_notes_a_new_kind_a
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = save_upgrade(
-        &["set", "--change-kind", "slot1.json", "data.ship.dock", "5"],
+        &[
+            "set",
+            "--change-kind",
+            "--ignore-shape",
+            "slot1.json",
+            "data.ship.dock",
+            "5",
+        ],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -638,8 +648,16 @@ fn set_refuses_a_change_of_kind_unless_asked_and_the_same_command_undoes_it() {
     // Asked for, it is made, and the same command with the old value undoes it: 3 is the
     // integer 3 again, not the double 3.0 the double would have kept.
     let level = "data.player.rank.level";
+    // (The game reads a u32 there: the shape check is overridden too.)
     let out = save_upgrade(
-        &["set", "--change-kind", "slot1.json", level, "3.5"],
+        &[
+            "set",
+            "--change-kind",
+            "--ignore-shape",
+            "slot1.json",
+            level,
+            "3.5",
+        ],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -699,7 +717,7 @@ fn edit_refuses_a_change_of_kind_unless_asked_and_the_same_command_undoes_it() {
     let out = edit_with_args(
         dir.path(),
         r#"sed -i 's/"level": 3$/"level": 3.5/'"#,
-        &["--change-kind"],
+        &["--change-kind", "--ignore-shape"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -1007,6 +1025,12 @@ fn on_a_terminal_a_change_of_kind_can_be_meant() {
         .screen()
         .contains("data.player.rank.level from an integer to a double"));
     terminal.keys(&["c", "Enter"]);
+    // The game reads a u32 there (the built-in chain's shape of version 9): asked again.
+    terminal.wait_for("[E/w/s]");
+    assert!(terminal.screen().contains(
+        "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double"
+    ));
+    terminal.keys(&["w", "Enter"]);
     assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
     assert_eq!(
         value_at(&path, "data.player.rank.level"),
@@ -1122,11 +1146,17 @@ fn refusals_name_the_flag_and_the_command_to_run_again_not_rust_items() {
     for (args, command) in [
         (
             vec!["set", "slot1.json", "data.player.rank.level", "3.5"],
-            "if you mean it: save-upgrade set --change-kind slot1.json data.player.rank.level 3.5",
+            // The game reads a u32 there, by the built-in chain's shape: one command asks
+            // for everything the change needs.
+            "if you mean it: save-upgrade set --change-kind --ignore-shape slot1.json data.player.rank.level 3.5",
         ),
         (
             vec!["set", "slot1.json", "data.player.title", "\"Wren\""],
-            r#"if you mean it: save-upgrade set --add slot1.json data.player.title '"Wren"'"#,
+            r#"if you mean it: save-upgrade set --add --ignore-shape slot1.json data.player.title '"Wren"'"#,
+        ),
+        (
+            vec!["set", "slot1.json", "data.ship.hull", "\"full\""],
+            r#"if you mean it: save-upgrade set --change-kind --ignore-shape slot1.json data.ship.hull '"full"'"#,
         ),
     ] {
         let out = save_upgrade(&args, dir.path());
@@ -1138,8 +1168,14 @@ fn refusals_name_the_flag_and_the_command_to_run_again_not_rust_items() {
     let out = edit_with(dir.path(), r#"sed -i 's/"level": 3$/"level": 3.5/'"#);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
+    // The game reads a u32 there, by the built-in chain's shape: one command asks for
+    // everything the edit needs.
     assert!(
-        err.contains("if you mean it: save-upgrade edit --change-kind slot1.json"),
+        err.contains("also, data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double"),
+        "{err}"
+    );
+    assert!(
+        err.contains("if you mean it: save-upgrade edit --change-kind --ignore-shape slot1.json"),
         "{err}"
     );
     assert!(!err.contains("edit::") && !err.contains("Allow"), "{err}");
@@ -1246,4 +1282,218 @@ fn on_a_terminal_a_change_of_version_can_be_meant() {
     terminal.keys(&["v", "Enter"]);
     assert_eq!(wait_for_status(dir.path()), 0, "{}", terminal.screen());
     assert_eq!(savechain::Save::load(&path).unwrap().meta.version, 2);
+}
+
+/// What the game reads at the save's version, by the built-in chain's recorded shape of
+/// version 9: `data.player.rank.level` is a `u32`, objects are closed.
+#[test]
+fn set_refuses_what_the_game_does_not_read_with_nothing_written() {
+    let (dir, path, original) = folder();
+    let level = "data.player.rank.level";
+    for (args, says) in [
+        // Another kind, even with the change of kind asked for.
+        (
+            vec!["set", "--change-kind", "slot1.json", level, "3.5"],
+            "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double",
+        ),
+        // The same kind, out of the range.
+        (
+            vec!["set", "slot1.json", level, "5000000000"],
+            "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 5000000000 is an integer",
+        ),
+        // A member of a closed object.
+        (
+            vec!["set", "--add", "slot1.json", "data.player.nick", "\"Ada\""],
+            "data.player.nick: the game reads no member \"nick\" here (it would be dropped when the game saves)",
+        ),
+    ] {
+        let out = save_upgrade(&args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(says), "{err}");
+        assert!(err.contains("The game at version 9 reads"), "{err}");
+        assert!(err.contains("--ignore-shape"), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), original);
+        assert_eq!(names(dir.path()), ["slot1.json"]);
+    }
+    // The command the refusal gives makes the change.
+    let out = save_upgrade(&["set", "slot1.json", level, "5000000000"], dir.path());
+    assert!(
+        stderr(&out).contains(
+            "if you mean it: save-upgrade set --ignore-shape slot1.json data.player.rank.level 5000000000"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = save_upgrade(
+        &["set", "--ignore-shape", "slot1.json", level, "5000000000"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        value_at(&path, level),
+        Some(savechain::Value::Int(5_000_000_000))
+    );
+    // A save that no longer matches stays editable elsewhere, and there: only what a
+    // change brings is refused.
+    let out = save_upgrade(&["set", "slot1.json", "data.ship.fuel", "0.5"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(&["set", "slot1.json", level, "4"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(value_at(&path, level), Some(savechain::Value::Int(4)));
+}
+
+#[test]
+fn set_checks_against_the_chain_given_and_only_the_saves_of_its_game() {
+    let (dir, path, original) = folder();
+    // A chain with no shapes (the steps alone): nothing to check against.
+    let steps = dir.path().join("steps");
+    fs::create_dir(&steps).unwrap();
+    for entry in fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("upgrades")).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().is_file() {
+            fs::copy(entry.path(), steps.join(entry.file_name())).unwrap();
+        }
+    }
+    let level = "data.player.rank.level";
+    let chain = ["--upgrades", "steps", "--writer", "0.1.0"];
+    let set = |extra: &[&str], value: &str| {
+        let mut args = vec!["set"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["slot1.json", level, value]);
+        save_upgrade(&args, dir.path())
+    };
+    let out = set(&chain, "5000000000");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    fs::write(&path, &original).unwrap();
+    // The same chain with the shapes of upgrades/: refused, and the command to run again
+    // keeps the chain's options.
+    fs::create_dir(steps.join("shapes")).unwrap();
+    for entry in
+        fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("upgrades/shapes")).unwrap()
+    {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), steps.join("shapes").join(entry.file_name())).unwrap();
+    }
+    let out = set(&chain, "5000000000");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "if you mean it: save-upgrade set --ignore-shape --upgrades steps --writer 0.1.0 \
+             slot1.json data.player.rank.level 5000000000"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&path).unwrap(), original);
+    // A save of another game is not the chain's to check.
+    let mut other = savechain::Save::from_slice(&original).unwrap();
+    other
+        .meta
+        .extra
+        .insert("game", savechain::Value::from("Dust Rangers"));
+    fs::write(&path, other.to_vec().unwrap()).unwrap();
+    let out = set(&[], "5000000000");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn edit_refuses_what_the_game_does_not_read_unless_asked() {
+    let (dir, path, original) = folder();
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    for (editor, says) in [
+        (
+            r#"sed -i 's/"level": 3$/"level": 5000000000/'"#,
+            "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 5000000000 is an integer",
+        ),
+        (
+            r#"sed -i 's/"given": "Ada"/"given": "Ada", "nick": "Ace"/'"#,
+            "data.player.name.nick: the game reads no member \"nick\" here",
+        ),
+    ] {
+        let out = edit_with(dir.path(), editor);
+        assert_eq!(out.status.code(), Some(2), "{editor}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(says), "{err}");
+        assert!(
+            err.contains("if you mean it: save-upgrade edit --ignore-shape slot1.json"),
+            "{err}"
+        );
+        assert!(err.contains("slot1.json: nothing written"), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), original);
+        kept_draft(dir.path(), &out);
+        fs::remove_file(dir.path().join("slot1.json.edit.bak")).unwrap();
+    }
+    // Another kind, even with the change of kind asked for.
+    let out = edit_with_args(
+        dir.path(),
+        r#"sed -i 's/"level": 3$/"level": 3.5/'"#,
+        &["--change-kind"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("3.5 is a double"), "{}", stderr(&out));
+    assert_eq!(fs::read(&path).unwrap(), original);
+    fs::remove_file(dir.path().join("slot1.json.edit.bak")).unwrap();
+    let out = edit_with_args(
+        dir.path(),
+        r#"sed -i 's/"level": 3$/"level": 5000000000/'"#,
+        &["--ignore-shape"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        value_at(&path, "data.player.rank.level"),
+        Some(savechain::Value::Int(5_000_000_000))
+    );
+}
+
+#[test]
+fn set_checks_a_mods_part_against_the_mods_shape_of_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let original = fs::read(root.join("mods/cartographer/fixtures/v3/charted.json")).unwrap();
+    let path = dir.path().join("slot1.json");
+    fs::write(&path, &original).unwrap();
+    let mods = root.join("mods");
+    let mods = mods.to_str().unwrap();
+    let pinned = "data.mods.cartographer.notes.sol.pinned";
+    let out = save_upgrade(
+        &[
+            "set",
+            "--change-kind",
+            "--mods",
+            mods,
+            "slot1.json",
+            pinned,
+            "\"yes\"",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "data.mods.cartographer.notes.sol.pinned: the game reads true or false here; \"yes\" is text"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read(&path).unwrap(), original);
+    // A new note, of the shape the mod reads, is fine; without the mods, nothing checks it.
+    let out = save_upgrade(
+        &[
+            "set",
+            "--add",
+            "--mods",
+            mods,
+            "slot1.json",
+            "data.mods.cartographer.notes.vega",
+            r#"{"pinned": false, "text": "pirates"}"#,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(
+        &["set", "--change-kind", "slot1.json", pinned, "\"yes\""],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

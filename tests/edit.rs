@@ -479,3 +479,109 @@ fn nothing_at_a_path_says_why() {
         "{err}"
     );
 }
+
+/// A chain with shapes of versions 1 and 2 of its data and of mod `tinker`'s version 1.
+fn shaped_chain() -> savechain::upgrade::Chain {
+    use savechain::shape::Shapes;
+    use savechain::upgrade::{Chain, Mod, Step};
+    let file = |v: u64, shape: &str| {
+        (
+            Shapes::file_name(v),
+            Shapes::file_text(v, &shape.parse().unwrap()),
+        )
+    };
+    let game = Shapes::from_files(&[
+        file(1, r#"{"object": {"level": "u32", "name": "string"}}"#),
+        file(2, r#"{"object": {"level": "u8", "title": "string"}}"#),
+    ])
+    .unwrap();
+    let tinker = Mod::new("tinker", "1.0.0", vec![])
+        .unwrap()
+        .with_shapes(Shapes::from_files(&[file(1, r#"{"object": {"charge": "u8"}}"#)]).unwrap())
+        .unwrap();
+    let step = Step::lua("0001-title.lua", "return function(data) end").unwrap();
+    Chain::new("1.0.0", vec![step])
+        .unwrap()
+        .with_shapes(game)
+        .unwrap()
+        .with_mods(vec![tinker])
+        .unwrap()
+}
+
+#[test]
+fn a_hand_edit_the_game_does_not_read_is_refused_naming_each_place() {
+    let chain = shaped_chain();
+    let before = Save::from_str(
+        r#"{"meta": {"version": 1, "mods": {"tinker": {"version": 1}}},
+            "data": {"level": 3, "name": "Wren", "mods": {"tinker": {"charge": 7}}}}"#,
+    )
+    .unwrap();
+    let allow = edit::Allow::default();
+    let mut after = before.clone();
+    edit::set(&mut after, "data.level", Value::Int(-1)).unwrap();
+    edit::set(&mut after, "data.mods.tinker.charge", Value::Int(300)).unwrap();
+    edit::set(&mut after, "data.nick", Value::from("W")).unwrap();
+    let err = edit::check_shape(&chain, &before, &after, allow).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Shape);
+    let message = err.to_string();
+    for says in [
+        "data.level: the game reads an integer from 0 to 4294967295 here; -1 is an integer",
+        "data.mods.tinker.charge: the game reads an integer from 0 to 255 here; 300 is an integer",
+        "data.nick: the game reads no member \"nick\" here (it would be dropped when the game saves)",
+    ] {
+        assert!(message.contains(says), "{message}");
+    }
+    assert_eq!(
+        err.refused_unless(),
+        Some(edit::Allow::default().with_shape_mismatch())
+    );
+    edit::check_shape(&chain, &before, &after, allow.with_shape_mismatch()).unwrap();
+    // What a save already held is not the change's doing: the edit of another place, or
+    // of that place (still not read the same way), goes through.
+    let mut later = after.clone();
+    edit::set(&mut later, "data.name", Value::from("Ada")).unwrap();
+    edit::set(&mut later, "data.level", Value::Int(-2)).unwrap();
+    edit::check_shape(&chain, &after, &later, allow).unwrap();
+    // A required member removed.
+    let mut removed = before.clone();
+    removed.data.as_object_mut().unwrap().remove("name");
+    let err = edit::check_shape(&chain, &before, &removed, allow).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("data.name: the game reads text here; the member is missing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_hand_edit_is_not_checked_where_the_chain_cannot_tell() {
+    let chain = shaped_chain();
+    let allow = edit::Allow::default();
+    // A version with no recorded shape.
+    let before = Save::from_str(r#"{"meta": {"version": 3}, "data": {"level": 3}}"#).unwrap();
+    let mut after = before.clone();
+    edit::set(&mut after, "data.level", Value::Int(-1)).unwrap();
+    edit::check_shape(&chain, &before, &after, allow).unwrap();
+    // The version changed by hand: its data is knowingly at odds with it.
+    let before =
+        Save::from_str(r#"{"meta": {"version": 1}, "data": {"level": 3, "name": "W"}}"#).unwrap();
+    let mut after = before.clone();
+    edit::set_allowing(
+        &mut after,
+        "meta.version",
+        Value::Int(2),
+        allow.with_version_change(),
+    )
+    .unwrap();
+    edit::check_shape(&chain, &before, &after, allow).unwrap();
+    // A save of another game than the one the chain is for.
+    let game = chain.for_game("Hollow Keep").unwrap();
+    let mut after = before.clone();
+    edit::set(&mut after, "data.level", Value::Int(-1)).unwrap();
+    edit::check_shape(&game, &before, &after, allow).unwrap();
+    let mut ours = before.clone();
+    ours.meta.extra.insert("game", Value::from("Hollow Keep"));
+    let mut after = ours.clone();
+    edit::set(&mut after, "data.level", Value::Int(-1)).unwrap();
+    assert!(edit::check_shape(&game, &ours, &after, allow).is_err());
+}

@@ -118,6 +118,25 @@ fn the_binary_carries_every_step_file_of_upgrades() {
 }
 
 #[test]
+fn the_binary_carries_every_recorded_shape_of_upgrades() {
+    // The built-in chain's shapes are those of its Lua twin's folder, every one of them.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/upgrades");
+    let built_in = common::starlane::chain().unwrap();
+    let twin = savechain::upgrade::Chain::from_lua_dir("0.1.0", dir).unwrap();
+    assert_eq!(
+        built_in.shapes().iter().collect::<Vec<_>>(),
+        twin.shapes().iter().collect::<Vec<_>>(),
+        "list new files of upgrades/shapes/ in src/bin/save-upgrade/starlane.rs"
+    );
+    let versions: Vec<u64> = built_in.shapes().iter().map(|(v, _)| v).collect();
+    assert_eq!(
+        versions,
+        (1..=built_in.latest()).collect::<Vec<_>>(),
+        "every version of the example game has a recorded shape"
+    );
+}
+
+#[test]
 fn every_fixture_upgrades_strictly_to_the_latest() {
     let chain = common::starlane::chain().unwrap();
     let files = fixtures();

@@ -90,6 +90,28 @@ impl Chain {
         Ok(found)
     }
 
+    /// [`Chain::check_save`], leaving out the parts whose version has no recorded shape
+    /// instead of failing, and those `unchecked` names (`None` the game's data, `Some` a
+    /// mod's part): for a hand edit, which is checked where the chain can tell.
+    pub(crate) fn check_save_where_recorded(
+        &self,
+        save: &Save,
+        unchecked: &dyn Fn(Option<&str>) -> bool,
+    ) -> Vec<Mismatch> {
+        let mut found = Vec::new();
+        if !unchecked(None) {
+            found = self
+                .check_game_data(&save.data, save.meta.version)
+                .unwrap_or_default();
+        }
+        for m in self.mods.iter().filter(|m| !unchecked(Some(m.name()))) {
+            if let Ok(Some((_, part))) = m.check_part(save) {
+                found.extend(part);
+            }
+        }
+        found
+    }
+
     /// The mismatches of the game's `data` at `version` against the game's shape of it
     /// (`data.mods` allowed as [`Chain::check_save`] says), paths from the save's root;
     /// `None` when `version` has no recorded shape.

@@ -50,6 +50,22 @@ pub struct ChainArg {
 }
 
 impl ChainArg {
+    /// The options as they were given, for a command to run again.
+    pub fn words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        if let (Some(dir), Some(writer)) = (&self.upgrades, &self.writer) {
+            words.push("--upgrades".to_string());
+            words.push(dir.to_string_lossy().into_owned());
+            words.push("--writer".to_string());
+            words.push(writer.clone());
+        }
+        if let Some(dir) = &self.mods {
+            words.push("--mods".to_string());
+            words.push(dir.to_string_lossy().into_owned());
+        }
+        words
+    }
+
     /// The chain, checked; errors are printed.
     pub fn load(&self) -> Option<Chain> {
         let chain = match (&self.upgrades, &self.writer) {

@@ -8,8 +8,9 @@ use std::process::Command;
 use savechain::text::Style;
 use savechain::{edit, ErrorKind, Location, Save};
 
+use super::chain::ChainArg;
 use super::output::errln;
-use super::report::{print_error, print_how_to_ask, print_written};
+use super::report::{print_error, print_how_to_allow, print_written};
 use super::{EXIT_FAILED, EXIT_OK};
 
 /// Edit a save in your editor, doubles in decimal; it is checked and written back.
@@ -40,6 +41,12 @@ bit, and one you retype stays a double, even typed as a plain integer (100 over
     save up to date, run save-upgrade FILE); on a terminal you may edit again or write it
     anyway; with --change-version it is written. Below the version meta.history records
     an upgrade to, it is refused even so (the next upgrade would refuse the save);
+  - a value the game does not read at the save's version, when the chain (--upgrades,
+    --mods, or the built-in example game's) records its shape (3.5 or 5000000000 where it
+    reads a u32, a member an object does not have, a member it needs removed): refused,
+    naming each path and what the game reads there (what the save held already does not
+    count); on a terminal you may edit again or write it anyway; with --ignore-shape it
+    is written;
   - valid: written back canonically (hexfloats) and atomically, the original kept as
     <name>.bak (<name>.1.bak and on when that holds something else), and each change
     listed;
@@ -58,12 +65,21 @@ pub struct Args {
     /// edit is refused: a version says which upgrade steps the data has had).
     #[arg(long)]
     change_version: bool,
+    /// The save may come to hold what the game does not read at its version, by the
+    /// chain's recorded shapes (without it, such an edit is refused).
+    #[arg(long)]
+    ignore_shape: bool,
+    #[command(flatten)]
+    chain: ChainArg,
     /// The save to edit.
     file: PathBuf,
 }
 
 pub fn run(args: Args) -> i32 {
     let file = &args.file;
+    let Some(chain) = args.chain.load() else {
+        return EXIT_FAILED;
+    };
     let (read, save) = match edit::read(file) {
         Ok(read) => read,
         Err(e) => {
@@ -148,44 +164,83 @@ pub fn run(args: Args) -> i32 {
         if args.change_version {
             allow = allow.with_version_change();
         }
-        let checked = match edit::check_edit(&save, &mut edited_save, allow) {
-            Err(e) if e.refused_unless().is_some() => {
-                // Refused for want of asking: the person may mean it.
-                let needs = e.refused_unless().expect("matched");
-                errln!("error: {}: {}", file.display(), e.message());
-                let (what, letter) = match (needs.kind_change, needs.version_change) {
-                    (true, true) => ("the kinds and the version changed", 'c'),
-                    (true, false) => ("the kinds changed", 'c'),
-                    _ => ("the version changed", 'v'),
-                };
-                let question =
-                    format!("edit again (e), write it with {what} ({letter}), or stop (s)?");
-                match choose(&question, letter) {
-                    Choice::Again => continue,
-                    // The changes shown are the ones meant: the doubles kept stay kept (the
-                    // text again as typed would change kinds the person never saw).
-                    Choice::Change => edit::check_edit(&save, &mut edited_save, allow.and(needs)),
-                    Choice::Stop => {
-                        print_how_to_ask(&e, file, |flags| {
-                            let mut words = vec!["save-upgrade".to_string(), "edit".to_string()];
-                            for (given, flag) in [
-                                (args.change_kind, "--change-kind"),
-                                (args.change_version, "--change-version"),
-                            ] {
-                                if given || flags.contains(&flag) {
-                                    words.push(flag.to_string());
-                                }
-                            }
-                            words.push(file.to_string_lossy().into_owned());
-                            words
-                        });
-                        errln!("{}: nothing written", file.display());
-                        return draft.keep(file, &edited);
+        if args.ignore_shape {
+            allow = allow.with_shape_mismatch();
+        }
+        let check = |edited: &mut Save, allow: edit::Allow| {
+            let kinds = edit::check_edit(&save, edited, allow)?;
+            edit::check_shape(&chain, &save, edited, allow)?;
+            Ok::<_, savechain::Error>(kinds)
+        };
+        let mut checked = check(&mut edited_save, allow);
+        // Refused for want of asking: the person may mean it (each time for what is left).
+        while let Some(needs) = checked.as_ref().err().and_then(|e| e.refused_unless()) {
+            let e = checked.as_ref().expect_err("matched");
+            errln!("error: {}: {}", file.display(), e.message());
+            let mut what = Vec::new();
+            if needs.kind_change {
+                what.push("the kinds changed");
+            }
+            if needs.version_change {
+                what.push("the version changed");
+            }
+            if needs.shape_mismatch {
+                what.push("what the game does not read");
+            }
+            let letter = match (needs.kind_change, needs.version_change) {
+                (true, _) => 'c',
+                (false, true) => 'v',
+                (false, false) => 'w',
+            };
+            let question = format!(
+                "edit again (e), write it with {} ({letter}), or stop (s)?",
+                what.join(" and ")
+            );
+            match choose(&question, letter) {
+                Choice::Again => break,
+                // The changes shown are the ones meant: the doubles kept stay kept (the
+                // text again as typed would change kinds the person never saw).
+                Choice::Change => {
+                    allow = allow.and(needs);
+                    checked = check(&mut edited_save, allow);
+                }
+                Choice::Stop => {
+                    // What asking would make, checked again: one command for everything the
+                    // edit needs (a change of kind the game does not read either).
+                    let mut all = needs;
+                    let mut trial = edited_save.clone();
+                    if let Err(more) = check(&mut trial, allow.and(needs)) {
+                        if let Some(more_needs) = more.refused_unless() {
+                            errln!("error: {}: also, {}", file.display(), more.message());
+                            all = all.and(more_needs);
+                        }
                     }
+                    print_how_to_allow(all, file, |flags| {
+                        let mut words = vec!["save-upgrade".to_string(), "edit".to_string()];
+                        for (given, flag) in [
+                            (args.change_kind, "--change-kind"),
+                            (args.change_version, "--change-version"),
+                            (args.ignore_shape, "--ignore-shape"),
+                        ] {
+                            if given || flags.contains(&flag) {
+                                words.push(flag.to_string());
+                            }
+                        }
+                        words.extend(args.chain.words());
+                        words.push(file.to_string_lossy().into_owned());
+                        words
+                    });
+                    errln!("{}: nothing written", file.display());
+                    return draft.keep(file, &edited);
                 }
             }
-            checked => checked,
-        };
+        }
+        if checked
+            .as_ref()
+            .is_err_and(|e| e.refused_unless().is_some())
+        {
+            continue;
+        }
         match checked {
             Ok(kinds) => {
                 for change in kinds {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use savechain::fixtures::{self, Verdict};
+use savechain::guard;
 
 use super::chain::ChainArg;
 use super::output::{self, errln, outln};
@@ -25,9 +26,16 @@ differs is printed on standard output, path by path with its values (`~ data.shi
 fixture that differs or fails goes to standard error as an upgrade writes it
 (`fixtures/a.json: 0009-stolen-cargo.lua: text`); --print shows it for every fixture.
 The fixtures are never written.
+When the chain records shapes (save-upgrade shape record), each fixture is also upgraded
+one step at a time and checked against the recorded shape of its own version, then of
+each version a step brings it to, and each mod's part after the mods' steps: each place
+that does not match is printed on standard output with the step that first left it so
+(`fixtures/v7/a.json: after step 0007-mission-log.lua (7 -> 8, ...):
+data.lua.missions.done: the game reads no member \"done\" here ...`): a step that forgot
+a member. Versions without a recorded shape are not checked; --bless does not change this.
 Exit status: 0 every fixture matches (or, with --bless, its expected form was written),
-1 a fixture differs or has no expected form, 2 a fixture failed to load or upgrade, or a
-usage error.")]
+1 a fixture differs, has no expected form, or does not match a recorded shape after a
+step, 2 a fixture failed to load or upgrade, or a usage error.")]
 pub struct Args {
     /// Write the expected forms that are missing or differ, rather than compare.
     #[arg(long)]
@@ -101,11 +109,36 @@ pub fn run(args: Args) -> i32 {
             _ => {}
         }
     }
+    // The chain check: each fixture, step by step, against the recorded shapes.
+    let shaped = !chain.shapes().is_empty() || chain.mods().iter().any(|m| !m.shapes().is_empty());
+    let mut mismatches = 0;
+    if shaped {
+        match guard::check_fixtures(&chain, &args.fixtures) {
+            Ok(found) => {
+                mismatches = found.len();
+                let lines: String = found.iter().map(|m| format!("{m}\n")).collect();
+                output::out(&lines);
+            }
+            // A fixture that does not upgrade is reported above already.
+            Err(_) if failed > 0 => {}
+            Err(e) => {
+                print_error(&e, None);
+                failed += 1;
+            }
+        }
+    }
     if !args.quiet {
         let mut summary = format!(
             "fixtures: {matching} match, {differing} differ, {missing} without an expected \
              form, {failed} failed"
         );
+        if shaped {
+            let plural = if mismatches == 1 { "" } else { "es" };
+            summary = format!(
+                "{summary}; checked step by step against the recorded shapes: {mismatches} \
+                 mismatch{plural}"
+            );
+        }
         if args.bless {
             let forms = if written == 1 { "form" } else { "forms" };
             summary = format!("{summary}; wrote {written} expected {forms}");
@@ -114,7 +147,7 @@ pub fn run(args: Args) -> i32 {
     }
     if failed > 0 {
         EXIT_FAILED
-    } else if differing + missing > 0 {
+    } else if differing + missing + mismatches > 0 {
         EXIT_FOUND_WORK
     } else {
         EXIT_OK

@@ -16,10 +16,13 @@ mod fmt;
 mod inspect;
 mod output;
 mod report;
+mod schema;
 mod set;
+mod shape;
 mod signals;
 mod starlane;
 mod upgrade;
+mod validate;
 mod view;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -72,6 +75,14 @@ Examples:
                                             prune --keep N write
   save-upgrade test fixtures/               check each fixture upgrades to its expected
                                             form in expected/ (exit 1 if one differs)
+  save-upgrade validate saves/              check each save against the recorded shape of
+                                            its version: what the game reads (exit 1 if
+                                            one does not match)
+  save-upgrade shape infer --map systems fixtures/v9/
+                                            the shape of saves of one version, inferred;
+                                            shape record writes it beside the steps
+  save-upgrade schema > save.schema.json    the JSON Schema of the latest version's saves,
+                                            for an editor
   save-upgrade --mods mods/ --keep-going saves/
                                             upgrade the game's data, then each mod's in
                                             mods/ (each folder a mod with its mod.json);
@@ -103,8 +114,9 @@ no temporary file left, and the summary and report still come; a third ends the 
 the default would, and the next run removes what that left.
 
 Exit status, as diff and grep: 0 all good; 1 --check, fmt --check or cache verify found
-work, or --keep-going held a mod back, and nothing failed; 2 a save failed, or a usage
-error; 130 or 143 stopped by SIGINT or SIGTERM."
+work, validate found a save the game does not read, or --keep-going held a mod back, and
+nothing failed; 2 a save failed, or a usage error; 130 or 143 stopped by SIGINT or
+SIGTERM."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -126,6 +138,9 @@ enum Command {
     Diff(diff::Args),
     Test(fixtures::Args),
     Backups(backups::Args),
+    Shape(shape::Args),
+    Schema(schema::Args),
+    Validate(validate::Args),
 }
 
 fn main() {
@@ -159,6 +174,9 @@ fn run() -> i32 {
         Some(Command::Diff(args)) => diff::run(args),
         Some(Command::Test(args)) => fixtures::run(args),
         Some(Command::Backups(args)) => backups::run(args),
+        Some(Command::Shape(args)) => shape::run(args),
+        Some(Command::Schema(args)) => schema::run(args),
+        Some(Command::Validate(args)) => validate::run(args),
         None => match misplaced_subcommand(&cli.upgrade.paths) {
             Some(name) => {
                 errln!(

@@ -285,22 +285,23 @@ pub fn print_written(
 }
 
 /// After a change by hand refused only for want of asking (`Error::refused_unless`), says
-/// how to ask: the command run again with its flags, `rerun` giving its words from the
-/// flags to add; and for a version, that upgrading the save brings it up to date.
-pub fn print_how_to_ask(
-    error: &Error,
+/// how to ask for what `needs` allows: the command run again with its flags, `rerun`
+/// giving its words from the flags to add; and for a version, that upgrading the save
+/// brings it up to date.
+pub fn print_how_to_allow(
+    needs: savechain::edit::Allow,
     file: &std::path::Path,
     rerun: impl FnOnce(&[&str]) -> Vec<String>,
 ) {
-    let Some(needs) = error.refused_unless() else {
-        return;
-    };
     let mut flags = Vec::new();
     if needs.new_member {
         flags.push("--add");
     }
     if needs.kind_change {
         flags.push("--change-kind");
+    }
+    if needs.shape_mismatch {
+        flags.push("--ignore-shape");
     }
     if needs.version_change {
         flags.push("--change-version");

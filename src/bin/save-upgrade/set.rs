@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use savechain::{edit, text, Save, Value};
 
+use super::chain::ChainArg;
 use super::output::errln;
-use super::report::{print_error, print_how_to_ask, print_written, shell_words};
+use super::report::{print_error, print_how_to_allow, print_written, shell_words};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Change one value of a save in place, keeping the original as <name>.bak.
@@ -19,6 +20,8 @@ Examples:
   save-upgrade set --add slot1.json data.player.title '\"Captain\"'
   save-upgrade set --change-kind slot1.json data.player.rank.level 3.5
   save-upgrade set --change-kind slot1.json data.player.rank.level 3    (back to an integer)
+  save-upgrade set --upgrades upgrades/ --writer 2.3.0 slot1.json data.player.rank.level 4
+                                                    (checked against that chain's shapes)
   save-upgrade set slot1.json 'data.systems[\"tau ceti\"].visited' true   (keys in brackets
                                                     in double quotes, the path quoted)
 
@@ -37,6 +40,12 @@ save up to date, run save-upgrade FILE); even then it cannot go below the versio
 meta.history records an upgrade to (the next upgrade would refuse the save). A refusal
 ends with the command that makes the change anyway. The save is written canonically and atomically, the original kept as <name>.bak (<name>.1.bak and on when that holds
 something else); a save that another program wrote meanwhile is left as it is.
+When the chain (--upgrades, --mods, or the built-in example game's) records the shape of
+the save's version (save-upgrade shape record), a value the game does not read there (3.5
+or 5000000000 where it reads a u32, a member an object does not have) is refused, naming
+the path and what the game reads; one that was already there before does not stop the
+change. With --ignore-shape it is written anyway. A save of another game than the chain's,
+or of a version with no recorded shape, is not checked.
 Exit status: 0 set (or already that value), 2 a failure or a usage error.")]
 pub struct Args {
     /// The path's last key may be a new member of its object (without it, a key that is not
@@ -51,6 +60,12 @@ pub struct Args {
     /// change of a version is refused: it says which upgrade steps the data has had).
     #[arg(long)]
     change_version: bool,
+    /// The value may be one the game does not read at the save's version, by the chain's
+    /// recorded shapes (without it, such a change is refused).
+    #[arg(long)]
+    ignore_shape: bool,
+    #[command(flatten)]
+    chain: ChainArg,
     /// The save to change.
     file: PathBuf,
     /// Where, as errors write paths: `data.player.wallet.credits`, `meta.game`.
@@ -73,6 +88,9 @@ pub fn run(args: Args) -> i32 {
             return EXIT_USAGE;
         }
     };
+    let Some(chain) = args.chain.load() else {
+        return EXIT_USAGE;
+    };
     let (read, save) = match edit::read(&args.file) {
         Ok(read) => read,
         Err(e) => {
@@ -91,31 +109,42 @@ pub fn run(args: Args) -> i32 {
     if args.change_version {
         allow = allow.with_version_change();
     }
+    if args.ignore_shape {
+        allow = allow.with_shape_mismatch();
+    }
     let given_integer = matches!(value, Value::Int(_) | Value::UInt(_));
-    if let Err(e) = edit::set_allowing(&mut changed, &args.path, value, allow) {
-        errln!("error: {}: {}", args.file.display(), e.message());
-        print_how_to_ask(&e, &args.file, |flags| {
-            let mut words = vec!["save-upgrade".to_string(), "set".to_string()];
-            for (given, flag) in [
-                (args.add || flags.contains(&"--add"), "--add"),
-                (
-                    args.change_kind || flags.contains(&"--change-kind"),
-                    "--change-kind",
-                ),
-                (
-                    args.change_version || flags.contains(&"--change-version"),
-                    "--change-version",
-                ),
-            ] {
-                if given {
-                    words.push(flag.to_string());
+    let refused = match edit::set_allowing(&mut changed, &args.path, value.clone(), allow) {
+        Err(e) => {
+            // What asking would make, checked against the shape too: one refusal says
+            // everything the change needs.
+            let mut needs = e.refused_unless();
+            let mut shape_error = None;
+            if let Some(asked) = needs {
+                let mut trial = save.clone();
+                if edit::set_allowing(&mut trial, &args.path, value, allow.and(asked)).is_ok() {
+                    if let Err(shape) = edit::check_shape(&chain, &save, &trial, allow) {
+                        needs = shape.refused_unless().map(|more| asked.and(more));
+                        shape_error = Some(shape);
+                    }
                 }
             }
-            words.push(args.file.to_string_lossy().into_owned());
-            words.push(args.path.clone());
-            words.push(args.value.clone());
-            words
-        });
+            Some((e, needs, shape_error))
+        }
+        Ok(_) => edit::check_shape(&chain, &save, &changed, allow)
+            .err()
+            .map(|e| {
+                let needs = e.refused_unless();
+                (e, needs, None)
+            }),
+    };
+    if let Some((e, needs, shape_error)) = refused {
+        errln!("error: {}: {}", args.file.display(), e.message());
+        if let Some(shape) = shape_error {
+            errln!("error: {}: also, {}", args.file.display(), shape.message());
+        }
+        if let Some(needs) = needs {
+            print_how_to_allow(needs, &args.file, |flags| rerun(&args, flags));
+        }
         if let Some(meant) = edit::meant_path(&args.path) {
             errln!(
                 "(in a shell, quote the whole path: {})",
@@ -170,4 +199,24 @@ pub fn run(args: Args) -> i32 {
             EXIT_FAILED
         }
     }
+}
+
+/// The command line of `args` with `flags` added: the command that makes a refused change.
+fn rerun(args: &Args, flags: &[&str]) -> Vec<String> {
+    let mut words = vec!["save-upgrade".to_string(), "set".to_string()];
+    for (given, flag) in [
+        (args.add, "--add"),
+        (args.change_kind, "--change-kind"),
+        (args.change_version, "--change-version"),
+        (args.ignore_shape, "--ignore-shape"),
+    ] {
+        if given || flags.contains(&flag) {
+            words.push(flag.to_string());
+        }
+    }
+    words.extend(args.chain.words());
+    words.push(args.file.to_string_lossy().into_owned());
+    words.push(args.path.clone());
+    words.push(args.value.clone());
+    words
 }

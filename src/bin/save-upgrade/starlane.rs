@@ -20,6 +20,7 @@
 //! | 7 -> 8 | Lua | the missions module's state is reshaped into one log |
 //! | 8 -> 9 | Rust | every cargo record changes layout |
 
+use savechain::shape::Shapes;
 use savechain::upgrade::{Chain, Step, StepContext};
 use savechain::{Map, Result, Value};
 
@@ -51,10 +52,54 @@ const LUA_STEPS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The recorded shapes of `upgrades/shapes/`, by file name: versions 1 to 8 inferred from
+/// `fixtures/vN/` (`save-upgrade shape record --map systems` from version 5, where star
+/// systems are keyed by id), version 9 the shape of the game's type at that version
+/// (`tests/common/starlane_state.rs`).
+const SHAPES: &[(&str, &str)] = &[
+    (
+        "0001.json",
+        include_str!("../../../upgrades/shapes/0001.json"),
+    ),
+    (
+        "0002.json",
+        include_str!("../../../upgrades/shapes/0002.json"),
+    ),
+    (
+        "0003.json",
+        include_str!("../../../upgrades/shapes/0003.json"),
+    ),
+    (
+        "0004.json",
+        include_str!("../../../upgrades/shapes/0004.json"),
+    ),
+    (
+        "0005.json",
+        include_str!("../../../upgrades/shapes/0005.json"),
+    ),
+    (
+        "0006.json",
+        include_str!("../../../upgrades/shapes/0006.json"),
+    ),
+    (
+        "0007.json",
+        include_str!("../../../upgrades/shapes/0007.json"),
+    ),
+    (
+        "0008.json",
+        include_str!("../../../upgrades/shapes/0008.json"),
+    ),
+    (
+        "0009.json",
+        include_str!("../../../upgrades/shapes/0009.json"),
+    ),
+];
+
 /// The example game's name, as its saves carry it in `meta.game`.
 pub const GAME: &str = "Starlane Traders";
 
-/// The example game's chain, versions 1 to 9, for saves of [`GAME`] only.
+/// The example game's chain, versions 1 to 9, for saves of [`GAME`] only, with the shape
+/// of each version.
 pub fn chain() -> Result<Chain> {
     // Each Rust step's revision changes whenever its code (or UNIT_MASS) does.
     let mut steps = vec![
@@ -78,7 +123,9 @@ pub fn chain() -> Result<Chain> {
     for (file, text) in DECLARED_STEPS {
         steps.push(Step::declared_file(file, text)?);
     }
-    Chain::new(env!("CARGO_PKG_VERSION"), steps)?.for_game(GAME)
+    Chain::new(env!("CARGO_PKG_VERSION"), steps)?
+        .for_game(GAME)?
+        .with_shapes(Shapes::from_files(SHAPES)?)
 }
 
 fn object<'v>(data: &'v mut Value, path: &[&str]) -> std::result::Result<&'v mut Map, String> {
