@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 
 use common::starlane;
 use savechain::guard;
+use savechain::path::{Path, Segment};
 use savechain::shape::{self, compare_with, Change as Difference, Compare, Hints, Shapes};
-use savechain::upgrade::{Chain, Change, Step, StepContext};
+use savechain::upgrade::declared::Change;
+use savechain::upgrade::{Chain, Step, StepContext};
 use savechain::{Save, Value};
 use serde::{Deserialize, Serialize};
 use starlane_state::{Cargo, Lua, Player, StarSystem, State};
@@ -58,11 +60,22 @@ fn all_fixtures() -> Vec<Save> {
 /// The example chain with one more version: `extra` as its step 9 -> 10, and the shape of
 /// version 10 recorded from `T`.
 fn chain_with_version_10<T: serde::de::DeserializeOwned>(extra: Step) -> Chain {
+    try_chain_with_version_10::<T>(extra).unwrap()
+}
+
+fn try_chain_with_version_10<T: serde::de::DeserializeOwned>(
+    extra: Step,
+) -> savechain::Result<Chain> {
     let chain = starlane::chain().unwrap();
     let mut files: Vec<(String, String)> = chain
         .shapes()
         .iter()
-        .map(|(version, shape)| (Shapes::file_name(version), Shapes::file_text(version, shape)))
+        .map(|(version, shape)| {
+            (
+                Shapes::file_name(version),
+                Shapes::file_text(version, shape),
+            )
+        })
         .collect();
     files.push((
         Shapes::file_name(10),
@@ -70,18 +83,18 @@ fn chain_with_version_10<T: serde::de::DeserializeOwned>(extra: Step) -> Chain {
     ));
     let mut steps = chain.steps().to_vec();
     steps.push(extra);
-    Chain::new("0.2.0", steps)
-        .unwrap()
-        .for_game(starlane::GAME)
-        .unwrap()
-        .with_shapes(Shapes::from_files(&files).unwrap())
-        .unwrap()
+    Chain::new("0.2.0", steps)?
+        .for_game(starlane::GAME)?
+        .with_shapes(Shapes::from_files(&files)?)
 }
 
 #[test]
 fn the_games_type_matches_the_shape_recorded_for_its_latest_version() {
     let chain = starlane::chain().unwrap();
-    assert_eq!(chain.shapes().latest().map(|(v, _)| v), Some(chain.latest()));
+    assert_eq!(
+        chain.shapes().latest().map(|(v, _)| v),
+        Some(chain.latest())
+    );
     guard::guard::<State>(&chain).unwrap();
     // The recorded file is the type's shape, as `record_type` writes it.
     let recorded = chain.shapes().get(9).unwrap();
@@ -92,11 +105,14 @@ fn the_games_type_matches_the_shape_recorded_for_its_latest_version() {
 fn the_types_shape_and_the_shape_inferred_from_the_latest_fixtures_agree() {
     let saves = fixtures_at(9);
     for save in &saves {
-        let mismatches = shape::of::<State>().unwrap().check_at(&save.data, &"data".parse().unwrap());
+        let mismatches = shape::of::<State>()
+            .unwrap()
+            .check_at(&save.data, &Path::from(vec![Segment::Key("data".into())]));
         assert!(mismatches.is_empty(), "{}", mismatches[0]);
         let _: State = save.data_as().unwrap();
     }
-    let inferred = shape::infer(saves.iter().map(|s| &s.data), &Hints::new().map("systems")).unwrap();
+    let inferred =
+        shape::infer(saves.iter().map(|s| &s.data), &Hints::new().map("systems")).unwrap();
     let typed = shape::of::<State>().unwrap();
     // Saves cannot tell an integer's range; and `notes` is state the game keeps without
     // reading it (a `Value`: any), where the saves show what the edge fixture holds.
@@ -105,7 +121,13 @@ fn the_types_shape_and_the_shape_inferred_from_the_latest_fixtures_agree() {
     assert_eq!(differences.len(), 1, "{described:#?}");
     assert_eq!(differences[0].path, "data.notes", "{described:#?}");
     assert!(
-        matches!(differences[0].change, Difference::KindChanged { from: shape::Shape::Any, .. }),
+        matches!(
+            differences[0].change,
+            Difference::KindChanged {
+                from: shape::Shape::Any,
+                ..
+            }
+        ),
         "{described:#?}"
     );
 }
@@ -139,7 +161,9 @@ fn with_the_rename_declared_the_guard_passes_and_every_old_fixture_loads_typed()
     let mut upgrader = chain.upgrader();
     for save in all_fixtures() {
         let hull = save.data.pointer("ship.hull").cloned();
-        let upgraded = upgrader.upgrade(save, &savechain::Options::default()).unwrap();
+        let upgraded = upgrader
+            .upgrade(save, &savechain::Options::default())
+            .unwrap();
         let state: StateRenamed = upgraded.save.data_as().unwrap();
         assert_eq!(upgraded.save.meta.version, 10);
         if let Some(Value::Double(hull)) = hull {
@@ -214,4 +238,24 @@ fn the_drift_guard_on_saves_the_game_writes_names_the_rename_too() {
     assert!(message.contains("data.ship.hull"), "{message}");
     assert!(message.contains("integrity"), "{message}");
     assert!(message.contains("rename"), "{message}");
+}
+
+#[test]
+fn a_declaration_that_contradicts_the_recorded_shapes_is_an_error_when_the_chain_is_made() {
+    // Version 9 has no ship.armour to rename.
+    let step = Step::declared(
+        9,
+        "armour plating",
+        vec![Change::rename("ship.armour", "plating")],
+    );
+    let err = try_chain_with_version_10::<StateRenamed>(step).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("0009 (declared)"), "{message}");
+    assert!(message.contains("armour"), "{message}");
+    // Renaming the hull to a name version 10 does not read: contradicts version 10's shape.
+    let step = Step::declared(9, "hull", vec![Change::rename("ship.hull", "plating")]);
+    let message = try_chain_with_version_10::<StateRenamed>(step)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("plating"), "{message}");
 }

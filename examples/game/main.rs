@@ -3,7 +3,10 @@
 //! crates), its own upgrade chain (a Rust step with its revision, and a folder of Lua steps
 //! with a helper module), its own version as the writer and its name as the game whose
 //! saves alone the chain upgrades, typed state through serde, Lua module state in its own
-//! Lua state, and loads through the binary cache.
+//! Lua state, and loads through the binary cache. Its steps folder holds the shape recorded
+//! for each save version (`upgrades/shapes/NNNN.json`: 1 to 3 inferred from its fixtures,
+//! `fixtures/vN/`, 4 from its `State` type), and it runs the drift guard at start, as its
+//! own tests do (`tests/example_game.rs` in savechain).
 //!
 //! ```text
 //! cargo run --example game --no-default-features --features vendored
@@ -12,69 +15,15 @@
 //! The game, Hollow Keep, is at release 1.4.0 and save version 4. A player's save from
 //! release 1.0.0 (version 1) is loaded, played a little, and saved again.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod chain;
+mod state;
 
 use savechain::cache::{self, Refusal, Source};
 use savechain::lua::mlua;
-use savechain::upgrade::{Chain, Step, StepContext};
 use savechain::{Options, Value};
-use serde::{Deserialize, Serialize};
 
-/// The game's version: in a game's own crate, `env!("CARGO_PKG_VERSION")`.
-const GAME_VERSION: &str = "1.4.0";
-
-/// The game's name, which each of its saves carries as `meta.game`.
-const GAME: &str = "Hollow Keep";
-
-/// The game's state at save version 4, as its code sees it.
-#[derive(Debug, Serialize, Deserialize)]
-struct State {
-    hero: Hero,
-    /// The state of the game's Lua modules, kept by the savechain Lua library.
-    lua: Value,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Hero {
-    name: String,
-    /// From 0 to 1.
-    health: f64,
-    inventory: BTreeMap<String, u32>,
-    purse: Purse,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Purse {
-    gold: u64,
-}
-
-/// Release 1.1 measured health as a fraction instead of hit points out of 30.
-fn health_as_fraction(data: &mut Value, _: &mut StepContext) -> Result<(), String> {
-    let hero = data
-        .get_mut("hero")
-        .and_then(Value::as_object_mut)
-        .ok_or("the save has no hero")?;
-    let hp = hero
-        .remove("hp")
-        .and_then(|hp| hp.as_i64())
-        .ok_or("hero.hp is not an integer")?;
-    hero.insert("health", Value::Double(hp as f64 / 30.0));
-    Ok(())
-}
-
-/// The chain of every release so far, read from the folder the game ships its Lua steps in.
-fn hollow_keep_chain(steps_dir: &Path, rust_revision: &str) -> savechain::Result<Chain> {
-    let mut steps = Step::lua_dir(steps_dir)?;
-    // The revision changes whenever health_as_fraction's behaviour does.
-    steps.push(Step::rust(
-        1,
-        "health as a fraction",
-        rust_revision,
-        health_as_fraction,
-    ));
-    Chain::new(GAME_VERSION, steps)?.for_game(GAME)
-}
+use chain::{hollow_keep_chain, steps_dir, GAME_VERSION};
+use state::State;
 
 /// The quest module of the game's scripts, which keeps its state in saves.
 const QUESTS: &str = r#"
@@ -136,10 +85,7 @@ fn play_scripts_check(saved: &Value) -> savechain::Result<bool> {
 }
 
 fn main() -> savechain::Result<()> {
-    let steps_dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/game/upgrades"
-    ));
+    let steps_dir = steps_dir();
     let chain = hollow_keep_chain(&steps_dir, "1")?;
     println!(
         "Hollow Keep {GAME_VERSION}: save versions {} to {}, {} steps",
@@ -147,16 +93,20 @@ fn main() -> savechain::Result<()> {
         chain.latest(),
         chain.steps().len()
     );
+    // The drift guard: what `State` reads is the shape recorded for the latest version, so
+    // no change of the state ships without a new version, its step and its shape. The
+    // game's own `cargo test` runs it too (tests/example_game.rs in savechain).
+    savechain::guard::guard::<State>(&chain)?;
+    println!(
+        "the state matches the recorded shape of version {} ({} versions recorded)",
+        chain.latest(),
+        chain.shapes().len()
+    );
 
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("slot1.json");
-    // A player's save from release 1.0.0, at version 1.
-    std::fs::write(
-        &path,
-        r#"{"meta": {"game": "Hollow Keep", "version": 1, "writer": "1.0.0"},
-            "data": {"hero": {"name": "Wren", "hp": 24, "gold": 12, "items": ["rope", "lamp", "rope"]},
-                     "lua": {"quests": {"active": ["find the lamp", {"name": "the well", "step": 1}], "done": 2}}}}"#,
-    )?;
+    // A player's save from release 1.0.0, at version 1 (the game's fixture of version 1).
+    std::fs::write(&path, include_str!("fixtures/v1/slot1.json"))?;
 
     // First load: no cache yet, so the JSON is upgraded (in memory; the file is left as
     // it is) and the cache written beside it.

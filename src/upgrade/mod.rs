@@ -58,8 +58,6 @@
 
 mod chain;
 pub mod declared;
-// Called by `Chain::with_shapes`, which is being added beside it.
-#[allow(dead_code)]
 mod declared_check;
 pub(crate) mod diff;
 mod file;

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 
 use super::chain::{Chain, Mod};
+use super::declared_check::{check_against, check_mod_against};
+use super::step::Step;
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::save::{Meta, Save};
@@ -18,7 +20,18 @@ impl Chain {
     ///
     /// A shape of a version beyond the chain's latest is an error naming its file: a
     /// version's shape is recorded when the steps that make the version are there.
-    pub fn with_shapes(mut self, shapes: Shapes) -> Result<Chain> {
+    ///
+    /// A declared step that contradicts the shapes (renaming a member the shape of its
+    /// version does not have, adding one it has, leaving what the next version's shape
+    /// does not read) is an error naming the step and the change.
+    pub fn with_shapes(self, shapes: Shapes) -> Result<Chain> {
+        check_declared(self.steps(), &shapes, None)?;
+        self.with_shapes_unchecked(shapes)
+    }
+
+    /// [`Chain::with_shapes`] without the check of declared steps, which a mod makes on
+    /// its part of the data.
+    fn with_shapes_unchecked(mut self, shapes: Shapes) -> Result<Chain> {
         refuse_beyond_latest(&shapes, self.latest())?;
         self.shapes = Arc::new(shapes);
         Ok(self)
@@ -117,9 +130,11 @@ impl Mod {
     /// The mod with `shapes`, the shapes recorded for its data versions (of its part of a
     /// save, `data.mods.<name>`), checked as [`Chain::with_shapes`] checks a game's.
     pub fn with_shapes(mut self, shapes: Shapes) -> Result<Mod> {
+        check_declared(self.chain.steps(), &shapes, Some(&self.name))
+            .map_err(|e| e.in_mod(&self.name))?;
         self.chain = self
             .chain
-            .with_shapes(shapes)
+            .with_shapes_unchecked(shapes)
             .map_err(|e| e.in_mod(&self.name))?;
         Ok(self)
     }
@@ -239,6 +254,46 @@ fn mod_version(meta: &Meta, name: &str) -> Option<u64> {
         .get(name)?
         .get("version")
         .and_then(Value::as_u64)
+}
+
+/// Each declared step of `steps` followed on the shape of the version it upgrades from
+/// (and checked against the next version's, when recorded); a step whose version has no
+/// shape is not checked. `mod_name`: the steps are a mod's, whose shapes describe its
+/// part of the data.
+fn check_declared(steps: &[Step], shapes: &Shapes, mod_name: Option<&str>) -> Result<()> {
+    for step in steps {
+        let (Some(changes), Some(before)) = (step.declared_changes(), shapes.get(step.from()))
+        else {
+            continue;
+        };
+        let after = shapes.get(step.to());
+        let checked = match mod_name {
+            None => check_against(changes, before, after),
+            Some(name) => check_mod_against(name, changes, before, after),
+        };
+        if let Err(message) = checked {
+            let file = |version: u64| match shapes.file(version) {
+                Some(file) => format!("{} ({})", version, file.display()),
+                None => version.to_string(),
+            };
+            let against = match after {
+                Some(_) => format!(
+                    "the shapes of versions {} and {}",
+                    file(step.from()),
+                    file(step.to())
+                ),
+                None => format!("the shape of version {}", file(step.from())),
+            };
+            return Err(Error::new(
+                ErrorKind::Shape,
+                format!(
+                    "the declared step {} does not fit {against}: {message}",
+                    step.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
