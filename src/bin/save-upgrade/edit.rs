@@ -173,10 +173,21 @@ pub fn run(args: Args) -> i32 {
             Ok::<_, savechain::Error>(kinds)
         };
         let mut checked = check(&mut edited_save, allow);
-        // Refused for want of asking: the person may mean it (each time for what is left).
+        // Refused for want of asking: the person may mean it.
         while let Some(needs) = checked.as_ref().err().and_then(|e| e.refused_unless()) {
             let e = checked.as_ref().expect_err("matched");
             errln!("error: {}: {}", file.display(), e.message());
+            // What asking would make, checked again, so that one answer (or one command)
+            // asks for everything the edit needs: a change of kind the game does not read
+            // either.
+            let mut needs = needs;
+            let mut trial = edited_save.clone();
+            if let Err(more) = check(&mut trial, allow.and(needs)) {
+                if let Some(more_needs) = more.refused_unless() {
+                    errln!("error: {}: also, {}", file.display(), more.message());
+                    needs = needs.and(more_needs);
+                }
+            }
             let mut what = Vec::new();
             if needs.kind_change {
                 what.push("the kinds changed");
@@ -205,17 +216,7 @@ pub fn run(args: Args) -> i32 {
                     checked = check(&mut edited_save, allow);
                 }
                 Choice::Stop => {
-                    // What asking would make, checked again: one command for everything the
-                    // edit needs (a change of kind the game does not read either).
-                    let mut all = needs;
-                    let mut trial = edited_save.clone();
-                    if let Err(more) = check(&mut trial, allow.and(needs)) {
-                        if let Some(more_needs) = more.refused_unless() {
-                            errln!("error: {}: also, {}", file.display(), more.message());
-                            all = all.and(more_needs);
-                        }
-                    }
-                    print_how_to_allow(all, file, |flags| {
+                    print_how_to_allow(needs, file, |flags| {
                         let mut words = vec!["save-upgrade".to_string(), "edit".to_string()];
                         for (given, flag) in [
                             (args.change_kind, "--change-kind"),
