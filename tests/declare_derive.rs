@@ -230,3 +230,80 @@ fn a_chain_of_declared_steps_alone() {
     let other = Chain::new("0.3.0", declared_steps::<Other>()).unwrap();
     assert_ne!(chain.fingerprint(), other.fingerprint());
 }
+
+/// A party whose adventurers kept their gold beside their name at version 1; version 2
+/// keeps it in a purse (the adventurer's old `pouch`, renamed), a struct of its own whose
+/// history starts with a coin added: a move into a nested struct, declared on the struct
+/// that holds both places.
+#[derive(Serialize, Deserialize, Declare, Debug, PartialEq)]
+struct Party {
+    #[savechain(renamed(from = "heroes", at = 1), each)]
+    members: Vec<Adventurer>,
+}
+
+#[derive(Serialize, Deserialize, Declare, Debug, PartialEq)]
+#[savechain(moved(from = "gold", to = "purse.gold", at = 1))]
+struct Adventurer {
+    name: String,
+    #[savechain(renamed(from = "pouch", at = 1), nested)]
+    purse: Purse,
+}
+
+#[derive(Serialize, Deserialize, Declare, Debug, PartialEq)]
+struct Purse {
+    gold: u64,
+    silver: u64,
+    #[savechain(added(at = 1, default = 0))]
+    copper: u64,
+}
+
+#[test]
+fn a_structs_move_into_a_nested_struct_upgrades_a_save() {
+    assert_eq!(Party::versions(), [1]);
+    // The fields' renames, then the struct's move (into the purse as renamed), then the
+    // nested purse's own changes, which find the purse the move filled.
+    assert_eq!(
+        Adventurer::changes(1),
+        [
+            Change::rename("pouch", "purse"),
+            Change::moved("gold", "purse.gold"),
+            Change::add("purse.copper", Value::Int(0)),
+        ]
+    );
+    assert_eq!(
+        Party::changes(1),
+        [
+            Change::rename("heroes", "members"),
+            Change::rename("members[].pouch", "purse"),
+            Change::moved("members[].gold", "members[].purse.gold"),
+            Change::add("members[].purse.copper", Value::Int(0)),
+        ]
+    );
+    let chain = Chain::new("2.0.0", declared_steps::<Party>()).unwrap();
+    let v1 = r#"{"meta": {"version": 1}, "data": {"heroes": [
+        {"name": "Wren", "gold": 12, "pouch": {"silver": 4}},
+        {"name": "Ash", "gold": 0, "pouch": {"silver": 1, "copper": 9}}
+    ]}}"#;
+    let mut options = Options::default();
+    options.strict = true;
+    let upgraded = chain
+        .upgrader()
+        .upgrade(Save::from_str(v1).unwrap(), &options)
+        .unwrap();
+    assert_eq!(
+        upgraded.save.data.to_string(),
+        r#"{"members":[{"name":"Wren","purse":{"copper":0,"gold":12,"silver":4}},{"name":"Ash","purse":{"copper":9,"gold":0,"silver":1}}]}"#
+    );
+    let party: Party = savechain::from_value(upgraded.save.data).unwrap();
+    assert_eq!(
+        party.members[0],
+        Adventurer {
+            name: "Wren".into(),
+            purse: Purse {
+                gold: 12,
+                silver: 4,
+                copper: 0
+            },
+        }
+    );
+}

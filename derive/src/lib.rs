@@ -3,38 +3,51 @@
 //! library, `savechain::Declare`, with its `derive` feature.
 //!
 //! Each field says what happened to it, and at which version (`at = N`: in the step from
-//! version N to N + 1); the struct says which of its members were dropped, and why:
+//! version N to N + 1); the struct says which of its members were dropped, and why, and
+//! which values moved to a place that is not one of its fields' own keys (into a nested
+//! struct):
 //!
 //! ```text
 //! #[derive(serde::Serialize, serde::Deserialize, savechain::Declare)]
 //! #[savechain(dropped(name = "mana", at = 2, reason = "magic left the game"))]
+//! #[savechain(moved(from = "gold", to = "purse.gold", at = 3))]
 //! struct Hero {
 //!     #[savechain(renamed(from = "hp", at = 1))]
 //!     health: u32,
-//!     #[savechain(moved(from = "purse.gold", at = 2), to_double(at = 2))]
-//!     gold: f64,
+//!     #[savechain(moved(from = "stats.luck", at = 2), to_double(at = 2))]
+//!     luck: f64,
 //!     #[savechain(added(at = 3, default = 100.0))]
 //!     shield: f64,
 //!     #[savechain(each)]
 //!     cargo: Vec<Crate>,
+//!     purse: Purse,            // struct Purse { gold: u64 }, since version 4
 //! }
 //! ```
 //!
 //! Field events: `renamed(from = "old", at = N)` (a member of the same object),
-//! `moved(from = "path.relative.to.the.struct", at = N)`, `added(at = N, default = EXPR)`
-//! (`EXPR` a Rust expression, converted to the save's value by `savechain::to_value`),
-//! `to_double(at = N)`, `wrapped(at = N)` (`v` becomes `[v]`), `unwrapped(at = N)`.
-//! Nesting: `nested` on a field whose type derives `Declare` (through an `Option`),
-//! `each` on a `Vec<T>` (each element's `T`), `each_value` on a map (each value's type,
-//! the map's last type argument). A field's key is its name, or its
+//! `moved(from = "path.relative.to.the.struct", at = N)` (to the field's key),
+//! `added(at = N, default = EXPR)` (`EXPR` a Rust expression, converted to the save's
+//! value by `savechain::to_value`), `to_double(at = N)`, `wrapped(at = N)` (`v` becomes
+//! `[v]`), `unwrapped(at = N)`. Nesting: `nested` on a field whose type derives `Declare`
+//! (through an `Option`), `each` on a `Vec<T>` (each element's `T`), `each_value` on a map
+//! (each value's type, the map's last type argument). A field's key is its name, or its
 //! `#[serde(rename = "...")]`.
+//!
+//! Struct attributes: `dropped(name = "mana", at = N, reason = "...")` and
+//! `moved(from = "gold", to = "purse.gold", at = N)`, paths relative to the struct (`from`
+//! where the value is before the step, `to` where it goes, making the objects on the way).
+//! A move from a place to itself, or into the value moved, is a compile error, as is a
+//! rename to the same name.
 //!
 //! Clippy's `duplicated_attributes` lint takes two `dropped(.., at = N, ..)` of one
 //! struct for a repeated attribute: allow it on that struct.
 //!
-//! Within one version, the changes are: the renames and moves, then the rest field by field
-//! (nested types' changes at the field's place), then the struct's drops (so a member can
-//! be moved out of an object that is then dropped).
+//! Within one version, the changes are: the fields' renames and moves (field by field),
+//! then the struct's moves (in the order written: they see the members under the names
+//! the fields' renames give them), then the rest field by field (nested types' changes at
+//! the field's place), then the struct's drops. So a member can be moved out of an object
+//! that is then dropped, and moved into a nested struct whose own changes of that version
+//! then apply to it.
 
 #![deny(missing_docs)]
 
@@ -94,6 +107,21 @@ struct Dropped {
     reason: String,
 }
 
+/// A struct's `moved(from = "...", to = "...", at = N)`: a value moved between two places
+/// of the struct, neither of them a field's own key (into a nested struct, out of a member
+/// no field has any more).
+struct StructMove {
+    from: String,
+    to: String,
+    at: u64,
+}
+
+/// A struct's own attributes: its drops and its moves, in the order written.
+struct StructHistory {
+    dropped: Vec<Dropped>,
+    moves: Vec<StructMove>,
+}
+
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let Data::Struct(data) = &input.data else {
         return Err(Error::new(
@@ -108,13 +136,14 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             "Declare is for structs with named fields",
         ));
     };
-    let dropped = struct_attributes(input)?;
+    let StructHistory { dropped, moves } = struct_attributes(input)?;
     let mut fields = Vec::new();
     for field in &named.named {
         fields.push(field_attributes(field)?);
     }
 
     let mut versions: Vec<u64> = dropped.iter().map(|d| d.at).collect();
+    versions.extend(moves.iter().map(|m| m.at));
     for field in &fields {
         versions.extend(field.events.iter().map(|e| e.at));
     }
@@ -129,7 +158,8 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         })
         .collect::<syn::Result<Vec<_>>>()?;
 
-    // The changes of version `from`, in order: renames and moves, the rest, drops.
+    // The changes of version `from`, in order: the fields' renames and moves, the struct's
+    // moves, the rest, drops.
     let mut drops = Vec::new();
     for d in &dropped {
         let (at, path, reason) = (d.at, key_text(&d.name), &d.reason);
@@ -139,6 +169,17 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         });
     }
+    let struct_moves: Vec<Tokens> = moves
+        .iter()
+        .map(|m| {
+            let (at, from, to) = (m.at, &m.from, &m.to);
+            quote! {
+                if from == #at {
+                    changes.push(::savechain::upgrade::declared::Change::moved(#from, #to));
+                }
+            }
+        })
+        .collect();
     let mut renames = Vec::new();
     let mut rest = Vec::new();
     for field in &fields {
@@ -223,6 +264,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             fn changes(from: u64) -> ::std::vec::Vec<::savechain::upgrade::declared::Change> {
                 let mut changes = ::std::vec::Vec::new();
                 #(#renames)*
+                #(#struct_moves)*
                 #(#rest)*
                 #(#drops)*
                 changes
@@ -365,8 +407,11 @@ fn last_arg(ty: &Type) -> Option<Type> {
     type_args(&path.path.segments.last()?.arguments)?.pop()
 }
 
-fn struct_attributes(input: &DeriveInput) -> syn::Result<Vec<Dropped>> {
-    let mut dropped = Vec::new();
+fn struct_attributes(input: &DeriveInput) -> syn::Result<StructHistory> {
+    let mut history = StructHistory {
+        dropped: Vec::new(),
+        moves: Vec::new(),
+    };
     for attr in &input.attrs {
         if attr.path().is_ident("serde") {
             refuse_rename_all(attr)?;
@@ -375,45 +420,170 @@ fn struct_attributes(input: &DeriveInput) -> syn::Result<Vec<Dropped>> {
             continue;
         }
         attr.parse_nested_meta(|meta| {
-            if !meta.path.is_ident("dropped") {
+            if meta.path.is_ident("dropped") {
+                history.dropped.push(struct_dropped(&meta)?);
+            } else if meta.path.is_ident("moved") {
+                history.moves.push(struct_moved(&meta)?);
+            } else {
                 return Err(meta.error(
                     "on a struct, savechain(...) takes dropped(name = \"...\", at = N, reason = \
-                     \"...\"); a field's history goes on the field",
+                     \"...\") and moved(from = \"...\", to = \"...\", at = N); a field's history \
+                     goes on the field",
                 ));
             }
-            let span = meta.path.span();
-            let (mut name, mut at, mut reason) = (None, None, None);
-            meta.parse_nested_meta(|inner| {
-                if inner.path.is_ident("name") {
-                    name = Some(inner.value()?.parse::<LitStr>()?.value());
-                } else if inner.path.is_ident("at") {
-                    at = Some(version(&inner.value()?.parse::<LitInt>()?)?);
-                } else if inner.path.is_ident("reason") {
-                    let text = inner.value()?.parse::<LitStr>()?;
-                    if text.value().trim().is_empty() {
-                        return Err(Error::new(
-                            text.span(),
-                            "a drop says why the data can go: a drop is never silent",
-                        ));
-                    }
-                    reason = Some(text.value());
-                } else {
-                    return Err(inner.error("dropped takes name, at and reason"));
-                }
-                Ok(())
-            })?;
-            let missing = |what: &str| {
-                Error::new(span, format!("dropped needs {what}: dropped(name = \"mana\", at = 2, reason = \"magic left the game\")"))
-            };
-            dropped.push(Dropped {
-                name: name.ok_or_else(|| missing("name"))?,
-                at: at.ok_or_else(|| missing("at"))?,
-                reason: reason.ok_or_else(|| missing("a reason"))?,
-            });
             Ok(())
         })?;
     }
-    Ok(dropped)
+    Ok(history)
+}
+
+/// A struct's `dropped(name = "...", at = N, reason = "...")`.
+fn struct_dropped(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Dropped> {
+    let span = meta.path.span();
+    let (mut name, mut at, mut reason) = (None, None, None);
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("name") {
+            name = Some(inner.value()?.parse::<LitStr>()?.value());
+        } else if inner.path.is_ident("at") {
+            at = Some(version(&inner.value()?.parse::<LitInt>()?)?);
+        } else if inner.path.is_ident("reason") {
+            let text = inner.value()?.parse::<LitStr>()?;
+            if text.value().trim().is_empty() {
+                return Err(Error::new(
+                    text.span(),
+                    "a drop says why the data can go: a drop is never silent",
+                ));
+            }
+            reason = Some(text.value());
+        } else {
+            return Err(inner.error("dropped takes name, at and reason"));
+        }
+        Ok(())
+    })?;
+    let missing = |what: &str| {
+        Error::new(
+            span,
+            format!(
+                "dropped needs {what}: dropped(name = \"mana\", at = 2, reason = \"magic left \
+                 the game\")"
+            ),
+        )
+    };
+    Ok(Dropped {
+        name: name.ok_or_else(|| missing("name"))?,
+        at: at.ok_or_else(|| missing("at"))?,
+        reason: reason.ok_or_else(|| missing("a reason"))?,
+    })
+}
+
+/// A struct's `moved(from = "...", to = "...", at = N)`, both paths relative to the struct.
+fn struct_moved(meta: &syn::meta::ParseNestedMeta) -> syn::Result<StructMove> {
+    let span = meta.path.span();
+    let (mut from, mut to, mut at) = (None, None, None);
+    meta.parse_nested_meta(|inner| {
+        let place = if inner.path.is_ident("from") {
+            &mut from
+        } else if inner.path.is_ident("to") {
+            &mut to
+        } else if inner.path.is_ident("at") {
+            at = Some(version(&inner.value()?.parse::<LitInt>()?)?);
+            return Ok(());
+        } else {
+            return Err(inner.error("a struct's moved takes from, to and at"));
+        };
+        let text = inner.value()?.parse::<LitStr>()?;
+        if text.value().is_empty() {
+            return Err(Error::new(
+                text.span(),
+                "a path relative to the struct: \"gold\", \"purse.gold\"",
+            ));
+        }
+        *place = Some(text.value());
+        Ok(())
+    })?;
+    let missing = |what: &str| {
+        Error::new(
+            span,
+            format!(
+                "a struct's moved needs {what}: moved(from = \"gold\", to = \"purse.gold\", at \
+                 = 3)"
+            ),
+        )
+    };
+    let moved = StructMove {
+        from: from.ok_or_else(|| missing("from"))?,
+        to: to.ok_or_else(|| missing("to"))?,
+        at: at.ok_or_else(|| missing("at"))?,
+    };
+    if let Some(why) = move_mistake(&moved.from, &moved.to) {
+        return Err(Error::new(span, why));
+    }
+    Ok(moved)
+}
+
+/// What is wrong with a move from `from` to `to` that the library would refuse only when
+/// the chain is made (or a rename onto itself, which would fail every save): the same path,
+/// or a destination inside the value moved.
+fn move_mistake(from: &str, to: &str) -> Option<String> {
+    let (from_parts, to_parts) = match (path_parts(from), path_parts(to)) {
+        (Some(f), Some(t)) => (f, t),
+        // Malformed paths: the library names what is wrong with them.
+        _ => (vec![from.to_string()], vec![to.to_string()]),
+    };
+    if from_parts == to_parts {
+        Some(format!(
+            "moved from {from:?} to {to:?}, the same place: nothing would move (from is where \
+             the value was before the step)"
+        ))
+    } else if to_parts.starts_with(&from_parts) {
+        Some(format!(
+            "moved from {from:?} to {to:?}, a place inside the value moved"
+        ))
+    } else {
+        None
+    }
+}
+
+/// The parts of a declared path, each as the path writes it once read (`["gold"]` and
+/// `gold` the same part), for comparing two paths; `None` for a path the library will
+/// refuse anyway.
+fn path_parts(path: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(inside) = rest.strip_prefix('[') {
+            let close = if let Some(quoted) = inside.strip_prefix('"') {
+                // The closing quote: the first one not escaped.
+                let mut escaped = false;
+                let end = quoted.find(|c| {
+                    let closes = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    closes
+                })? + 1;
+                let key = syn::parse_str::<LitStr>(&inside[..=end]).ok()?.value();
+                parts.push(format!("key {key}"));
+                end + 1
+            } else {
+                let end = inside.find(']')?;
+                parts.push(inside[..end].to_string());
+                end
+            };
+            rest = inside[close..].strip_prefix(']')?;
+            continue;
+        }
+        let bare = match rest.strip_prefix('.') {
+            Some(after) if !parts.is_empty() => after,
+            _ if parts.is_empty() => rest,
+            _ => return None,
+        };
+        let end = bare.find(['.', '[']).unwrap_or(bare.len());
+        if end == 0 {
+            return None;
+        }
+        parts.push(format!("key {}", &bare[..end]));
+        rest = &bare[end..];
+    }
+    Some(parts)
 }
 
 /// The key a save uses for a struct's members is the field's name unless serde renames it;
@@ -612,6 +782,20 @@ fn field_attributes(field: &syn::Field) -> syn::Result<Field> {
             ));
         }
     }
+    // A field moved or renamed from the name it has after that step: nothing would move.
+    for dated in &out.events {
+        let mistake = match &dated.event {
+            Event::Moved { from } => move_mistake(from, &name_after(&out, dated.at)),
+            Event::Renamed { from } if *from == key_after(&out, dated.at) => Some(format!(
+                "renamed from {from:?}, the name it has after that step: a rename to itself \
+                 changes nothing"
+            )),
+            _ => None,
+        };
+        if let Some(why) = mistake {
+            return Err(Error::new(dated.span, why));
+        }
+    }
     Ok(out)
 }
 
@@ -678,6 +862,114 @@ mod tests {
         assert_eq!(message, "Declare is for structs with named fields");
         let (message, _) = error(r#"struct S { #[savechain(each)] h: u32 }"#);
         assert!(message.starts_with("each is for a Vec<T>"), "{message}");
+    }
+
+    #[test]
+    fn a_move_or_rename_to_the_same_place_is_an_error_at_the_attribute() {
+        // The struct's moved: the same path, also written another way, or into itself.
+        let (message, covered) =
+            error(r#"#[savechain(moved(from = "gold", to = "gold", at = 3))] struct S { h: u32 }"#);
+        assert_eq!(
+            message,
+            "moved from \"gold\" to \"gold\", the same place: nothing would move (from is \
+             where the value was before the step)"
+        );
+        assert_eq!(covered, "moved");
+        let (message, _) = error(
+            r#"#[savechain(moved(from = "purse.gold", to = "[\"purse\"].gold", at = 3))]
+               struct S { h: u32 }"#,
+        );
+        assert!(message.contains("the same place"), "{message}");
+        let (message, covered) = error(
+            r#"#[savechain(moved(from = "purse", to = "purse.gold", at = 3))] struct S { h: u32 }"#,
+        );
+        assert_eq!(
+            message,
+            "moved from \"purse\" to \"purse.gold\", a place inside the value moved"
+        );
+        assert_eq!(covered, "moved");
+        // A field's moved, to its own key; or to the name a later rename takes it from.
+        let (message, covered) =
+            error(r#"struct S { #[savechain(moved(from = "gold", at = 3))] gold: u32 }"#);
+        assert!(
+            message.starts_with("moved from \"gold\" to \"gold\", the same place"),
+            "{message}"
+        );
+        assert_eq!(covered, "moved");
+        let (message, _) = error(
+            r#"struct S {
+                #[savechain(moved(from = "coins", at = 2), renamed(from = "coins", at = 3))]
+                gold: u32,
+            }"#,
+        );
+        assert!(
+            message.starts_with("moved from \"coins\" to \"coins\", the same place"),
+            "{message}"
+        );
+        let (message, covered) =
+            error(r#"struct S { #[savechain(renamed(from = "gold", at = 3))] gold: u32 }"#);
+        assert!(
+            message.starts_with("renamed from \"gold\", the name it has after that step"),
+            "{message}"
+        );
+        assert_eq!(covered, "renamed");
+        // A move elsewhere is none of these.
+        let input: DeriveInput = syn::parse_str(
+            r#"#[savechain(moved(from = "gold", to = "purse.gold", at = 3))]
+               struct S { #[savechain(moved(from = "purse.gold", at = 2))] gold: u32 }"#,
+        )
+        .unwrap();
+        assert!(expand(&input).is_ok());
+    }
+
+    #[test]
+    fn a_structs_moved_needs_from_to_and_at() {
+        let (message, covered) =
+            error(r#"#[savechain(moved(from = "gold", at = 3))] struct S { h: u32 }"#);
+        assert_eq!(
+            message,
+            "a struct's moved needs to: moved(from = \"gold\", to = \"purse.gold\", at = 3)"
+        );
+        assert_eq!(covered, "moved");
+        let (message, _) =
+            error(r#"#[savechain(moved(from = "gold", to = "purse.gold"))] struct S { h: u32 }"#);
+        assert!(
+            message.starts_with("a struct's moved needs at"),
+            "{message}"
+        );
+        let (message, covered) = error(
+            r#"#[savechain(moved(from = "gold", into = "purse.gold", at = 3))] struct S { h: u32 }"#,
+        );
+        assert_eq!(message, "a struct's moved takes from, to and at");
+        assert_eq!(covered, "into");
+        let (message, _) =
+            error(r#"#[savechain(moved(from = "", to = "a", at = 3))] struct S { h: u32 }"#);
+        assert!(
+            message.starts_with("a path relative to the struct"),
+            "{message}"
+        );
+        let (message, _) =
+            error(r#"#[savechain(renamed(from = "a", at = 3))] struct S { h: u32 }"#);
+        assert!(
+            message.starts_with("on a struct, savechain(...) takes dropped(")
+                && message.contains("moved(from"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn paths_compared_by_their_parts() {
+        let parts = |path: &str| path_parts(path);
+        assert_eq!(parts("purse.gold"), parts(r#"["purse"].gold"#));
+        assert_eq!(parts("towns[*].pop"), parts(r#"["towns"][*]["pop"]"#));
+        assert_ne!(parts("cargo[].qty"), parts("cargo[*].qty"));
+        assert_eq!(
+            parts(r#"["a \"b\"."].c"#),
+            Some(vec!["key a \"b\".".to_string(), "key c".to_string()])
+        );
+        for malformed in [".a", "a..b", "a.", "a[", r#"["a"#, "a b[0"] {
+            assert_eq!(parts(malformed), None, "{malformed}");
+        }
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Hollow Keep's upgrade chain: a Rust step with its revision, the Lua steps of its steps
-//! folder, and the shapes recorded for its versions in that folder's `shapes/`.
+//! folder, the steps its state type declares, and the shapes recorded for its versions in
+//! that folder's `shapes/`.
 
 use std::path::{Path, PathBuf};
 
 use savechain::shape::Shapes;
-use savechain::upgrade::{Chain, Step, StepContext};
+use savechain::upgrade::{declared_steps, Chain, Step, StepContext};
 use savechain::Value;
+
+use crate::state::State;
 
 /// The game's version: in a game's own crate, `env!("CARGO_PKG_VERSION")`.
 pub const GAME_VERSION: &str = "1.4.0";
@@ -35,12 +38,9 @@ fn health_as_fraction(data: &mut Value, _: &mut StepContext) -> Result<(), Strin
     Ok(())
 }
 
-/// The chain of every release so far, read from the folder the game ships its Lua steps
-/// and recorded shapes in.
+/// The chain of every release so far: the Lua steps of the folder the game ships them and
+/// its recorded shapes in, the Rust step, and the steps `State` declares.
 pub fn hollow_keep_chain(steps_dir: &Path, rust_revision: &str) -> savechain::Result<Chain> {
-    // 0003-purse.lua only moves `hero.gold` into a new `hero.purse`, a change a declared
-    // step can say, but not `#[derive(Declare)]` on `State`: a field's `moved(from = ..)`
-    // is relative to its own struct, and `Purse` cannot name its parent's `gold`.
     let mut steps = Step::lua_dir(steps_dir)?;
     // The revision changes whenever health_as_fraction's behaviour does.
     steps.push(Step::rust(
@@ -49,6 +49,8 @@ pub fn hollow_keep_chain(steps_dir: &Path, rust_revision: &str) -> savechain::Re
         rust_revision,
         health_as_fraction,
     ));
+    // The step from version 3 (gold into the purse), from the attributes of `State`.
+    steps.extend(declared_steps::<State>());
     Chain::new(GAME_VERSION, steps)?
         .for_game(GAME)?
         .with_shapes(Shapes::in_steps_dir(steps_dir)?)

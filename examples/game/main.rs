@@ -1,15 +1,16 @@
 //! A small game that embeds savechain the way a real one does: the library alone, with Lua
-//! compiled in (`default-features = false, features = ["vendored"]`, no command-line
-//! crates), its own upgrade chain (a Rust step with its revision, and a folder of Lua steps
-//! with a helper module), its own version as the writer and its name as the game whose
-//! saves alone the chain upgrades, typed state through serde, Lua module state in its own
-//! Lua state, and loads through the binary cache. Its steps folder holds the shape recorded
+//! compiled in and the `Declare` derive (`default-features = false, features =
+//! ["vendored", "derive"]`, no command-line crates), its own upgrade chain (a Rust step
+//! with its revision, a folder of Lua steps with a helper module, and a step declared on
+//! its state type with `#[derive(savechain::Declare)]`), its own version as the writer
+//! and its name as the game whose saves alone the chain upgrades, typed state through
+//! serde, Lua module state in its own Lua state, and loads through the binary cache. Its steps folder holds the shape recorded
 //! for each save version (`upgrades/shapes/NNNN.json`: 1 to 3 inferred from its fixtures,
 //! `fixtures/vN/`, 4 from its `State` type), and it runs the drift guard at start, as its
 //! own tests do (`tests/example_game.rs` in savechain).
 //!
 //! ```text
-//! cargo run --example game --no-default-features --features vendored
+//! cargo run --example game --no-default-features --features vendored,derive
 //! ```
 //!
 //! The game, Hollow Keep, is at release 1.4.0 and save version 4. A player's save from
