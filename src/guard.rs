@@ -271,7 +271,7 @@ pub fn guard<T: serde::de::DeserializeOwned>(chain: &Chain) -> Result<()> {
     drift::<T>(chain)?.into_result()
 }
 
-/// How what the game's type `T` reads (its shape, [`crate::shape::from_type::of`]) differs
+/// How what the game's type `T` reads (its shape, [`crate::shape::of`]) differs
 /// from the shape recorded for the chain's latest version: each difference by path (a
 /// member added, removed, of another kind, now required or optional, likely renamed),
 /// [`Found::Difference`]; and each chain (the game's, its mods') whose latest version has no

@@ -549,7 +549,7 @@ fn mods_are_read_from_their_folders() {
 #[test]
 fn the_worked_example_of_the_format() {
     let format = std::fs::read_to_string("docs/FORMAT.md").unwrap();
-    let section = &format[format.find("### 9.3 Mods").unwrap()..format.find("## 10.").unwrap()];
+    let section = &format[format.find("### 9.3 Mods").unwrap()..format.find("### 9.4").unwrap()];
     let blocks: Vec<&str> = section
         .split("```json\n")
         .skip(1)

@@ -272,7 +272,7 @@ impl Shapes {
     }
 }
 
-/// Records the shape of the game's type `T` ([`super::from_type::of`]) as the shape of
+/// Records the shape of the game's type `T` ([`super::of`]) as the shape of
 /// `version` in the folder `dir`, as [`Shapes::record`] does: how a Rust game records the
 /// shape of a new version.
 pub fn record_type<T: serde::de::DeserializeOwned>(

@@ -121,8 +121,8 @@ pub struct RecordArgs {
 #[derive(clap::Args)]
 struct Source {
     /// A place whose keys are the game's data (ids), not member names: a shape path
-    /// relative to data (`systems`, `sectors[*].stations`, `ship.cargo[].tags`), [] for
-    /// each element of an array, [*] for each value of a map. May be repeated.
+    /// relative to data (`systems`, `sectors[*].stations`, `ship.cargo[].tags`), `[]` for
+    /// each element of an array, `[*]` for each value of a map. May be repeated.
     #[arg(long, value_name = "PATH")]
     map: Vec<String>,
     /// Infer the shape of mod NAME's part, data.mods.NAME, at its version
@@ -165,7 +165,11 @@ fn check(args: CheckArgs) -> i32 {
         }
     };
     if drift.is_clean() {
-        errln!("{drift} ({} saves)", saves.len());
+        let count = match saves.len() {
+            1 => "1 save".to_string(),
+            n => format!("{n} saves"),
+        };
+        errln!("{drift} ({count})");
         return EXIT_OK;
     }
     let mut lines = String::new();

@@ -1,0 +1,93 @@
+//! What shapes cost (issue 29): checking the generated game save against the shape of its
+//! state type, against loading it; and the library work of a hand edit (`save-upgrade
+//! edit` after the editor closes: read the edited decimal view, check it against the
+//! original, write the canonical text) with the edit checked against the shape, against
+//! the same without.
+//!
+//! ```text
+//! cargo bench --bench shape
+//! SAVECHAIN_BENCH_GAME_MB=10 cargo bench --bench shape
+//! ```
+//!
+//! Plain timing loops, best of `SAVECHAIN_BENCH_RUNS` (default 5) alternating runs, in one
+//! process. The shape is `shape::of::<State>()` of `support/state.rs`, the game's own type,
+//! recorded for the save's version in a chain of its own.
+
+#[path = "support/env.rs"]
+mod env;
+#[path = "support/game.rs"]
+mod game;
+#[path = "support/state.rs"]
+mod state;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use savechain::shape::{self, Shapes};
+use savechain::text::{self, Style};
+use savechain::upgrade::Chain;
+use savechain::{edit, Save};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn main() {
+    let save = game::game_save(env::game_mib(game::MIB) << 20, game::SEED);
+    let canonical = save.to_vec().unwrap();
+    let mut decimal = Vec::new();
+    text::write_value(&mut decimal, &save.to_value(), Style::Decimal).unwrap();
+    let shape = shape::of::<state::State>().unwrap();
+    let shapes = Shapes::from_files(&[(
+        Shapes::file_name(save.meta.version),
+        Shapes::file_text(save.meta.version, &shape),
+    )])
+    .unwrap();
+    let plain = Chain::new("0.1.0", vec![]).unwrap();
+    let with_shapes = plain.clone().with_shapes(shapes).unwrap();
+    assert!(with_shapes.check_save(&save).unwrap().is_empty());
+
+    let load = || drop(black_box(Save::from_slice(&canonical).unwrap()));
+    let check = || {
+        let found = with_shapes.check_save(black_box(&save)).unwrap();
+        assert!(found.is_empty());
+    };
+    let edit_with = |chain: &Chain| {
+        let mut edited = Save::from_slice(&decimal).unwrap();
+        edit::check_edit(&save, &mut edited, edit::Allow::default()).unwrap();
+        edit::check_shape(chain, &save, &edited, edit::Allow::default()).unwrap();
+        drop(black_box(edited.to_vec().unwrap()));
+    };
+    let edit_plain = || edit_with(&plain);
+    let edit_shaped = || edit_with(&with_shapes);
+
+    type Op<'a> = (&'static str, &'a dyn Fn());
+    let ops: [Op; 4] = [
+        ("load (Save::from_slice)", &load),
+        ("check against the shape", &check),
+        ("edit, no shapes", &edit_plain),
+        ("edit, checked against the shape", &edit_shaped),
+    ];
+    let mut best = [Duration::MAX; 4];
+    for _ in 0..env::runs(5) {
+        for (i, (_, op)) in ops.iter().enumerate() {
+            let t = Instant::now();
+            op();
+            best[i] = best[i].min(t.elapsed());
+        }
+    }
+    println!(
+        "Game save: {:.1} MiB of canonical text, {:.1} MiB of decimal view (best of {})",
+        canonical.len() as f64 / MIB,
+        decimal.len() as f64 / MIB,
+        env::runs(5)
+    );
+    println!("{:<34} {:>10}", "operation", "ms");
+    for (i, (name, _)) in ops.iter().enumerate() {
+        println!("{:<34} {:>10.2}", name, best[i].as_secs_f64() * 1e3);
+    }
+    let ratio = |a: usize, b: usize| best[a].as_secs_f64() / best[b].as_secs_f64();
+    println!("check / load: {:.3}x (goal: at most 0.5x)", ratio(1, 0));
+    println!(
+        "edit with the shape / edit without: {:.3}x (goal: at most 1.2x)",
+        ratio(3, 2)
+    );
+}
