@@ -33,8 +33,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 fn main() {
     let save = game::game_save(env::game_mib(game::MIB) << 20, game::SEED);
     let canonical = save.to_vec().unwrap();
-    let mut decimal = Vec::new();
-    text::write_value(&mut decimal, &save.to_value(), Style::Decimal).unwrap();
+    let decimal = text::reformat(&canonical, Style::Decimal).unwrap();
     let shape = shape::of::<state::State>().unwrap();
     let shapes = Shapes::from_files(&[(
         Shapes::file_name(save.meta.version),
