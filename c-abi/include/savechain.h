@@ -129,6 +129,9 @@ typedef enum savechain_status {
   // text handed out. The library may be used on; a file the call upgraded is left old
   // or whole, as by any failure.
   SAVECHAIN_ERROR_INTERNAL = 11,
+  // A recorded shape (the `shapes/` folder beside the steps) is malformed, or a declared
+  // step contradicts the shapes of its versions: the chain is not made.
+  SAVECHAIN_ERROR_SHAPE = 12,
 } savechain_status;
 
 // Why Lua failed, for errors of `SAVECHAIN_ERROR_LUA`, and of `SAVECHAIN_ERROR_UPGRADE`
@@ -288,7 +291,9 @@ const char *savechain_version(void);
 // (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 // steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
 // misnamed file, a step that does not compile, or a `writer` that is not a semantic
-// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`); one about
+// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`; a recorded
+// shape in its `shapes/` folder that is malformed, or a declared step that contradicts the
+// shapes, `_SHAPE`); one about
 // a step names its file (`file`, the path; `failed_step`, the file's name: the step after
 // a gap, the second of two from one version, the misnamed file; and `step_line` where
 // Lua gives the line; the error's `line` and `column` are about save text, and stay 0).

@@ -29,7 +29,9 @@ pub struct savechain_chain {
 /// (files `NNNN-name.lua`, each upgrading version NNNN to NNNN+1; NULL for a game with no
 /// steps yet), checked as the library's `Chain::from_lua_dir` checks it: a gap, a clash, a
 /// misnamed file, a step that does not compile, or a `writer` that is not a semantic
-/// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`); one about
+/// version is a `SAVECHAIN_ERROR_UPGRADE` (a folder that cannot be read, `_IO`; a recorded
+/// shape in its `shapes/` folder that is malformed, or a declared step that contradicts the
+/// shapes, `_SHAPE`); one about
 /// a step names its file (`file`, the path; `failed_step`, the file's name: the step after
 /// a gap, the second of two from one version, the misnamed file; and `step_line` where
 /// Lua gives the line; the error's `line` and `column` are about save text, and stay 0).

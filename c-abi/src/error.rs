@@ -50,6 +50,9 @@ pub enum savechain_status {
     /// text handed out. The library may be used on; a file the call upgraded is left old
     /// or whole, as by any failure.
     SAVECHAIN_ERROR_INTERNAL = 11,
+    /// A recorded shape (the `shapes/` folder beside the steps) is malformed, or a declared
+    /// step contradicts the shapes of its versions: the chain is not made.
+    SAVECHAIN_ERROR_SHAPE = 12,
 }
 
 /// Why Lua failed, for errors of `SAVECHAIN_ERROR_LUA`, and of `SAVECHAIN_ERROR_UPGRADE`
@@ -150,6 +153,7 @@ fn status_of(kind: ErrorKind) -> savechain_status {
         ErrorKind::Lua => SAVECHAIN_ERROR_LUA,
         ErrorKind::Upgrade => SAVECHAIN_ERROR_UPGRADE,
         ErrorKind::Changed => SAVECHAIN_ERROR_CHANGED,
+        ErrorKind::Shape => SAVECHAIN_ERROR_SHAPE,
         // A kind added to the library later, before this crate maps it.
         _ => SAVECHAIN_ERROR_INTERNAL,
     }
@@ -303,6 +307,7 @@ pub extern "C" fn savechain_status_name(status: c_int) -> *const c_char {
         s if s == SAVECHAIN_ERROR_CHANGED as c_int => c"changed",
         s if s == SAVECHAIN_ERROR_ARGUMENT as c_int => c"argument",
         s if s == SAVECHAIN_ERROR_INTERNAL as c_int => c"internal",
+        s if s == SAVECHAIN_ERROR_SHAPE as c_int => c"shape",
         _ => c"unknown",
     };
     name.as_ptr()

@@ -104,6 +104,7 @@ fn status_of(kind: savechain::ErrorKind) -> savechain_status {
         K::Lua => SAVECHAIN_ERROR_LUA,
         K::Upgrade => SAVECHAIN_ERROR_UPGRADE,
         K::Changed => SAVECHAIN_ERROR_CHANGED,
+        K::Shape => SAVECHAIN_ERROR_SHAPE,
         _ => unreachable!("a kind this test does not know"),
     }
 }
@@ -1586,7 +1587,40 @@ fn status_names_are_spelt_as_the_report_spells_them() {
         SAVECHAIN_ERROR_CHANGED,
         SAVECHAIN_ERROR_ARGUMENT,
         SAVECHAIN_ERROR_INTERNAL,
+        SAVECHAIN_ERROR_SHAPE,
     ] {
         assert!(!name(status).contains(' '), "{}", name(status));
     }
+}
+
+#[test]
+fn a_steps_folder_whose_shapes_do_not_fit_is_a_shape_error_naming_the_step() {
+    // Version 1's recorded shape has no `hp` to rename.
+    let dir = folder(&[
+        (
+            "0001-health.json",
+            r#"{"changes": [{"rename": "hp", "to": "health"}]}"#,
+        ),
+        (
+            "shapes/0001.json",
+            r#"{"data": {"object": {"life": "u32"}}, "savechain_shape": 1, "version": 1}"#,
+        ),
+    ]);
+    let steps = c(dir.path().to_str().unwrap());
+    let (mut made, mut error) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: valid strings and out-pointers.
+    let status =
+        unsafe { savechain_chain_new(c"1.1.0".as_ptr(), steps.as_ptr(), &mut made, &mut error) };
+    assert_eq!(status, savechain_status::SAVECHAIN_ERROR_SHAPE);
+    assert!(made.is_null());
+    let read = take_error(status, error);
+    assert!(
+        read.message.contains("0001-health.json"),
+        "{}",
+        read.message
+    );
+    assert!(read.message.contains("hp"), "{}", read.message);
+    // SAFETY: a status the library defines.
+    let name = unsafe { CStr::from_ptr(savechain_status_name(status as i32)) };
+    assert_eq!(name.to_str().unwrap(), "shape");
 }
