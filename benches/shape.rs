@@ -105,5 +105,8 @@ fn main() {
         "edit with the shape / edit without: {:.3}x (goal: at most 1.2x)",
         ratio(4, 3)
     );
-    println!("check against the inferred shape / load: {:.3}x", ratio(2, 0));
+    println!(
+        "check against the inferred shape / load: {:.3}x",
+        ratio(2, 0)
+    );
 }
