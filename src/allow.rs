@@ -15,7 +15,9 @@ pub struct Allow {
     /// A value may take another kind than the one it replaces (an integer a double, a
     /// double a string): the value is then taken as given, with no double kept, so that
     /// the same call with the old value undoes it. Without it, such a change is refused,
-    /// since a game that reads the old kind fails on the new one.
+    /// since a game that reads the old kind fails on the new one, but where a chain's
+    /// recorded shape says the game reads the new value at its place
+    /// ([`set_shaped`](crate::edit::set_shaped)): that is a fix, not a change of kind.
     pub kind_change: bool,
     /// `meta.version`, or a mod's `meta.mods.<name>.version`, may change. A version says
     /// which upgrade steps the data has had: raised by hand, the next upgrade skips the

@@ -29,7 +29,7 @@ use std::path::{Path as FsPath, PathBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::path::{self, Path, Segment, Step};
-use crate::shape::Mismatch;
+use crate::shape::{Mismatch, Shape};
 use crate::upgrade::diff::diff_into;
 use crate::upgrade::{history_reached, Chain, Changes};
 use crate::value::{Map, Value};
@@ -102,6 +102,7 @@ pub fn get_existing(save: &Save, path: &str) -> Result<Value> {
         steps: &steps,
         path,
         allow: Allow::default(),
+        reads: &Reads::default(),
     };
     let mut value = root;
     for (n, step) in steps.iter().enumerate().skip(1) {
@@ -190,12 +191,64 @@ pub fn set_allowing(
     value: Value,
     allow: Allow,
 ) -> Result<Option<Value>> {
+    set_reading(save, path, value, allow, &Reads::default())
+}
+
+/// [`set_allowing`] for a save of `chain`'s game: where the chain records what the game
+/// reads at the place (the shape of the save's version, or of a mod's for its part), that
+/// decides the kind. A value of another kind that the game reads there is a fix, not a
+/// change of kind, and is set without [`Allow::kind_change`] (`true` over `1` where the
+/// game reads a bool); an integer given where a double is stays an integer when the game
+/// reads an integer there (`3` over the double `3.0` where it reads a `u32`). Elsewhere
+/// (no recorded shape, a save of another game, `meta`, a place read as anything) it is
+/// [`set_allowing`]. Whether the save as a whole is then what the game reads is
+/// [`check_shape`]'s to say.
+///
+/// ```
+/// use savechain::edit::{self, Allow};
+/// use savechain::shape::Shapes;
+/// use savechain::upgrade::Chain;
+/// use savechain::{Save, Value};
+///
+/// let shapes = Shapes::from_files(&[(
+///     "0001.json",
+///     r#"{"data": {"object": {"level": "u32", "seen": "bool"}}, "savechain_shape": 1, "version": 1}"#,
+/// )])?;
+/// let chain = Chain::new("1.0.0", vec![])?.with_shapes(shapes)?;
+/// let mut save = Save::from_str(
+///     r#"{"meta": {"version": 1}, "data": {"level": ["d", "0x1.8p+1"], "seen": 1}}"#,
+/// )?;
+/// edit::set_shaped(&chain, &mut save, "data.seen", Value::Bool(true), Allow::default())?;
+/// edit::set_shaped(&chain, &mut save, "data.level", Value::Int(3), Allow::default())?;
+/// assert_eq!(save.data["seen"], Value::Bool(true));
+/// assert_eq!(save.data["level"], Value::Int(3));
+/// # Ok::<(), savechain::Error>(())
+/// ```
+pub fn set_shaped(
+    chain: &Chain,
+    save: &mut Save,
+    path: &str,
+    value: Value,
+    allow: Allow,
+) -> Result<Option<Value>> {
+    let reads = Reads::of(chain, &save.meta, save);
+    set_reading(save, path, value, allow, &reads)
+}
+
+fn set_reading(
+    save: &mut Save,
+    path: &str,
+    value: Value,
+    allow: Allow,
+    reads: &Reads,
+) -> Result<Option<Value>> {
     let steps = steps_of(path)?;
     let in_meta = matches!(&steps[0], Step::Key(key) if key == "meta");
     let at = Place {
         steps: &steps,
         path,
         allow,
+        reads,
     };
     if !in_meta {
         return at.set(&mut save.data, value);
@@ -224,13 +277,40 @@ pub fn set_allowing(
 /// One refusal names every change of kind and of version that was not allowed. New members
 /// are always allowed here: the text shows them.
 pub fn check_edit(original: &Save, edited: &mut Save, allow: Allow) -> Result<Vec<KindChange>> {
+    check_edit_reading(original, edited, allow, &Reads::default())
+}
+
+/// [`check_edit`] for a save of `chain`'s game, following what the game reads where the
+/// chain records it, as [`set_shaped`] does: a value retyped as another kind that the game
+/// reads there is not refused as a change of kind, and an integer typed over a double
+/// stays an integer where the game reads an integer. The values whose kind changed are
+/// all returned, those allowed so included. Whether the edited save is what the game reads
+/// is [`check_shape`]'s to say.
+pub fn check_edit_shaped(
+    chain: &Chain,
+    original: &Save,
+    edited: &mut Save,
+    allow: Allow,
+) -> Result<Vec<KindChange>> {
+    let reads = Reads::of(chain, &original.meta, edited);
+    check_edit_reading(original, edited, allow, &reads)
+}
+
+fn check_edit_reading(
+    original: &Save,
+    edited: &mut Save,
+    allow: Allow,
+    reads: &Reads,
+) -> Result<Vec<KindChange>> {
     if !allow.kind_change {
-        keep_doubles(original, edited);
+        let mut at = vec![Segment::Key("data".to_string())];
+        keep_doubles_in(&original.data, &mut edited.data, &mut at, reads);
     }
     check_history(&original.meta, &edited.meta)?;
     let changes = kind_changes(original, edited);
+    let unread = kind_changes_reading(original, edited, reads);
     refuse_unasked(
-        &changes,
+        &unread,
         &version_changes(&original.meta, &edited.meta),
         allow,
     )?;
@@ -314,8 +394,7 @@ pub fn check_shape(chain: &Chain, before: &Save, after: &Save, allow: Allow) -> 
         ErrorKind::Shape,
         format!(
             "{listed}. The game at version {version} reads the save as its recorded shape \
-             says (save-upgrade schema --version {version}), so it would fail to load this, \
-             or drop what it does not read"
+             says, so it would fail to load this, or drop what it does not read"
         ),
     )
     .unless(Allow {
@@ -329,6 +408,173 @@ fn is_of_chains_game(chain: &Chain, save: &Save) -> bool {
     match chain.game() {
         None => true,
         Some(game) => save.meta.extra.get("game").and_then(Value::as_str) == Some(game),
+    }
+}
+
+/// Why a hand edit of a save is not checked against a chain's shapes ([`check_shape`],
+/// [`set_shaped`]): [`not_checked`] tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotChecked {
+    /// The save is of another game than the one the chain is for.
+    OtherGame {
+        /// The save's `meta.game`, `None` when it names none.
+        save: Option<String>,
+        /// The chain's game ([`Chain::game`]).
+        chain: String,
+    },
+    /// The chain records no shape of the save's version.
+    NoShape {
+        /// The save's `meta.version`.
+        version: u64,
+        /// Whether the chain records the shape of any version.
+        any: bool,
+    },
+}
+
+impl std::fmt::Display for NotChecked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotChecked::OtherGame {
+                save: Some(game),
+                chain,
+            } => write!(f, "the save is of game {game:?}, the chain's is {chain:?}"),
+            NotChecked::OtherGame { save: None, chain } => write!(
+                f,
+                "the save names no game (meta.game), the chain's is {chain:?}"
+            ),
+            NotChecked::NoShape { version, any: true } => {
+                write!(f, "version {version} has no recorded shape")
+            }
+            NotChecked::NoShape {
+                version,
+                any: false,
+            } => write!(
+                f,
+                "version {version} has no recorded shape (the chain records none)"
+            ),
+        }
+    }
+}
+
+/// Why the game's data of `save` is not checked against `chain`'s shapes by a hand edit,
+/// `None` when it is: a save of another game, or of a version with no recorded shape.
+pub fn not_checked(chain: &Chain, save: &Save) -> Option<NotChecked> {
+    if !is_of_chains_game(chain, save) {
+        return Some(NotChecked::OtherGame {
+            save: save
+                .meta
+                .extra
+                .get("game")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            chain: chain.game().unwrap_or_default().to_string(),
+        });
+    }
+    let version = save.meta.version;
+    chain
+        .shapes()
+        .get(version)
+        .is_none()
+        .then(|| NotChecked::NoShape {
+            version,
+            any: !chain.shapes().is_empty(),
+        })
+}
+
+/// What the game reads at the places of a save, by the shapes a chain records for the
+/// save's version (its data) and for each mod's version (its part): a hand edit follows it.
+/// Empty for a save of another game, and for a part whose version the edit changes.
+#[derive(Default)]
+struct Reads<'c> {
+    game: Option<&'c Shape>,
+    mods: Vec<(&'c str, &'c Shape)>,
+}
+
+impl<'c> Reads<'c> {
+    /// What `chain` says the game reads in `after`, a change of a save whose `meta` was
+    /// `before`.
+    fn of(chain: &'c Chain, before: &Meta, after: &Save) -> Reads<'c> {
+        if !is_of_chains_game(chain, after) {
+            return Reads::default();
+        }
+        let kept =
+            |in_mod: Option<&str>| version_of(before, in_mod) == version_of(&after.meta, in_mod);
+        let game = match kept(None) {
+            true => chain.shapes().get(after.meta.version),
+            false => None,
+        };
+        let mods = chain
+            .mods()
+            .iter()
+            .filter(|m| kept(Some(m.name())))
+            .filter_map(|m| {
+                let version = version_of(&after.meta, Some(m.name()))?;
+                Some((m.name(), m.shapes().get(version)?))
+            })
+            .collect();
+        Reads { game, mods }
+    }
+
+    /// The shape at `path` (from the save's root), when one says what the game reads there:
+    /// not in `meta`, not where a member the game does not read leads, not inside one of
+    /// several shapes, not a place read as anything.
+    fn at(&self, path: &[Segment]) -> Option<&'c Shape> {
+        let [Segment::Key(root), rest @ ..] = path else {
+            return None;
+        };
+        if root != "data" {
+            return None;
+        }
+        let game_reads_mods = match self.game {
+            Some(Shape::Object(object)) => object.members.contains_key("mods"),
+            Some(_) => true,
+            None => false,
+        };
+        let (mut shape, rest) = match rest {
+            [Segment::Key(mods), Segment::Key(name), rest @ ..]
+                if mods == "mods" && !game_reads_mods =>
+            {
+                (self.mods.iter().find(|(n, _)| n == name)?.1, rest)
+            }
+            _ => (self.game?, rest),
+        };
+        for step in rest {
+            shape = inside(shape, step)?;
+        }
+        (*shape != Shape::Any).then_some(shape)
+    }
+
+    /// Whether the game reads `value` at `path`, by a recorded shape.
+    fn reads(&self, path: &[Segment], value: &Value) -> bool {
+        self.at(path).is_some_and(|shape| shape.matches(value))
+    }
+
+    /// Whether the game reads `value`, an integer, as an integer at `path` (not as the
+    /// double it would be kept as).
+    fn reads_integer(&self, path: &[Segment], value: &Value) -> bool {
+        let as_double = match value {
+            Value::Int(i) => *i as f64,
+            Value::UInt(u) => *u as f64,
+            _ => return false,
+        };
+        self.at(path)
+            .is_some_and(|shape| shape.matches(value) && !shape.matches(&Value::Double(as_double)))
+    }
+}
+
+/// The shape of what `shape` holds at `step`.
+fn inside<'s>(shape: &'s Shape, step: &Segment) -> Option<&'s Shape> {
+    match (shape, step) {
+        (Shape::Nullable(inner), _) => inside(inner, step),
+        (Shape::Any, _) => Some(shape),
+        (Shape::Object(object), Segment::Key(key)) => {
+            object.members.get(key.as_str()).map(|m| &m.shape)
+        }
+        (Shape::Map(values), Segment::Key(_)) => Some(values),
+        (Shape::Array(elements), Segment::Index(_)) => Some(elements),
+        (Shape::Tuple(elements), Segment::Index(i)) => elements.get(*i),
+        _ => None,
     }
 }
 
@@ -472,21 +718,44 @@ fn refuse_unasked(kinds: &[KindChange], versions: &[VersionChange], allow: Allow
 /// The values present in both saves whose kinds differ, by path: members matched by key,
 /// elements by place, `data` before `meta`.
 pub fn kind_changes(before: &Save, after: &Save) -> Vec<KindChange> {
+    kind_changes_reading(before, after, &Reads::default())
+}
+
+/// [`kind_changes`] but those to a value the game reads at its place, by `reads`.
+fn kind_changes_reading(before: &Save, after: &Save, reads: &Reads) -> Vec<KindChange> {
     let mut changes = Vec::new();
     let under = |key: &str| vec![Segment::Key(key.to_string())];
-    kinds_into(&before.data, &after.data, &mut under("data"), &mut changes);
+    kinds_into(
+        &before.data,
+        &after.data,
+        &mut under("data"),
+        reads,
+        &mut changes,
+    );
     let (meta_before, meta_after) = (before.meta.to_value(), after.meta.to_value());
-    kinds_into(&meta_before, &meta_after, &mut under("meta"), &mut changes);
+    kinds_into(
+        &meta_before,
+        &meta_after,
+        &mut under("meta"),
+        reads,
+        &mut changes,
+    );
     changes
 }
 
-fn kinds_into(old: &Value, new: &Value, at: &mut Vec<Segment>, out: &mut Vec<KindChange>) {
+fn kinds_into(
+    old: &Value,
+    new: &Value,
+    at: &mut Vec<Segment>,
+    reads: &Reads,
+    out: &mut Vec<KindChange>,
+) {
     match (old, new) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, value) in b.iter() {
                 if let Some(old) = a.get(key) {
                     at.push(Segment::Key(key.to_string()));
-                    kinds_into(old, value, at, out);
+                    kinds_into(old, value, at, reads, out);
                     at.pop();
                 }
             }
@@ -494,7 +763,7 @@ fn kinds_into(old: &Value, new: &Value, at: &mut Vec<Segment>, out: &mut Vec<Kin
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
             for (i, (old, value)) in a.iter().zip(b.iter()).enumerate() {
                 at.push(Segment::Index(i));
-                kinds_into(old, value, at, out);
+                kinds_into(old, value, at, reads, out);
                 at.pop();
             }
         }
@@ -507,15 +776,17 @@ fn kinds_into(old: &Value, new: &Value, at: &mut Vec<Segment>, out: &mut Vec<Kin
                     continue;
                 }
                 at.push(Segment::Index(i));
-                out.push(KindChange {
-                    path: Path::from(at.clone()).to_string(),
-                    before: a[i.min(a.len() - 1)].kind(),
-                    after: value.kind(),
-                });
+                if !reads.reads(at, value) {
+                    out.push(KindChange {
+                        path: Path::from(at.clone()).to_string(),
+                        before: a[i.min(a.len() - 1)].kind(),
+                        after: value.kind(),
+                    });
+                }
                 at.pop();
             }
         }
-        _ if old.kind() != new.kind() => out.push(KindChange {
+        _ if old.kind() != new.kind() && !reads.reads(at, new) => out.push(KindChange {
             path: Path::from(at.clone()).to_string(),
             before: old.kind(),
             after: new.kind(),
@@ -595,6 +866,8 @@ struct Place<'a> {
     steps: &'a [Step<'static>],
     path: &'a str,
     allow: Allow,
+    /// What the game reads where, when the chain records it.
+    reads: &'a Reads<'a>,
 }
 
 impl Place<'_> {
@@ -685,7 +958,6 @@ impl Place<'_> {
         if self.allow.kind_change {
             return Ok(value);
         }
-        let value = kept_doubles_of(old, value, self.path)?;
         let mut at = Vec::new();
         for step in self.steps {
             at.push(match step {
@@ -693,8 +965,9 @@ impl Place<'_> {
                 Step::Index(i) => Segment::Index(*i),
             });
         }
+        let value = kept_doubles_of(old, value, self.path, &mut at, self.reads)?;
         let mut changes = Vec::new();
-        kinds_into(old, &value, &mut at, &mut changes);
+        kinds_into(old, &value, &mut at, self.reads, &mut changes);
         refuse_unasked(&changes, &[], self.allow)?;
         Ok(value)
     }
@@ -807,9 +1080,18 @@ fn distance(a: &str, b: &str) -> usize {
 /// `value` to put where `old` is, with the doubles of `old` kept: an integer over a double
 /// is that double when the double holds it exactly (an error otherwise), and inside arrays
 /// and objects every integer where a double was likewise (left an integer otherwise).
-fn kept_doubles_of(old: &Value, value: Value, path: &str) -> Result<Value> {
-    let mut value = kept_double(old, value, path)?;
-    keep_doubles_in(old, &mut value);
+fn kept_doubles_of(
+    old: &Value,
+    value: Value,
+    path: &str,
+    at: &mut Vec<Segment>,
+    reads: &Reads,
+) -> Result<Value> {
+    let mut value = match reads.reads_integer(at, &value) {
+        true => value,
+        false => kept_double(old, value, path)?,
+    };
+    keep_doubles_in(old, &mut value, at, reads);
     Ok(value)
 }
 
@@ -839,22 +1121,30 @@ fn kept_double(old: &Value, value: Value, path: &str) -> Result<Value> {
 /// `100` means the double 100, not an integer. Paths are matched as they are in both saves
 /// (members by key, elements by place; in an array that gained or lost elements, an integer
 /// becomes a double only where the array held doubles alone); nothing else changes.
+/// ([`check_edit_shaped`] leaves an integer where the game reads one.)
 pub fn keep_doubles(original: &Save, edited: &mut Save) {
-    keep_doubles_in(&original.data, &mut edited.data);
+    let mut at = vec![Segment::Key("data".to_string())];
+    keep_doubles_in(&original.data, &mut edited.data, &mut at, &Reads::default());
 }
 
-fn keep_doubles_in(original: &Value, edited: &mut Value) {
+/// Keeps the doubles of `original` in `edited`, both at `at`, but where `reads` says the
+/// game reads an integer.
+fn keep_doubles_in(original: &Value, edited: &mut Value, at: &mut Vec<Segment>, reads: &Reads) {
     match (original, edited) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, value) in b.iter_mut() {
                 if let Some(old) = a.get(key) {
-                    keep_doubles_in(old, value);
+                    at.push(Segment::Key(key.to_string()));
+                    keep_doubles_in(old, value, at, reads);
+                    at.pop();
                 }
             }
         }
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
-            for (old, value) in a.iter().zip(b.iter_mut()) {
-                keep_doubles_in(old, value);
+            for (i, (old, value)) in a.iter().zip(b.iter_mut()).enumerate() {
+                at.push(Segment::Index(i));
+                keep_doubles_in(old, value, at, reads);
+                at.pop();
             }
         }
         // Elements added or removed: places no longer match, so an integer becomes a double
@@ -864,12 +1154,17 @@ fn keep_doubles_in(original: &Value, edited: &mut Value) {
                 .first()
                 .filter(|_| a.iter().all(|v| v.kind() == a[0].kind()))
             {
-                for value in b.iter_mut() {
-                    keep_doubles_in(double, value);
+                for (i, value) in b.iter_mut().enumerate() {
+                    at.push(Segment::Index(i));
+                    keep_doubles_in(double, value, at, reads);
+                    at.pop();
                 }
             }
         }
         (old @ Value::Double(_), edited @ (Value::Int(_) | Value::UInt(_))) => {
+            if reads.reads_integer(at, edited) {
+                return;
+            }
             if let Ok(double) = kept_double(old, edited.clone(), "") {
                 *edited = double;
             }

@@ -667,8 +667,23 @@ fn set_refuses_a_change_of_kind_unless_asked_and_the_same_command_undoes_it() {
         stderr(&out)
     );
     assert_eq!(value_at(&path, level), Some(savechain::Value::Double(3.5)));
-    // Without the flag, 3 over the double is the double 3.0: a double stays a double, and
-    // a note says how to store the integer.
+    // Where the chain records what the game reads (a u32, by the built-in chain's shape of
+    // version 9), 3 over the double is the integer 3 the game reads: the shape decides.
+    let out = save_upgrade(&["set", "slot1.json", level, "3"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(value_at(&path, level), Some(savechain::Value::Int(3)));
+    assert!(!stderr(&out).contains("kept a double"), "{}", stderr(&out));
+    assert_eq!(fs::read(&path).unwrap(), original);
+    // Where no shape says (a save of another game than the built-in chain's), a double
+    // stays a double: 3 over it is the double 3.0, and a note says how to store the integer.
+    let game = "meta.game";
+    let out = save_upgrade(&["set", "slot1.json", game, "\"Mossy\""], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(
+        &["set", "--change-kind", "slot1.json", level, "3.5"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = save_upgrade(&["set", "slot1.json", level, "3"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(value_at(&path, level), Some(savechain::Value::Double(3.0)));
@@ -682,6 +697,11 @@ fn set_refuses_a_change_of_kind_unless_asked_and_the_same_command_undoes_it() {
     );
     let out = save_upgrade(
         &["set", "--change-kind", "slot1.json", level, "3"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(
+        &["set", "slot1.json", game, "\"Starlane Traders\""],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -1333,6 +1353,15 @@ fn set_refuses_what_the_game_does_not_read_with_nothing_written() {
         value_at(&path, level),
         Some(savechain::Value::Int(5_000_000_000))
     );
+    // Written, with a reminder that the save no longer matches, and how to see where.
+    assert!(
+        stderr(&out).contains(
+            "note: slot1.json now holds what the game does not read at version 9 (its \
+             recorded shape); save-upgrade validate slot1.json lists each place"
+        ),
+        "{}",
+        stderr(&out)
+    );
     // A save that no longer matches stays editable elsewhere, and there: only what a
     // change brings is refused.
     let out = save_upgrade(&["set", "slot1.json", "data.ship.fuel", "0.5"], dir.path());
@@ -1364,6 +1393,11 @@ fn set_checks_against_the_chain_given_and_only_the_saves_of_its_game() {
     };
     let out = set(&chain, "5000000000");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note: not checked against shapes: version 9 has no recorded shape"),
+        "{}",
+        stderr(&out)
+    );
     fs::write(&path, &original).unwrap();
     // The same chain with the shapes of upgrades/: refused, and the command to run again
     // keeps the chain's options.
@@ -1384,6 +1418,24 @@ fn set_checks_against_the_chain_given_and_only_the_saves_of_its_game() {
         "{}",
         stderr(&out)
     );
+    // What the game reads is printed by a command that pastes as it is: with the chain.
+    let shown = "(what the game reads there: save-upgrade schema --version 9 --upgrades steps \
+                 --writer 0.1.0)";
+    assert!(stderr(&out).contains(shown), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not checked"), "{}", stderr(&out));
+    let out = save_upgrade(
+        &[
+            "schema",
+            "--version",
+            "9",
+            "--upgrades",
+            "steps",
+            "--writer",
+            "0.1.0",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(fs::read(&path).unwrap(), original);
     // A save of another game is not the chain's to check.
     let mut other = savechain::Save::from_slice(&original).unwrap();
@@ -1394,6 +1446,57 @@ fn set_checks_against_the_chain_given_and_only_the_saves_of_its_game() {
     fs::write(&path, other.to_vec().unwrap()).unwrap();
     let out = set(&[], "5000000000");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "note: not checked against shapes: the save is of game \"Dust Rangers\", the \
+             chain's is \"Starlane Traders\"; give its chain with --upgrades DIR --writer V"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The built-in chain's shape of version 9 reads a bool at each system's `visited`: a save
+/// holding `1` there is fixed by `true` without asking for a change of kind, by set and by
+/// edit; another kind it does not read stays a change of kind.
+#[test]
+fn a_value_fixed_toward_the_shape_is_no_change_of_kind() {
+    let (dir, path, _) = folder();
+    let mut save = savechain::Save::load(&path).unwrap();
+    let mut tau = save.data["systems"]["sol"].clone();
+    savechain::edit::set_allowing(
+        &mut save,
+        "data.systems.sol.visited",
+        savechain::Value::Int(1),
+        savechain::edit::Allow::default().with_kind_change(),
+    )
+    .unwrap();
+    if let savechain::Value::Object(members) = &mut tau {
+        members.insert("visited", savechain::Value::Int(1));
+    }
+    save.data["systems"]
+        .as_object_mut()
+        .unwrap()
+        .insert("tau ceti", tau);
+    let broken = save.to_vec().unwrap();
+    fs::write(&path, &broken).unwrap();
+    let visited = r#"data.systems["tau ceti"].visited"#;
+    let out = save_upgrade(&["set", "slot1.json", visited, "true"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(value_at(&path, visited), Some(savechain::Value::Bool(true)));
+    let out = save_upgrade(
+        &["set", "--change-kind", "slot1.json", visited, "\"yes\""],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // By edit: the same fix typed in the editor.
+    fs::create_dir(dir.path().join("tmp")).unwrap();
+    let out = edit_with(dir.path(), r#"sed -i 's/"visited": 1/"visited": true/'"#);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        value_at(&path, "data.systems.sol.visited"),
+        Some(savechain::Value::Bool(true))
+    );
 }
 
 #[test]
@@ -1416,6 +1519,10 @@ fn edit_refuses_what_the_game_does_not_read_unless_asked() {
         assert!(err.contains(says), "{err}");
         assert!(
             err.contains("if you mean it: save-upgrade edit --ignore-shape slot1.json"),
+            "{err}"
+        );
+        assert!(
+            err.contains("(what the game reads there: save-upgrade schema --version 9)"),
             "{err}"
         );
         assert!(err.contains("slot1.json: nothing written"), "{err}");
@@ -1442,6 +1549,14 @@ fn edit_refuses_what_the_game_does_not_read_unless_asked() {
     assert_eq!(
         value_at(&path, "data.player.rank.level"),
         Some(savechain::Value::Int(5_000_000_000))
+    );
+    assert!(
+        stderr(&out).contains(
+            "note: slot1.json now holds what the game does not read at version 9 (its \
+             recorded shape); save-upgrade validate slot1.json lists each place"
+        ),
+        "{}",
+        stderr(&out)
     );
 }
 

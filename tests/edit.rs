@@ -292,7 +292,11 @@ fn a_change_of_kind_or_a_version_below_the_history_is_refused_unless_allowed() {
     // A whole edited save: an integer typed over a double stays one; kinds are refused
     // unless allowed, then taken as typed.
     let mut edited = before.clone();
-    edited.data["hull"] = Value::Int(1);
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("hull", Value::Int(1));
     assert!(
         edit::check_edit(&before, &mut edited, edit::Allow::default())
             .unwrap()
@@ -300,8 +304,16 @@ fn a_change_of_kind_or_a_version_below_the_history_is_refused_unless_allowed() {
     );
     assert_eq!(edited.data["hull"], Value::Double(1.0));
     let mut edited = before.clone();
-    edited.data["hull"] = Value::from("full");
-    edited.data["level"] = Value::Null;
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("hull", Value::from("full"));
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("level", Value::Null);
     let err = edit::check_edit(&before, &mut edited, edit::Allow::default()).unwrap_err();
     assert!(err.to_string().contains("the kind of 2 values"), "{err}");
     assert_eq!(
@@ -309,14 +321,22 @@ fn a_change_of_kind_or_a_version_below_the_history_is_refused_unless_allowed() {
         2
     );
     let mut edited = before.clone();
-    edited.data["hull"] = Value::Int(1);
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("hull", Value::Int(1));
     edit::check_edit(&before, &mut edited, kinds).unwrap();
     assert_eq!(edited.data["hull"], Value::Int(1));
     // A save read below its history may stay so.
     let mut low = before.clone();
     low.meta.version = 2;
     let mut edited = low.clone();
-    edited.data["level"] = Value::Int(4);
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("level", Value::Int(4));
     edit::check_edit(&low, &mut edited, edit::Allow::default()).unwrap();
 }
 
@@ -332,10 +352,22 @@ fn elements_added_or_removed_keep_their_own_kinds() {
     )
     .unwrap();
     let mut edited = before.clone();
-    edited.data["mixed"] = Value::Array(vec![Value::Int(2), Value::Int(3)]);
-    edited.data["names"] = Value::Array(vec![Value::from("a")]);
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("mixed", Value::Array(vec![Value::Int(2), Value::Int(3)]));
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("names", Value::Array(vec![Value::from("a")]));
     // A plain 2 typed in an array of doubles alone is a double, however many there are.
-    edited.data["weights"] = Value::Array(vec![Value::Int(2)]);
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("weights", Value::Array(vec![Value::Int(2)]));
     let changes = edit::check_edit(&before, &mut edited, edit::Allow::default()).unwrap();
     assert!(changes.is_empty(), "{changes:?}");
     assert_eq!(
@@ -348,7 +380,10 @@ fn elements_added_or_removed_keep_their_own_kinds() {
     );
     // A kind the array never held is still a change of kind.
     let mut edited = before.clone();
-    edited.data["counts"] = Value::Array(vec![Value::Int(1), Value::Int(2), Value::Double(3.5)]);
+    edited.data.as_object_mut().unwrap().insert(
+        "counts",
+        Value::Array(vec![Value::Int(1), Value::Int(2), Value::Double(3.5)]),
+    );
     let err = edit::check_edit(&before, &mut edited, edit::Allow::default()).unwrap_err();
     assert!(
         err.to_string()
@@ -406,7 +441,11 @@ fn a_change_of_version_is_refused_unless_asked_naming_the_steps() {
     // A whole edit: a kind and a version changed are refused together, both named.
     let mut edited = save.clone();
     edited.meta.version = 6;
-    edited.data["level"] = Value::Double(3.5);
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("level", Value::Double(3.5));
     let err = edit::check_edit(&save, &mut edited, edit::Allow::default()).unwrap_err();
     let needs = err.refused_unless().unwrap();
     assert!(needs.kind_change && needs.version_change);
@@ -584,4 +623,105 @@ fn a_hand_edit_is_not_checked_where_the_chain_cannot_tell() {
     let mut after = ours.clone();
     edit::set(&mut after, "data.level", Value::Int(-1)).unwrap();
     assert!(edit::check_shape(&game, &ours, &after, allow).is_err());
+}
+
+#[test]
+fn a_value_fixed_toward_what_the_game_reads_is_no_change_of_kind() {
+    let chain = shaped_chain();
+    let allow = edit::Allow::default();
+    let before = Save::from_str(
+        r#"{"meta": {"version": 1, "mods": {"tinker": {"version": 1}}},
+            "data": {"level": ["d", "0x1.8p+1"], "name": 1, "mods": {"tinker": {"charge": "x"}}}}"#,
+    )
+    .unwrap();
+    // Another kind that the game reads there: set without asking for a change of kind.
+    let mut save = before.clone();
+    edit::set_shaped(&chain, &mut save, "data.name", Value::from("Wren"), allow).unwrap();
+    edit::set_shaped(
+        &chain,
+        &mut save,
+        "data.mods.tinker.charge",
+        Value::Int(5),
+        allow,
+    )
+    .unwrap();
+    // An integer over a double where the game reads an integer stays the integer.
+    edit::set_shaped(&chain, &mut save, "data.level", Value::Int(3), allow).unwrap();
+    assert_eq!(save.data["level"], Value::Int(3));
+    assert_eq!(save.data["name"], Value::from("Wren"));
+    edit::check_shape(&chain, &before, &save, allow).unwrap();
+    // Another kind it does not read either is still a change of kind.
+    let mut wrong = before.clone();
+    let err =
+        edit::set_shaped(&chain, &mut wrong, "data.name", Value::Bool(true), allow).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("data.name from an integer to a boolean"),
+        "{err}"
+    );
+    assert_eq!(wrong, before);
+    // Without the chain, the rules stand as they were.
+    let mut plain = before.clone();
+    assert!(edit::set(&mut plain, "data.name", Value::from("Wren")).is_err());
+    edit::set(&mut plain, "data.level", Value::Int(3)).unwrap();
+    assert_eq!(plain.data["level"], Value::Double(3.0));
+
+    // The same for a save edited as a whole: every kind change is returned, none refused.
+    let mut edited = before.clone();
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("name", Value::from("Wren"));
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("level", Value::Int(3));
+    let kinds = edit::check_edit_shaped(&chain, &before, &mut edited, allow).unwrap();
+    assert_eq!(edited.data["level"], Value::Int(3));
+    let paths: Vec<&str> = kinds.iter().map(|k| k.path.as_str()).collect();
+    assert_eq!(paths, ["data.level", "data.name"]);
+    let mut edited = before.clone();
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("name", Value::Bool(true));
+    assert!(edit::check_edit_shaped(&chain, &before, &mut edited, allow).is_err());
+    let mut edited = before.clone();
+    edited
+        .data
+        .as_object_mut()
+        .unwrap()
+        .insert("level", Value::Int(3));
+    edit::check_edit(&before, &mut edited, allow).unwrap();
+    assert_eq!(edited.data["level"], Value::Double(3.0));
+}
+
+#[test]
+fn why_a_hand_edit_is_not_checked_is_told() {
+    let chain = shaped_chain();
+    let save = |text: &str| Save::from_str(text).unwrap();
+    assert_eq!(
+        edit::not_checked(&chain, &save(r#"{"meta": {"version": 1}, "data": {}}"#)),
+        None
+    );
+    let why = edit::not_checked(&chain, &save(r#"{"meta": {"version": 3}, "data": {}}"#));
+    assert_eq!(why.unwrap().to_string(), "version 3 has no recorded shape");
+    let game = chain.for_game("Hollow Keep").unwrap();
+    let why = edit::not_checked(
+        &game,
+        &save(r#"{"meta": {"version": 1, "game": "Mossy"}, "data": {}}"#),
+    );
+    assert_eq!(
+        why.unwrap().to_string(),
+        r#"the save is of game "Mossy", the chain's is "Hollow Keep""#
+    );
+    let bare = savechain::upgrade::Chain::new("1.0.0", vec![]).unwrap();
+    let why = edit::not_checked(&bare, &save(r#"{"meta": {"version": 1}, "data": {}}"#));
+    assert_eq!(
+        why.unwrap().to_string(),
+        "version 1 has no recorded shape (the chain records none)"
+    );
 }

@@ -46,7 +46,10 @@ bit, and one you retype stays a double, even typed as a plain integer (100 over
     reads a u32, a member an object does not have, a member it needs removed): refused,
     naming each path and what the game reads there (what the save held already does not
     count); on a terminal you may edit again or write it anyway; with --ignore-shape it
-    is written;
+    is written (a note says the save no longer matches). Where the shape says what the
+    game reads, it decides the kind: a value retyped as another kind the game reads there
+    is a fix, not a change of kind, and an integer typed over a double stays an integer
+    where the game reads an integer;
   - valid: written back canonically (hexfloats) and atomically, the original kept as
     <name>.bak (<name>.1.bak and on when that holds something else), and each change
     listed;
@@ -93,6 +96,9 @@ pub fn run(args: Args) -> i32 {
             return EXIT_FAILED;
         }
     };
+    if !args.ignore_shape {
+        super::set::note_not_checked(&chain, &save, &args.chain);
+    }
     // Refused now, as the write would refuse it, rather than after the editing.
     if let Err(e) = edit::check_writable(file) {
         print_error(&e, None);
@@ -168,7 +174,7 @@ pub fn run(args: Args) -> i32 {
             allow = allow.with_shape_mismatch();
         }
         let check = |edited: &mut Save, allow: edit::Allow| {
-            let kinds = edit::check_edit(&save, edited, allow)?;
+            let kinds = edit::check_edit_shaped(&chain, &save, edited, allow)?;
             edit::check_shape(&chain, &save, edited, allow)?;
             Ok::<_, savechain::Error>(kinds)
         };
@@ -181,12 +187,17 @@ pub fn run(args: Args) -> i32 {
             // asks for everything the edit needs: a change of kind the game does not read
             // either.
             let mut needs = needs;
+            let mut shape = e.kind() == ErrorKind::Shape;
             let mut trial = edited_save.clone();
             if let Err(more) = check(&mut trial, allow.and(needs)) {
                 if let Some(more_needs) = more.refused_unless() {
                     errln!("error: {}: also, {}", file.display(), more.message());
                     needs = needs.and(more_needs);
+                    shape |= more.kind() == ErrorKind::Shape;
                 }
+            }
+            if shape {
+                super::set::note_schema(&chain, &edited_save, &args.chain);
             }
             let mut what = Vec::new();
             if needs.kind_change {
@@ -262,7 +273,11 @@ pub fn run(args: Args) -> i32 {
                 return draft.keep(file, &edited);
             }
         }
-        return write_back(file, &read, &save, &edited_save, &edited, draft);
+        let status = write_back(file, &read, &save, &edited_save, &edited, draft);
+        if status == EXIT_OK {
+            super::set::note_unread(&chain, &save, &edited_save, allow, file, &args.chain);
+        }
+        return status;
     }
 }
 

@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
-use savechain::{edit, text, Save, Value};
+use std::path::Path;
+
+use savechain::upgrade::Chain;
+use savechain::{edit, text, ErrorKind, Save, Value};
 
 use super::chain::ChainArg;
 use super::output::errln;
@@ -44,8 +47,13 @@ When the chain (--upgrades, --mods, or the built-in example game's) records the 
 the save's version (save-upgrade shape record), a value the game does not read there (3.5
 or 5000000000 where it reads a u32, a member an object does not have) is refused, naming
 the path and what the game reads; one that was already there before does not stop the
-change. With --ignore-shape it is written anyway. A save of another game than the chain's,
-or of a version with no recorded shape, is not checked.
+change. With --ignore-shape it is written anyway, and a note says the save no longer
+matches (save-upgrade validate lists where). Where the shape says what the game reads, it
+also decides the kind: a value of another kind that the game reads there is a fix, set
+without --change-kind (true over 1 where it reads a bool), and an integer over a double
+stays an integer where it reads an integer (3 over 3.5 where it reads a u32). A save of
+another game than the chain's, or of a version with no recorded shape, is not checked (a
+note says so).
 Exit status: 0 set (or already that value), 2 a failure or a usage error.")]
 pub struct Args {
     /// The path's last key may be a new member of its object (without it, a key that is not
@@ -98,6 +106,9 @@ pub fn run(args: Args) -> i32 {
             return EXIT_FAILED;
         }
     };
+    if !args.ignore_shape {
+        note_not_checked(&chain, &save, &args.chain);
+    }
     let mut changed: Save = save.clone();
     let mut allow = edit::Allow::default();
     if args.add {
@@ -113,7 +124,7 @@ pub fn run(args: Args) -> i32 {
         allow = allow.with_shape_mismatch();
     }
     let given_integer = matches!(value, Value::Int(_) | Value::UInt(_));
-    let refused = match edit::set_allowing(&mut changed, &args.path, value.clone(), allow) {
+    let refused = match edit::set_shaped(&chain, &mut changed, &args.path, value.clone(), allow) {
         Err(e) => {
             // What asking would make, checked against the shape too: one refusal says
             // everything the change needs.
@@ -121,7 +132,8 @@ pub fn run(args: Args) -> i32 {
             let mut shape_error = None;
             if let Some(asked) = needs {
                 let mut trial = save.clone();
-                if edit::set_allowing(&mut trial, &args.path, value, allow.and(asked)).is_ok() {
+                if edit::set_shaped(&chain, &mut trial, &args.path, value, allow.and(asked)).is_ok()
+                {
                     if let Err(shape) = edit::check_shape(&chain, &save, &trial, allow) {
                         needs = shape.refused_unless().map(|more| asked.and(more));
                         shape_error = Some(shape);
@@ -139,8 +151,11 @@ pub fn run(args: Args) -> i32 {
     };
     if let Some((e, needs, shape_error)) = refused {
         errln!("error: {}: {}", args.file.display(), e.message());
-        if let Some(shape) = shape_error {
+        if let Some(shape) = &shape_error {
             errln!("error: {}: also, {}", args.file.display(), shape.message());
+        }
+        if e.kind() == ErrorKind::Shape || shape_error.is_some() {
+            note_schema(&chain, &save, &args.chain);
         }
         if let Some(needs) = needs {
             print_how_to_allow(needs, &args.file, |flags| rerun(&args, flags));
@@ -192,6 +207,7 @@ pub fn run(args: Args) -> i32 {
     match edit::store_edited(&args.file, &read, &changed) {
         Ok(backup) => {
             print_written(&args.file, &changes, &backup);
+            note_unread(&chain, &save, &changed, allow, &args.file, &args.chain);
             EXIT_OK
         }
         Err(e) => {
@@ -219,4 +235,78 @@ fn rerun(args: &Args, flags: &[&str]) -> Vec<String> {
     words.push(args.path.clone());
     words.push(args.value.clone());
     words
+}
+
+/// Says on stderr why `save` is not checked against the chain's shapes, when it is not.
+pub fn note_not_checked(chain: &Chain, save: &Save, given: &ChainArg) {
+    let Some(why) = edit::not_checked(chain, save) else {
+        return;
+    };
+    let how = match why {
+        edit::NotChecked::OtherGame { .. } if given.upgrades.is_none() => {
+            "; give its chain with --upgrades DIR --writer V"
+        }
+        _ => "",
+    };
+    errln!("note: not checked against shapes: {why}{how}");
+}
+
+/// After a refusal for what the game does not read: the command that prints what it reads
+/// at the save's version, with the chain as given (and each mod's part at its version).
+pub fn note_schema(chain: &Chain, save: &Save, given: &ChainArg) {
+    let version = save.meta.version.to_string();
+    let mut words = vec!["save-upgrade", "schema", "--version", &version];
+    let chain_words = given.words();
+    words.extend(chain_words.iter().map(String::as_str));
+    let mods: Vec<String> = chain
+        .mods()
+        .iter()
+        .filter(|m| !m.shapes().is_empty())
+        .filter_map(|m| {
+            let version = save
+                .meta
+                .extra
+                .get("mods")?
+                .get(m.name())?
+                .get("version")?
+                .as_u64()?;
+            Some(format!("{}={version}", m.name()))
+        })
+        .collect();
+    for m in &mods {
+        words.push("--mod");
+        words.push(m);
+    }
+    errln!("(what the game reads there: {})", shell_words(&words));
+}
+
+/// After a write that `--ignore-shape` (or the answer to write it) let through: says that
+/// the save no longer matches the shape of its version, and how to list where.
+pub fn note_unread(
+    chain: &Chain,
+    before: &Save,
+    after: &Save,
+    allow: edit::Allow,
+    file: &Path,
+    given: &ChainArg,
+) {
+    if !allow.shape_mismatch {
+        return;
+    }
+    let mut strict = allow;
+    strict.shape_mismatch = false;
+    if edit::check_shape(chain, before, after, strict).is_ok() {
+        return;
+    }
+    let mut words = vec!["save-upgrade".to_string(), "validate".to_string()];
+    words.extend(given.words());
+    words.push(file.to_string_lossy().into_owned());
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    errln!(
+        "note: {} now holds what the game does not read at version {} (its recorded shape); \
+         {} lists each place",
+        file.display(),
+        after.meta.version,
+        shell_words(&words)
+    );
 }
