@@ -1005,7 +1005,7 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect();
-        assert_eq!(lines[0], "b.json: as it is, before any step: data.health: the game reads an integer from 0 to 4294967295 here; -1 is an integer");
+        assert_eq!(lines[0], "b.json: as it is, before any step: data.health: the game reads an integer from 0 to 4294967295 here; -1 is out of that range");
     }
 
     #[test]

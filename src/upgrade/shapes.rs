@@ -456,7 +456,7 @@ mod tests {
             check(&chain, bad).unwrap(),
             [
                 "data.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double",
-                "data.mods.tinker.charge: the game reads an integer from 0 to 255 here; 300 is an integer",
+                "data.mods.tinker.charge: the game reads an integer from 0 to 255 here; 300 is out of that range",
                 "data.mods.tinker.x: the game reads no member \"x\" here (it would be dropped when the game saves)",
             ]
         );
