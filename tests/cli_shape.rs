@@ -264,16 +264,56 @@ fn record_writes_once_and_refuses_to_change_a_recorded_shape() {
         "{}",
         stderr(&out)
     );
-    // Another shape of version 8 (systems not a map) is refused, saying what to do.
+    // Saves that match the recorded shape agree with it, though the shape inferred from
+    // them is wider (systems not a map here): nothing to record.
     let out = record(&[fixtures]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("already recorded in")
+            && stderr(&out).contains("these saves match it; nothing written"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), text);
+    // So do they when the recorded shape was narrowed by hand (an i64 made a u64).
+    let narrowed = text.replace(r#""i64_max": "i64""#, r#""i64_max": "u64""#);
+    assert_ne!(narrowed, text);
+    fs::write(&file, &narrowed).unwrap();
+    let out = record(&["--map", "systems", fixtures]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("these saves match it; nothing written"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), narrowed);
+    fs::write(&file, &text).unwrap();
+    // A save that does not match is refused, each place shown by file and path, and the
+    // version to make is the chain's latest (9) + 1, not 8 + 1.
+    let odd = dir.path().join("odd");
+    fs::create_dir(&odd).unwrap();
+    let small = fs::read_to_string(root().join("fixtures/v8/small.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&small).unwrap();
+    json["data"]["nickname"] = "Zed".into();
+    fs::write(odd.join("small.json"), json.to_string()).unwrap();
+    let out = record(&["--map", "systems", odd.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
+        stdout(&out)
+            .contains("small.json: data.nickname: the game reads no member \"nickname\" here"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
         stderr(&out).contains(
-            "a recorded shape never changes (saves of version 8 exist with it): make version 9"
+            "a recorded shape never changes (saves of version 8 exist with it): if the game now \
+             reads something else, make version 10: a step 9 -> 10, the game's version 10, and \
+             record the shape of 10; nothing was written"
         ),
         "{}",
         stderr(&out)
     );
+    assert!(!stderr(&out).contains("make version 9"), "{}", stderr(&out));
     assert_eq!(fs::read_to_string(&file).unwrap(), text);
     // A shape file, as `shape infer` prints it (here the game's type at version 9).
     let typed = dir.path().join("typed.json");
@@ -287,6 +327,31 @@ fn record_writes_once_and_refuses_to_change_a_recorded_shape() {
     assert_eq!(
         fs::read_to_string(Path::new(steps).join("shapes/0009.json")).unwrap(),
         fs::read_to_string(root().join("upgrades/shapes/0009.json")).unwrap()
+    );
+    // The v9 fixtures match the shape recorded from the type, though inferred they say
+    // i64 where it says u32.
+    let v9 = root().join("fixtures/v9");
+    let out = record(&["--map", "systems", v9.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("these saves match it"),
+        "{}",
+        stderr(&out)
+    );
+    // Another shape file of version 9 is refused, each difference shown.
+    let other = dir.path().join("other.json");
+    fs::write(
+        &other,
+        Shapes::file_text(9, &r#"{"object": {"hp": "u32"}}"#.parse().unwrap()),
+    )
+    .unwrap();
+    let out = record(&["--from-shape", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).contains("data.hp"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("the shape given differs from it (each difference above)"),
+        "{}",
+        stderr(&out)
     );
     // The chain reads them back.
     let out = save_upgrade(

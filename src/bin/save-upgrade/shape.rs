@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use savechain::batch::Plan;
 use savechain::guard::{self, Found};
-use savechain::shape::{self, Hints, Recorded, Shape, Shapes, SHAPES_DIR};
+use savechain::path::Segment;
+use savechain::shape::{self, Compare, Hints, Recorded, Shape, Shapes, SHAPES_DIR};
 use savechain::upgrade::{Chain, Mod};
 use savechain::{edit, Save, Value};
 
@@ -262,12 +263,12 @@ fn record(args: RecordArgs) -> i32 {
             )
         }
     };
-    let (version, shape) = match &args.from_shape {
+    let (version, shape, parts) = match &args.from_shape {
         Some(file) => match shape_file(file) {
-            Ok(read) => read,
+            Ok((version, shape)) => (version, shape, Vec::new()),
             Err(status) => return status,
         },
-        None => match inferred(&args.source) {
+        None => match inferred_parts(&args.source) {
             Ok(inferred) => inferred,
             Err(status) => return status,
         },
@@ -279,6 +280,64 @@ fn record(args: RecordArgs) -> i32 {
              version is there; nothing was written"
         );
         return EXIT_USAGE;
+    }
+    // A version already recorded: saves that match its shape agree with it, even when the
+    // shape inferred from them is wider (saves cannot tell a u32 from an i64), so nothing
+    // is to be recorded; anything else is shown, what differs first.
+    let file = dir.join(Shapes::file_name(version));
+    // Read as `Shapes::record` reads it, which reports a file it cannot read.
+    let existing = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| Shapes::from_files(&[(file.to_string_lossy(), text)]).ok())
+        .and_then(|shapes| shapes.get(version).cloned());
+    if let Some(existing) = existing.filter(|existing| *existing != shape) {
+        let mut segments = vec![Segment::Key("data".into())];
+        if let Some(name) = &args.source.r#mod {
+            segments.extend([Segment::Key("mods".into()), Segment::Key(name.clone())]);
+        }
+        let root_path = savechain::path::Path::from(segments);
+        let root = root_path.to_string();
+        if !parts.is_empty() {
+            let mut lines = String::new();
+            for (path, value) in &parts {
+                for mismatch in existing.check_at(value, &root_path) {
+                    lines.push_str(&format!("{}: {mismatch}\n", path.display()));
+                }
+            }
+            if lines.is_empty() {
+                errln!(
+                    "the shape of version {version}{whose} is already recorded in {}; these \
+                     saves match it; nothing written",
+                    file.display()
+                );
+                return EXIT_OK;
+            }
+            output::out(&lines);
+        } else {
+            let how = Compare::new().root(root);
+            for difference in shape::compare_with(&existing, &shape, &how) {
+                output::out(&format!("{}: {difference}\n", file.display()));
+            }
+        }
+        let next = latest + 1;
+        let writes = match &args.source.r#mod {
+            Some(_) => "the mod's",
+            None => "the game's",
+        };
+        let what = if parts.is_empty() {
+            "the shape given differs from it (each difference above)"
+        } else {
+            "the saves do not match it (each place above)"
+        };
+        errln!(
+            "error: {}: version {version}{whose} already has a recorded shape, and {what}; a \
+             recorded shape never changes (saves of version {version} exist with it): if the \
+             game now reads something else, make version {next}{whose}: a step {latest} -> \
+             {next}, {writes} version {next}, and record the shape of {next}; nothing was \
+             written",
+            file.display()
+        );
+        return EXIT_FAILED;
     }
     match Shapes::record(&dir, version, &shape) {
         Ok(Recorded::New(path)) => {
@@ -342,6 +401,11 @@ fn shape_file(file: &Path) -> Result<(u64, Shape), i32> {
 /// The shape inferred from the saves of `source`, and their version; on failure, the
 /// errors are printed and the exit status returned.
 fn inferred(source: &Source) -> Result<(u64, Shape), i32> {
+    inferred_parts(source).map(|(version, shape, _)| (version, shape))
+}
+
+/// As [`inferred`], with each save's part the shape was inferred from, by its file.
+fn inferred_parts(source: &Source) -> Result<(u64, Shape, Vec<(PathBuf, Value)>), i32> {
     if source.saves.is_empty() {
         errln!("error: give the saves to infer the shape from (files or folders), SAVES...");
         return Err(EXIT_USAGE);
@@ -400,7 +464,14 @@ fn inferred(source: &Source) -> Result<(u64, Shape), i32> {
         maps: source.map.clone(),
     };
     match shape::infer(parts.iter().map(|(_, _, value)| value), &hints) {
-        Ok(shape) => Ok((version, shape)),
+        Ok(shape) => Ok((
+            version,
+            shape,
+            parts
+                .into_iter()
+                .map(|(path, _, value)| (path, value))
+                .collect(),
+        )),
         Err(e) => {
             print_error(&e, None);
             Err(EXIT_USAGE)
