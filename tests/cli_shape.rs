@@ -167,7 +167,7 @@ fn validate_prints_each_mismatch_by_file_and_path_and_exits_1() {
          ./bad.json: data.ship.name: the game reads text here; the member is missing\n"
     );
     assert!(
-        stderr(&out).contains("validated: 1 match, 1 do not, 0 failed"),
+        stderr(&out).contains("validated: 1 matches, 1 does not, 0 failed"),
         "{}",
         stderr(&out)
     );
@@ -517,16 +517,16 @@ fn shape_check_is_the_drift_guard_on_saves_the_game_writes_now() {
     // Saves of an older version are not what the game writes now.
     let out = run(&["shape", "check", "fixtures/v8/small.json"]);
     assert_eq!(out.status.code(), Some(2));
+    // The file is named first, as in every other error.
     assert!(
-        stderr(&out).contains("save 1 is version 8, older than the chain's latest version 9"),
+        stderr(&out).starts_with(
+            "error: fixtures/v8/small.json: the save is version 8, older than the chain's \
+             latest version 9"
+        ),
         "{}",
         stderr(&out)
     );
-    assert!(
-        stderr(&out).contains("save 1: fixtures/v8/small.json"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(!stderr(&out).contains("save 1"), "{}", stderr(&out));
 
     // A chain whose latest version has no recorded shape drifts until it is recorded.
     let steps = steps_folder(dir.path());
@@ -625,6 +625,29 @@ fn test_names_the_step_that_forgot_a_member_even_with_its_expected_forms_blessed
         Some(0),
         "{}{}",
         stdout(&out),
+        stderr(&out)
+    );
+}
+
+#[test]
+fn validate_says_the_steps_are_missing_for_a_save_beyond_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    changed_v9(dir.path(), "ahead.json", |save| save.meta.version = 10);
+    let out = save_upgrade(&["validate", "ahead.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "ahead.json: version 10, beyond the chain's latest version 9: the steps up to \
+             version 10 are missing (the chain is older than the save)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Recording a shape there is refused, so it is not what to do.
+    assert!(!stderr(&out).contains("shape record"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("validated: 0 match, 0 do not, 1 failed"),
+        "{}",
         stderr(&out)
     );
 }
