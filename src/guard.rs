@@ -169,7 +169,7 @@ impl fmt::Display for Drift {
         let file = self
             .file
             .as_ref()
-            .map_or(String::new(), |p| format!(" ({})", p.display()));
+            .map_or(String::new(), |p| format!(", {}", p.display()));
         if self.is_clean() {
             return write!(
                 f,
@@ -177,11 +177,27 @@ impl fmt::Display for Drift {
                 self.recorded
             );
         }
-        writeln!(
-            f,
-            "drift: what the game writes does not match the recorded shapes (version {}{file}):",
-            self.recorded
-        )?;
+        // The heading says what the findings below are: a difference from a shape, or only
+        // what could not be compared (a version with no shape, a save beyond the chain).
+        let differs = self.found.iter().any(|found| {
+            matches!(
+                found,
+                Found::Mismatch { .. } | Found::LikelyRenamed { .. } | Found::Difference(_)
+            )
+        });
+        if differs {
+            writeln!(
+                f,
+                "drift: what the game writes does not match the recorded shapes (the game's \
+                 latest recorded: version {}{file}):",
+                self.recorded
+            )?;
+        } else {
+            writeln!(
+                f,
+                "drift: what the game writes cannot be checked against a recorded shape:"
+            )?;
+        }
         for found in &self.found {
             writeln!(f, "  {found}")?;
         }
@@ -800,6 +816,14 @@ mod tests {
         ));
         let text = drift.to_string();
         assert!(text.contains("version 2 has steps but no recorded shape (the latest recorded is 1): record it (save-upgrade shape record SAVES, or shape::record_type)"), "{text}");
+        // Nothing was compared: the heading does not say something does not match.
+        assert!(
+            text.starts_with(
+                "drift: what the game writes cannot be checked against a recorded shape:\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("does not match"), "{text}");
         assert!(drift.into_result().is_err());
     }
 
@@ -816,7 +840,7 @@ mod tests {
         assert!(drift.is_clean());
         assert_eq!(
             drift.to_string(),
-            "no drift: what the game writes matches the recorded shape of version 1 (0001.json)"
+            "no drift: what the game writes matches the recorded shape of version 1, 0001.json"
         );
         assert!(drift.into_result().is_ok());
     }
@@ -903,6 +927,13 @@ mod tests {
         let drift = drift_of_saves(&chain, &[save(bad), save(newer), save(bad)]).unwrap();
         let text = drift.to_string();
         assert_eq!(drift.found.len(), 2, "{text}");
+        assert!(
+            text.starts_with(
+                "drift: what the game writes does not match the recorded shapes (the game's \
+                 latest recorded: version 2, 0002.json):\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "  saves 1, 3: data.player.name: the game reads text here; 1 is an integer\n"

@@ -157,10 +157,17 @@ fn check(args: CheckArgs) -> i32 {
     let drift = match guard::drift_of_saves(&chain, &saves) {
         Ok(drift) => drift,
         Err(e) => {
-            print_error(&e, None);
-            // The library counts the saves from 1, in the order given.
-            for (n, file) in files.iter().enumerate().take(10) {
-                errln!("  save {}: {}", n + 1, file.display());
+            // The library counts the saves from 1, in the order given: name the file
+            // instead, first, as every other error does.
+            let message = e.to_string();
+            let named = message.strip_prefix("save ").and_then(|rest| {
+                let (number, rest) = rest.split_once(" is ")?;
+                let file = files.get(number.parse::<usize>().ok()?.checked_sub(1)?)?;
+                Some(format!("{}: the save is {rest}", file.display()))
+            });
+            match named {
+                Some(line) => errln!("error: {line}"),
+                None => print_error(&e, None),
             }
             return EXIT_FAILED;
         }
