@@ -754,6 +754,25 @@ pub fn check_fixtures(chain: &Chain, fixtures: &FsPath) -> Result<Vec<StepMismat
     Ok(out)
 }
 
+/// The game's versions, from the chain's first to its latest, that have no recorded shape:
+/// the chain check ([`check_fixture`]) cannot check fixtures at them, nor the declared
+/// steps from them against shapes. Empty when every version has a shape, or none has (a
+/// chain without shapes checks nothing, and says so otherwise).
+pub fn unrecorded_versions(chain: &Chain) -> Vec<u64> {
+    if chain.shapes().is_empty() {
+        return Vec::new();
+    }
+    let first = chain
+        .steps()
+        .iter()
+        .map(Step::from)
+        .min()
+        .unwrap_or(chain.latest());
+    (first..=chain.latest())
+        .filter(|&version| chain.shapes().get(version).is_none())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

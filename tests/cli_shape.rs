@@ -651,3 +651,32 @@ fn validate_says_the_steps_are_missing_for_a_save_beyond_the_chain() {
         stderr(&out)
     );
 }
+
+#[test]
+fn test_names_the_versions_without_a_recorded_shape_it_did_not_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = steps_folder(dir.path());
+    fs::create_dir(steps.join("shapes")).unwrap();
+    for version in (1..=9).filter(|v| ![5, 6].contains(v)) {
+        let name = format!("shapes/{version:04}.json");
+        fs::copy(root().join("upgrades").join(&name), steps.join(&name)).unwrap();
+    }
+    let out = run(&[
+        "test",
+        "--upgrades",
+        steps.to_str().unwrap(),
+        "--writer",
+        "0.1.0",
+        "fixtures/",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "checked step by step against the recorded shapes: 0 mismatches; versions 5, 6 \
+             have no recorded shape: not checked, nor were the declared steps from there \
+             (0006-shields-and-tutorial.json) checked against shapes"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
