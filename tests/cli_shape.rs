@@ -680,3 +680,22 @@ fn test_names_the_versions_without_a_recorded_shape_it_did_not_check() {
         stderr(&out)
     );
 }
+
+#[test]
+fn the_upgrades_option_names_declared_steps_and_recorded_shapes() {
+    for command in ["validate", "shape record", "upgrade"] {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("--help");
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let help = stdout(&out)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            help.contains("declared steps (NNNN-short-description.json files"),
+            "{command}: {help}"
+        );
+        assert!(help.contains("DIR/shapes/"), "{command}: {help}");
+    }
+}
