@@ -231,6 +231,15 @@ impl fmt::Display for Drift {
                  {l} -> {next}{declare}, the game's version {next}, and record the shape of \
                  {next}"
             )?;
+            let attributes = derive_attributes(&self.found, l);
+            if !attributes.is_empty() {
+                write!(
+                    f,
+                    "\nthe step declared on the game's type instead (#[derive(savechain::Declare)], \
+                     at = {l}: the step from {l}): {}",
+                    attributes.join("; ")
+                )?;
+            }
         }
         let mods: Vec<&str> = self
             .found
@@ -256,6 +265,47 @@ impl fmt::Display for Drift {
         }
         Ok(())
     }
+}
+
+/// The `#[savechain(...)]` attributes that declare, on a Rust game's type, the step from
+/// version `at` for the differences the type's shape shows ([`Found::Difference`]): a
+/// rename on the renamed field, an addition on the added one, a drop on the struct.
+fn derive_attributes(found: &[Found], at: u64) -> Vec<String> {
+    let last = |path: &str| path.rsplit('.').next().unwrap_or(path).to_string();
+    let parent = |path: &str| path.rsplit_once('.').map_or("data", |(p, _)| p).to_string();
+    let mut out = Vec::new();
+    let mut nested = false;
+    for found in found {
+        let Found::Difference(Difference { path, change, .. }) = found else {
+            continue;
+        };
+        nested |= path.contains('[');
+        match change {
+            Change::LikelyRenamed { to, .. } => out.push(format!(
+                "on the field {to}, #[savechain(renamed(from = {:?}, at = {at}))]",
+                last(path)
+            )),
+            Change::Added(_) => out.push(format!(
+                "on the field {path}, #[savechain(added(at = {at}, default = ...))] (the value \
+                 saves of version {at} get)"
+            )),
+            Change::Removed(_) => out.push(format!(
+                "on the struct at {}, #[savechain(dropped(name = {:?}, at = {at}, reason = \
+                 \"...\"))]",
+                parent(path),
+                last(path)
+            )),
+            _ => {}
+        }
+    }
+    if nested && !out.is_empty() {
+        out.push(
+            "a field inside a Vec's elements or a map's values is reached by each or \
+             each_value on the field holding them"
+                .to_string(),
+        );
+    }
+    out
 }
 
 /// The declared rename of the member at the shape path `path` (from the save's root,
@@ -900,6 +950,8 @@ mod tests {
         let text = drift.to_string();
         assert!(text.contains("saves 1, 2: data.player.reputation is missing and \"standing\" beside it is new: likely renamed to \"standing\""), "{text}");
         assert!(text.contains(r#"make version 2: a step 1 -> 2 (declare the renames: {"rename":"player.reputation","to":"standing"}), the game's version 2, and record the shape of 2"#), "{text}");
+        // Saves say nothing of a Rust type: the JSON step file alone.
+        assert!(!text.contains("#[savechain"), "{text}");
 
         // A new member whose value the missing one's shape does not read is no rename.
         let changed = save(
@@ -1179,9 +1231,45 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("make version 2: a step 1 -> 2"), "{text}");
+        // A Rust game declares the step on its type: the derive's attribute, at = 1.
+        assert!(
+            text.contains(
+                "the step declared on the game's type instead (#[derive(savechain::Declare)], \
+                 at = 1: the step from 1): on the field data.player.standing, \
+                 #[savechain(renamed(from = \"reputation\", at = 1))]"
+            ),
+            "{text}"
+        );
         let err = guard::<RenamedState>(&chain).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Shape);
         assert_eq!(err.to_string(), text);
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct GrownPlayer {
+        name: String,
+        reputation: i64,
+        shield: f64,
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct GrownState {
+        player: GrownPlayer,
+    }
+
+    #[test]
+    fn a_member_added_in_the_type_is_declared_with_the_derive_s_added() {
+        let text = drift::<GrownState>(&typed_chain(vec![]))
+            .unwrap()
+            .to_string();
+        assert!(
+            text.contains(
+                "on the field data.player.shield, #[savechain(added(at = 1, default = ...))]"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
