@@ -411,8 +411,11 @@ fn inferred(source: &Source) -> Result<(u64, Shape), i32> {
     inferred_parts(source).map(|(version, shape, _)| (version, shape))
 }
 
+/// Each save's part a shape was inferred from, by its file.
+type Parts = Vec<(PathBuf, Value)>;
+
 /// As [`inferred`], with each save's part the shape was inferred from, by its file.
-fn inferred_parts(source: &Source) -> Result<(u64, Shape, Vec<(PathBuf, Value)>), i32> {
+fn inferred_parts(source: &Source) -> Result<(u64, Shape, Parts), i32> {
     if source.saves.is_empty() {
         errln!("error: give the saves to infer the shape from (files or folders), SAVES...");
         return Err(EXIT_USAGE);
