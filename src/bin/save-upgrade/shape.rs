@@ -100,12 +100,14 @@ Examples:
 The shape (inferred as `shape infer` does, or read from --from-shape, a shape file as
 `shape infer` prints it) is written to DIR/shapes/NNNN.json for --upgrades DIR, or to the
 mod's folder's shapes/ with --mod NAME (the mod among --mods DIR). A recorded shape never
-changes: when the version already has a different one, nothing is written and the error
-says to make a new version; the same one is \"already recorded\". The built-in example
-game's shapes are compiled into save-upgrade: record them into its Lua twin, --upgrades
-upgrades/.
-Exit status: 0 recorded (or already recorded), 2 a different shape is recorded, the saves
-do not agree on a version, or a usage error.")]
+changes: when the version already has one, saves that all match it (as validate checks
+them; the recorded one may say u32 where saves can only say i64) and the same shape are
+\"already recorded\", nothing written; otherwise each place that does not match (or each
+difference of the shape file) is printed on standard output, nothing is written and the
+error says which version to make. The built-in example game's shapes are compiled into
+save-upgrade: record them into its Lua twin, --upgrades upgrades/.
+Exit status: 0 recorded (or already recorded), 2 a different shape is recorded (saves that
+do not match it), the saves do not agree on a version, or a usage error.")]
 pub struct RecordArgs {
     #[command(flatten)]
     source: Source,
