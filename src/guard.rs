@@ -1289,6 +1289,19 @@ mod tests {
     }
 
     #[test]
+    fn unrecorded_versions_are_those_between_the_first_and_the_latest_without_a_shape() {
+        let steps = vec![noop("0001-a.lua"), noop("0002-b.lua"), noop("0003-c.lua")];
+        let chain = Chain::new("1.0.0", steps.clone())
+            .unwrap()
+            .with_shapes(shapes(&[(1, PLAYER), (3, PLAYER)]))
+            .unwrap();
+        assert_eq!(unrecorded_versions(&chain), [2, 4]);
+        // A chain without shapes checks nothing, and says so otherwise.
+        let bare = Chain::new("1.0.0", steps).unwrap();
+        assert_eq!(unrecorded_versions(&bare), Vec::<u64>::new());
+    }
+
+    #[test]
     fn record_type_records_once() {
         let dir = tempfile::tempdir().unwrap();
         let first = crate::shape::record_type::<State>(dir.path(), 3).unwrap();
