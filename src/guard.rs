@@ -169,7 +169,7 @@ impl fmt::Display for Drift {
         let file = self
             .file
             .as_ref()
-            .map_or(String::new(), |p| format!(" ({})", p.display()));
+            .map_or(String::new(), |p| format!(", {}", p.display()));
         if self.is_clean() {
             return write!(
                 f,
@@ -177,11 +177,27 @@ impl fmt::Display for Drift {
                 self.recorded
             );
         }
-        writeln!(
-            f,
-            "drift: what the game writes does not match the recorded shapes (version {}{file}):",
-            self.recorded
-        )?;
+        // The heading says what the findings below are: a difference from a shape, or only
+        // what could not be compared (a version with no shape, a save beyond the chain).
+        let differs = self.found.iter().any(|found| {
+            matches!(
+                found,
+                Found::Mismatch { .. } | Found::LikelyRenamed { .. } | Found::Difference(_)
+            )
+        });
+        if differs {
+            writeln!(
+                f,
+                "drift: what the game writes does not match the recorded shapes (the game's \
+                 latest recorded: version {}{file}):",
+                self.recorded
+            )?;
+        } else {
+            writeln!(
+                f,
+                "drift: what the game writes cannot be checked against a recorded shape:"
+            )?;
+        }
         for found in &self.found {
             writeln!(f, "  {found}")?;
         }
@@ -215,6 +231,15 @@ impl fmt::Display for Drift {
                  {l} -> {next}{declare}, the game's version {next}, and record the shape of \
                  {next}"
             )?;
+            let attributes = derive_attributes(&self.found, l);
+            if !attributes.is_empty() {
+                write!(
+                    f,
+                    "\nthe step declared on the game's type instead (#[derive(savechain::Declare)], \
+                     at = {l}: the step from {l}): {}",
+                    attributes.join("; ")
+                )?;
+            }
         }
         let mods: Vec<&str> = self
             .found
@@ -240,6 +265,47 @@ impl fmt::Display for Drift {
         }
         Ok(())
     }
+}
+
+/// The `#[savechain(...)]` attributes that declare, on a Rust game's type, the step from
+/// version `at` for the differences the type's shape shows ([`Found::Difference`]): a
+/// rename on the renamed field, an addition on the added one, a drop on the struct.
+fn derive_attributes(found: &[Found], at: u64) -> Vec<String> {
+    let last = |path: &str| path.rsplit('.').next().unwrap_or(path).to_string();
+    let parent = |path: &str| path.rsplit_once('.').map_or("data", |(p, _)| p).to_string();
+    let mut out = Vec::new();
+    let mut nested = false;
+    for found in found {
+        let Found::Difference(Difference { path, change, .. }) = found else {
+            continue;
+        };
+        nested |= path.contains('[');
+        match change {
+            Change::LikelyRenamed { to, .. } => out.push(format!(
+                "on the field {to}, #[savechain(renamed(from = {:?}, at = {at}))]",
+                last(path)
+            )),
+            Change::Added(_) => out.push(format!(
+                "on the field {path}, #[savechain(added(at = {at}, default = ...))] (the value \
+                 saves of version {at} get)"
+            )),
+            Change::Removed(_) => out.push(format!(
+                "on the struct at {}, #[savechain(dropped(name = {:?}, at = {at}, reason = \
+                 \"...\"))]",
+                parent(path),
+                last(path)
+            )),
+            _ => {}
+        }
+    }
+    if nested && !out.is_empty() {
+        out.push(
+            "a field inside a Vec's elements or a map's values is reached by each or \
+             each_value on the field holding them"
+                .to_string(),
+        );
+    }
+    out
 }
 
 /// The declared rename of the member at the shape path `path` (from the save's root,
@@ -738,6 +804,25 @@ pub fn check_fixtures(chain: &Chain, fixtures: &FsPath) -> Result<Vec<StepMismat
     Ok(out)
 }
 
+/// The game's versions, from the chain's first to its latest, that have no recorded shape:
+/// the chain check ([`check_fixture`]) cannot check fixtures at them, nor the declared
+/// steps from them against shapes. Empty when every version has a shape, or none has (a
+/// chain without shapes checks nothing, and says so otherwise).
+pub fn unrecorded_versions(chain: &Chain) -> Vec<u64> {
+    if chain.shapes().is_empty() {
+        return Vec::new();
+    }
+    let first = chain
+        .steps()
+        .iter()
+        .map(Step::from)
+        .min()
+        .unwrap_or(chain.latest());
+    (first..=chain.latest())
+        .filter(|&version| chain.shapes().get(version).is_none())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -800,6 +885,14 @@ mod tests {
         ));
         let text = drift.to_string();
         assert!(text.contains("version 2 has steps but no recorded shape (the latest recorded is 1): record it (save-upgrade shape record SAVES, or shape::record_type)"), "{text}");
+        // Nothing was compared: the heading does not say something does not match.
+        assert!(
+            text.starts_with(
+                "drift: what the game writes cannot be checked against a recorded shape:\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("does not match"), "{text}");
         assert!(drift.into_result().is_err());
     }
 
@@ -816,7 +909,7 @@ mod tests {
         assert!(drift.is_clean());
         assert_eq!(
             drift.to_string(),
-            "no drift: what the game writes matches the recorded shape of version 1 (0001.json)"
+            "no drift: what the game writes matches the recorded shape of version 1, 0001.json"
         );
         assert!(drift.into_result().is_ok());
     }
@@ -857,6 +950,8 @@ mod tests {
         let text = drift.to_string();
         assert!(text.contains("saves 1, 2: data.player.reputation is missing and \"standing\" beside it is new: likely renamed to \"standing\""), "{text}");
         assert!(text.contains(r#"make version 2: a step 1 -> 2 (declare the renames: {"rename":"player.reputation","to":"standing"}), the game's version 2, and record the shape of 2"#), "{text}");
+        // Saves say nothing of a Rust type: the JSON step file alone.
+        assert!(!text.contains("#[savechain"), "{text}");
 
         // A new member whose value the missing one's shape does not read is no rename.
         let changed = save(
@@ -903,6 +998,13 @@ mod tests {
         let drift = drift_of_saves(&chain, &[save(bad), save(newer), save(bad)]).unwrap();
         let text = drift.to_string();
         assert_eq!(drift.found.len(), 2, "{text}");
+        assert!(
+            text.starts_with(
+                "drift: what the game writes does not match the recorded shapes (the game's \
+                 latest recorded: version 2, 0002.json):\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "  saves 1, 3: data.player.name: the game reads text here; 1 is an integer\n"
@@ -1005,7 +1107,7 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect();
-        assert_eq!(lines[0], "b.json: as it is, before any step: data.health: the game reads an integer from 0 to 4294967295 here; -1 is an integer");
+        assert_eq!(lines[0], "b.json: as it is, before any step: data.health: the game reads an integer from 0 to 4294967295 here; -1 is out of that range");
     }
 
     #[test]
@@ -1129,9 +1231,45 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("make version 2: a step 1 -> 2"), "{text}");
+        // A Rust game declares the step on its type: the derive's attribute, at = 1.
+        assert!(
+            text.contains(
+                "the step declared on the game's type instead (#[derive(savechain::Declare)], \
+                 at = 1: the step from 1): on the field data.player.standing, \
+                 #[savechain(renamed(from = \"reputation\", at = 1))]"
+            ),
+            "{text}"
+        );
         let err = guard::<RenamedState>(&chain).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Shape);
         assert_eq!(err.to_string(), text);
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct GrownPlayer {
+        name: String,
+        reputation: i64,
+        shield: f64,
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct GrownState {
+        player: GrownPlayer,
+    }
+
+    #[test]
+    fn a_member_added_in_the_type_is_declared_with_the_derive_s_added() {
+        let text = drift::<GrownState>(&typed_chain(vec![]))
+            .unwrap()
+            .to_string();
+        assert!(
+            text.contains(
+                "on the field data.player.shield, #[savechain(added(at = 1, default = ...))]"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
@@ -1148,6 +1286,19 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no recorded shapes"));
+    }
+
+    #[test]
+    fn unrecorded_versions_are_those_between_the_first_and_the_latest_without_a_shape() {
+        let steps = vec![noop("0001-a.lua"), noop("0002-b.lua"), noop("0003-c.lua")];
+        let chain = Chain::new("1.0.0", steps.clone())
+            .unwrap()
+            .with_shapes(shapes(&[(1, PLAYER), (3, PLAYER)]))
+            .unwrap();
+        assert_eq!(unrecorded_versions(&chain), [2, 4]);
+        // A chain without shapes checks nothing, and says so otherwise.
+        let bare = Chain::new("1.0.0", steps).unwrap();
+        assert_eq!(unrecorded_versions(&bare), Vec::<u64>::new());
     }
 
     #[test]

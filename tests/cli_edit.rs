@@ -1318,7 +1318,7 @@ fn set_refuses_what_the_game_does_not_read_with_nothing_written() {
         // The same kind, out of the range.
         (
             vec!["set", "slot1.json", level, "5000000000"],
-            "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 5000000000 is an integer",
+            "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 5000000000 is out of that range",
         ),
         // A member of a closed object.
         (
@@ -1506,7 +1506,7 @@ fn edit_refuses_what_the_game_does_not_read_unless_asked() {
     for (editor, says) in [
         (
             r#"sed -i 's/"level": 3$/"level": 5000000000/'"#,
-            "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 5000000000 is an integer",
+            "data.player.rank.level: the game reads an integer from 0 to 4294967295 here; 5000000000 is out of that range",
         ),
         (
             r#"sed -i 's/"given": "Ada"/"given": "Ada", "nick": "Ace"/'"#,

@@ -167,7 +167,7 @@ fn validate_prints_each_mismatch_by_file_and_path_and_exits_1() {
          ./bad.json: data.ship.name: the game reads text here; the member is missing\n"
     );
     assert!(
-        stderr(&out).contains("validated: 1 match, 1 do not, 0 failed"),
+        stderr(&out).contains("validated: 1 matches, 1 does not, 0 failed"),
         "{}",
         stderr(&out)
     );
@@ -264,16 +264,56 @@ fn record_writes_once_and_refuses_to_change_a_recorded_shape() {
         "{}",
         stderr(&out)
     );
-    // Another shape of version 8 (systems not a map) is refused, saying what to do.
+    // Saves that match the recorded shape agree with it, though the shape inferred from
+    // them is wider (systems not a map here): nothing to record.
     let out = record(&[fixtures]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("already recorded in")
+            && stderr(&out).contains("these saves match it; nothing written"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), text);
+    // So do they when the recorded shape was narrowed by hand (an i64 made a u64).
+    let narrowed = text.replace(r#""i64_max": "i64""#, r#""i64_max": "u64""#);
+    assert_ne!(narrowed, text);
+    fs::write(&file, &narrowed).unwrap();
+    let out = record(&["--map", "systems", fixtures]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("these saves match it; nothing written"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), narrowed);
+    fs::write(&file, &text).unwrap();
+    // A save that does not match is refused, each place shown by file and path, and the
+    // version to make is the chain's latest (9) + 1, not 8 + 1.
+    let odd = dir.path().join("odd");
+    fs::create_dir(&odd).unwrap();
+    let small = fs::read_to_string(root().join("fixtures/v8/small.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&small).unwrap();
+    json["data"]["nickname"] = "Zed".into();
+    fs::write(odd.join("small.json"), json.to_string()).unwrap();
+    let out = record(&["--map", "systems", odd.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
+        stdout(&out)
+            .contains("small.json: data.nickname: the game reads no member \"nickname\" here"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
         stderr(&out).contains(
-            "a recorded shape never changes (saves of version 8 exist with it): make version 9"
+            "a recorded shape never changes (saves of version 8 exist with it): if the game now \
+             reads something else, make version 10: a step 9 -> 10, the game's version 10, and \
+             record the shape of 10; nothing was written"
         ),
         "{}",
         stderr(&out)
     );
+    assert!(!stderr(&out).contains("make version 9"), "{}", stderr(&out));
     assert_eq!(fs::read_to_string(&file).unwrap(), text);
     // A shape file, as `shape infer` prints it (here the game's type at version 9).
     let typed = dir.path().join("typed.json");
@@ -287,6 +327,31 @@ fn record_writes_once_and_refuses_to_change_a_recorded_shape() {
     assert_eq!(
         fs::read_to_string(Path::new(steps).join("shapes/0009.json")).unwrap(),
         fs::read_to_string(root().join("upgrades/shapes/0009.json")).unwrap()
+    );
+    // The v9 fixtures match the shape recorded from the type, though inferred they say
+    // i64 where it says u32.
+    let v9 = root().join("fixtures/v9");
+    let out = record(&["--map", "systems", v9.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("these saves match it"),
+        "{}",
+        stderr(&out)
+    );
+    // Another shape file of version 9 is refused, each difference shown.
+    let other = dir.path().join("other.json");
+    fs::write(
+        &other,
+        Shapes::file_text(9, &r#"{"object": {"hp": "u32"}}"#.parse().unwrap()),
+    )
+    .unwrap();
+    let out = record(&["--from-shape", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).contains("data.hp"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("the shape given differs from it (each difference above)"),
+        "{}",
+        stderr(&out)
     );
     // The chain reads them back.
     let out = save_upgrade(
@@ -452,16 +517,16 @@ fn shape_check_is_the_drift_guard_on_saves_the_game_writes_now() {
     // Saves of an older version are not what the game writes now.
     let out = run(&["shape", "check", "fixtures/v8/small.json"]);
     assert_eq!(out.status.code(), Some(2));
+    // The file is named first, as in every other error.
     assert!(
-        stderr(&out).contains("save 1 is version 8, older than the chain's latest version 9"),
+        stderr(&out).starts_with(
+            "error: fixtures/v8/small.json: the save is version 8, older than the chain's \
+             latest version 9"
+        ),
         "{}",
         stderr(&out)
     );
-    assert!(
-        stderr(&out).contains("save 1: fixtures/v8/small.json"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(!stderr(&out).contains("save 1"), "{}", stderr(&out));
 
     // A chain whose latest version has no recorded shape drifts until it is recorded.
     let steps = steps_folder(dir.path());
@@ -562,4 +627,75 @@ fn test_names_the_step_that_forgot_a_member_even_with_its_expected_forms_blessed
         stdout(&out),
         stderr(&out)
     );
+}
+
+#[test]
+fn validate_says_the_steps_are_missing_for_a_save_beyond_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    changed_v9(dir.path(), "ahead.json", |save| save.meta.version = 10);
+    let out = save_upgrade(&["validate", "ahead.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "ahead.json: version 10, beyond the chain's latest version 9: the steps up to \
+             version 10 are missing (the chain is older than the save)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Recording a shape there is refused, so it is not what to do.
+    assert!(!stderr(&out).contains("shape record"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("validated: 0 match, 0 do not, 1 failed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn test_names_the_versions_without_a_recorded_shape_it_did_not_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = steps_folder(dir.path());
+    fs::create_dir(steps.join("shapes")).unwrap();
+    for version in (1..=9).filter(|v| ![5, 6].contains(v)) {
+        let name = format!("shapes/{version:04}.json");
+        fs::copy(root().join("upgrades").join(&name), steps.join(&name)).unwrap();
+    }
+    let out = run(&[
+        "test",
+        "--upgrades",
+        steps.to_str().unwrap(),
+        "--writer",
+        "0.1.0",
+        "fixtures/",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "checked step by step against the recorded shapes: 0 mismatches; versions 5, 6 \
+             have no recorded shape: not checked, nor were the declared steps from there \
+             (0006-shields-and-tutorial.json) checked against shapes"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_upgrades_option_names_declared_steps_and_recorded_shapes() {
+    for command in ["validate", "shape record", "upgrade"] {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("--help");
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let help = stdout(&out)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            help.contains("declared steps (NNNN-short-description.json files"),
+            "{command}: {help}"
+        );
+        assert!(help.contains("DIR/shapes/"), "{command}: {help}");
+    }
 }

@@ -564,8 +564,8 @@ fn a_hand_edit_the_game_does_not_read_is_refused_naming_each_place() {
     assert_eq!(err.kind(), ErrorKind::Shape);
     let message = err.to_string();
     for says in [
-        "data.level: the game reads an integer from 0 to 4294967295 here; -1 is an integer",
-        "data.mods.tinker.charge: the game reads an integer from 0 to 255 here; 300 is an integer",
+        "data.level: the game reads an integer from 0 to 4294967295 here; -1 is out of that range",
+        "data.mods.tinker.charge: the game reads an integer from 0 to 255 here; 300 is out of that range",
         "data.nick: the game reads no member \"nick\" here (it would be dropped when the game saves)",
     ] {
         assert!(message.contains(says), "{message}");

@@ -256,11 +256,19 @@ impl Walk<'_> {
             _ => false,
         };
         if !fits {
+            // An integer where the game reads one of a range is out of that range: saying
+            // only that it is an integer would read as if that were the fault.
+            let out_of_range =
+                matches!(shape, Shape::Int(_)) && matches!(value, Value::Int(_) | Value::UInt(_));
             self.report(
                 at,
                 MismatchKind::Wrong,
                 || shown.describe(),
-                || describe_found(value),
+                || match value {
+                    Value::Int(n) if out_of_range => format!("{n} is out of that range"),
+                    Value::UInt(n) if out_of_range => format!("{n} is out of that range"),
+                    _ => describe_found(value),
+                },
             );
         }
     }
@@ -517,7 +525,7 @@ mod tests {
         );
         assert_eq!(
             lines(r#"{"object": {"level": "u8"}}"#, r#"{"level": 256}"#),
-            ["data.level: the game reads an integer from 0 to 255 here; 256 is an integer"]
+            ["data.level: the game reads an integer from 0 to 255 here; 256 is out of that range"]
         );
     }
 
@@ -570,7 +578,7 @@ mod tests {
         );
         assert_eq!(
             lines("\"u8\"", "-1"),
-            ["data: the game reads an integer from 0 to 255 here; -1 is an integer"]
+            ["data: the game reads an integer from 0 to 255 here; -1 is out of that range"]
         );
     }
 
@@ -610,7 +618,7 @@ mod tests {
         assert_eq!(lines(s, r#"{"Trading": "ore"}"#), Vec::<String>::new());
         assert_eq!(
             lines(s, r#"{"Mining": {"rate": 300}}"#),
-            ["data.Mining.rate: the game reads an integer from 0 to 255 here; 300 is an integer"]
+            ["data.Mining.rate: the game reads an integer from 0 to 255 here; 300 is out of that range"]
         );
         // Nothing to tell the alternatives apart: the value as a whole.
         let whole = lines(s, "3");

@@ -79,7 +79,7 @@ impl Chain {
         let version = save.meta.version;
         let mut found = self
             .check_game_data(&save.data, version)
-            .ok_or_else(|| no_shape(&self.shapes, version))?;
+            .ok_or_else(|| no_shape(&self.shapes, version, self.latest()))?;
         for m in &self.mods {
             found.extend(
                 m.check_part(save)?
@@ -158,7 +158,7 @@ impl Mod {
         let shape = self
             .shapes()
             .get(version)
-            .ok_or_else(|| no_shape(self.shapes(), version).in_mod(self.name()))?;
+            .ok_or_else(|| no_shape(self.shapes(), version, self.latest()).in_mod(self.name()))?;
         let at = Path::from(vec![
             Segment::Key("data".into()),
             Segment::Key("mods".into()),
@@ -199,8 +199,20 @@ fn refuse_beyond_latest(shapes: &Shapes, latest: u64) -> Result<()> {
     })
 }
 
-/// The error for a save (or a mod's part) at `version`, which has no recorded shape.
-fn no_shape(shapes: &Shapes, version: u64) -> Error {
+/// The error for a save (or a mod's part) at `version`, which has no recorded shape, of a
+/// chain whose latest version is `latest`.
+fn no_shape(shapes: &Shapes, version: u64, latest: u64) -> Error {
+    if version > latest {
+        // Recording is refused beyond the chain's latest: the steps are what is missing.
+        return Error::new(
+            ErrorKind::Shape,
+            format!(
+                "version {version}, beyond the chain's latest version {latest}: the steps up to \
+                 version {version} are missing (the chain is older than the save), so nothing \
+                 says what the game reads at {version}"
+            ),
+        );
+    }
     let recorded: Vec<String> = shapes.iter().map(|(v, _)| v.to_string()).collect();
     let recorded = match recorded.as_slice() {
         [] => "none is recorded".to_string(),
@@ -456,7 +468,7 @@ mod tests {
             check(&chain, bad).unwrap(),
             [
                 "data.level: the game reads an integer from 0 to 4294967295 here; 3.5 is a double",
-                "data.mods.tinker.charge: the game reads an integer from 0 to 255 here; 300 is an integer",
+                "data.mods.tinker.charge: the game reads an integer from 0 to 255 here; 300 is out of that range",
                 "data.mods.tinker.x: the game reads no member \"x\" here (it would be dropped when the game saves)",
             ]
         );
@@ -497,6 +509,18 @@ mod tests {
         let chain = modded_chain();
         let err = check(&chain, r#"{"meta": {"version": 2}, "data": {}}"#).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Shape);
+        // Beyond the chain's latest, recording is refused: the steps are missing.
+        assert_eq!(
+            err.to_string(),
+            "version 2, beyond the chain's latest version 1: the steps up to version 2 are \
+             missing (the chain is older than the save), so nothing says what the game reads \
+             at 2"
+        );
+        let stepped = Chain::new("1.0.0", vec![lua("0001-a.lua")])
+            .unwrap()
+            .with_shapes(shapes(&[(1, r#"{"object": {"level": "u32"}}"#)]))
+            .unwrap();
+        let err = check(&stepped, r#"{"meta": {"version": 2}, "data": {}}"#).unwrap_err();
         assert_eq!(
             err.to_string(),
             "version 2 has no recorded shape (only version 1 has one): record it from saves of \

@@ -29,10 +29,12 @@ pub struct Args {
 /// Which chain to use.
 #[derive(clap::Args, Clone)]
 pub struct ChainArg {
-    /// Use the Lua steps of DIR (NNNN-short-description.lua files, helper modules in
-    /// subfolders) instead of the built-in chain of the example game, which upgrades only
-    /// saves whose meta.game is "Starlane Traders". A chain given this way upgrades saves
-    /// of any game.
+    /// Use the steps of DIR instead of the built-in chain of the example game, which
+    /// upgrades only saves whose meta.game is "Starlane Traders": Lua steps
+    /// (NNNN-short-description.lua files, helper modules in subfolders) and declared steps
+    /// (NNNN-short-description.json files: renames, moves, additions), and the shapes
+    /// recorded in DIR/shapes/ (NNNN.json, what the game reads at each version). A chain
+    /// given this way upgrades saves of any game.
     #[arg(long, value_name = "DIR", requires = "writer")]
     pub upgrades: Option<PathBuf>,
     /// The version of the game whose steps --upgrades gives, such as 2.3.0: recorded in
@@ -42,8 +44,8 @@ pub struct ChainArg {
     pub writer: Option<String>,
     /// Run the chains of the mods in DIR after the game's: each folder in DIR is a mod,
     /// holding a manifest, mod.json ({"name": "tinker", "release": "1.2.0", "after":
-    /// ["other"]}), and its own NNNN-short-description.lua steps of its data version
-    /// (meta.mods.NAME.version) and helper modules. Mods run in the order of their "after",
+    /// ["other"]}), and its own NNNN-short-description.lua (or declared .json) steps of
+    /// its data version (meta.mods.NAME.version), helper modules, and shapes/. Mods run in the order of their "after",
     /// then by name. A save's data of a mod not in DIR is kept as it is.
     #[arg(long, value_name = "DIR")]
     pub mods: Option<PathBuf>,
@@ -74,7 +76,7 @@ impl ChainArg {
                 if chain.as_ref().is_ok_and(|c| c.steps().is_empty()) {
                     // Right for a game at its first version; more often a wrong folder.
                     errln!(
-                        "note: {} holds no steps (NNNN-short-description.lua files), so \
+                        "note: {} holds no steps (NNNN-short-description.lua or .json files), so \
                          saves are taken to be at version 1 and nothing is upgraded",
                         dir.display()
                     );

@@ -138,6 +138,28 @@ pub fn run(args: Args) -> i32 {
                 "{summary}; checked step by step against the recorded shapes: {mismatches} \
                  mismatch{plural}"
             );
+            let unrecorded = guard::unrecorded_versions(&chain);
+            if !unrecorded.is_empty() {
+                let listed: Vec<String> = unrecorded.iter().map(u64::to_string).collect();
+                let versions = match listed.as_slice() {
+                    [one] => format!("version {one} has"),
+                    many => format!("versions {} have", many.join(", ")),
+                };
+                let declared: Vec<&str> = chain
+                    .steps()
+                    .iter()
+                    .filter(|s| s.kind_name() == "declared" && unrecorded.contains(&s.from()))
+                    .map(|s| s.name())
+                    .collect();
+                let declared = match declared.as_slice() {
+                    [] => String::new(),
+                    names => format!(
+                        ", nor were the declared steps from there ({}) checked against shapes",
+                        names.join(", ")
+                    ),
+                };
+                summary = format!("{summary}; {versions} no recorded shape: not checked{declared}");
+            }
         }
         if args.bless {
             let forms = if written == 1 { "form" } else { "forms" };

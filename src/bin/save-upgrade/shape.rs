@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use savechain::batch::Plan;
 use savechain::guard::{self, Found};
-use savechain::shape::{self, Hints, Recorded, Shape, Shapes, SHAPES_DIR};
+use savechain::path::Segment;
+use savechain::shape::{self, Compare, Hints, Recorded, Shape, Shapes, SHAPES_DIR};
 use savechain::upgrade::{Chain, Mod};
 use savechain::{edit, Save, Value};
 
@@ -99,12 +100,14 @@ Examples:
 The shape (inferred as `shape infer` does, or read from --from-shape, a shape file as
 `shape infer` prints it) is written to DIR/shapes/NNNN.json for --upgrades DIR, or to the
 mod's folder's shapes/ with --mod NAME (the mod among --mods DIR). A recorded shape never
-changes: when the version already has a different one, nothing is written and the error
-says to make a new version; the same one is \"already recorded\". The built-in example
-game's shapes are compiled into save-upgrade: record them into its Lua twin, --upgrades
-upgrades/.
-Exit status: 0 recorded (or already recorded), 2 a different shape is recorded, the saves
-do not agree on a version, or a usage error.")]
+changes: when the version already has one, saves that all match it (as validate checks
+them; the recorded one may say u32 where saves can only say i64) and the same shape are
+\"already recorded\", nothing written; otherwise each place that does not match (or each
+difference of the shape file) is printed on standard output, nothing is written and the
+error says which version to make. The built-in example game's shapes are compiled into
+save-upgrade: record them into its Lua twin, --upgrades upgrades/.
+Exit status: 0 recorded (or already recorded), 2 a different shape is recorded (saves that
+do not match it), the saves do not agree on a version, or a usage error.")]
 pub struct RecordArgs {
     #[command(flatten)]
     source: Source,
@@ -156,10 +159,17 @@ fn check(args: CheckArgs) -> i32 {
     let drift = match guard::drift_of_saves(&chain, &saves) {
         Ok(drift) => drift,
         Err(e) => {
-            print_error(&e, None);
-            // The library counts the saves from 1, in the order given.
-            for (n, file) in files.iter().enumerate().take(10) {
-                errln!("  save {}: {}", n + 1, file.display());
+            // The library counts the saves from 1, in the order given: name the file
+            // instead, first, as every other error does.
+            let message = e.to_string();
+            let named = message.strip_prefix("save ").and_then(|rest| {
+                let (number, rest) = rest.split_once(" is ")?;
+                let file = files.get(number.parse::<usize>().ok()?.checked_sub(1)?)?;
+                Some(format!("{}: the save is {rest}", file.display()))
+            });
+            match named {
+                Some(line) => errln!("error: {line}"),
+                None => print_error(&e, None),
             }
             return EXIT_FAILED;
         }
@@ -262,12 +272,12 @@ fn record(args: RecordArgs) -> i32 {
             )
         }
     };
-    let (version, shape) = match &args.from_shape {
+    let (version, shape, parts) = match &args.from_shape {
         Some(file) => match shape_file(file) {
-            Ok(read) => read,
+            Ok((version, shape)) => (version, shape, Vec::new()),
             Err(status) => return status,
         },
-        None => match inferred(&args.source) {
+        None => match inferred_parts(&args.source) {
             Ok(inferred) => inferred,
             Err(status) => return status,
         },
@@ -279,6 +289,64 @@ fn record(args: RecordArgs) -> i32 {
              version is there; nothing was written"
         );
         return EXIT_USAGE;
+    }
+    // A version already recorded: saves that match its shape agree with it, even when the
+    // shape inferred from them is wider (saves cannot tell a u32 from an i64), so nothing
+    // is to be recorded; anything else is shown, what differs first.
+    let file = dir.join(Shapes::file_name(version));
+    // Read as `Shapes::record` reads it, which reports a file it cannot read.
+    let existing = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| Shapes::from_files(&[(file.to_string_lossy(), text)]).ok())
+        .and_then(|shapes| shapes.get(version).cloned());
+    if let Some(existing) = existing.filter(|existing| *existing != shape) {
+        let mut segments = vec![Segment::Key("data".into())];
+        if let Some(name) = &args.source.r#mod {
+            segments.extend([Segment::Key("mods".into()), Segment::Key(name.clone())]);
+        }
+        let root_path = savechain::path::Path::from(segments);
+        let root = root_path.to_string();
+        if !parts.is_empty() {
+            let mut lines = String::new();
+            for (path, value) in &parts {
+                for mismatch in existing.check_at(value, &root_path) {
+                    lines.push_str(&format!("{}: {mismatch}\n", path.display()));
+                }
+            }
+            if lines.is_empty() {
+                errln!(
+                    "the shape of version {version}{whose} is already recorded in {}; these \
+                     saves match it; nothing written",
+                    file.display()
+                );
+                return EXIT_OK;
+            }
+            output::out(&lines);
+        } else {
+            let how = Compare::new().root(root);
+            for difference in shape::compare_with(&existing, &shape, &how) {
+                output::out(&format!("{}: {difference}\n", file.display()));
+            }
+        }
+        let next = latest + 1;
+        let writes = match &args.source.r#mod {
+            Some(_) => "the mod's",
+            None => "the game's",
+        };
+        let what = if parts.is_empty() {
+            "the shape given differs from it (each difference above)"
+        } else {
+            "the saves do not match it (each place above)"
+        };
+        errln!(
+            "error: {}: version {version}{whose} already has a recorded shape, and {what}; a \
+             recorded shape never changes (saves of version {version} exist with it): if the \
+             game now reads something else, make version {next}{whose}: a step {latest} -> \
+             {next}, {writes} version {next}, and record the shape of {next}; nothing was \
+             written",
+            file.display()
+        );
+        return EXIT_FAILED;
     }
     match Shapes::record(&dir, version, &shape) {
         Ok(Recorded::New(path)) => {
@@ -342,6 +410,14 @@ fn shape_file(file: &Path) -> Result<(u64, Shape), i32> {
 /// The shape inferred from the saves of `source`, and their version; on failure, the
 /// errors are printed and the exit status returned.
 fn inferred(source: &Source) -> Result<(u64, Shape), i32> {
+    inferred_parts(source).map(|(version, shape, _)| (version, shape))
+}
+
+/// Each save's part a shape was inferred from, by its file.
+type Parts = Vec<(PathBuf, Value)>;
+
+/// As [`inferred`], with each save's part the shape was inferred from, by its file.
+fn inferred_parts(source: &Source) -> Result<(u64, Shape, Parts), i32> {
     if source.saves.is_empty() {
         errln!("error: give the saves to infer the shape from (files or folders), SAVES...");
         return Err(EXIT_USAGE);
@@ -400,7 +476,14 @@ fn inferred(source: &Source) -> Result<(u64, Shape), i32> {
         maps: source.map.clone(),
     };
     match shape::infer(parts.iter().map(|(_, _, value)| value), &hints) {
-        Ok(shape) => Ok((version, shape)),
+        Ok(shape) => Ok((
+            version,
+            shape,
+            parts
+                .into_iter()
+                .map(|(path, _, value)| (path, value))
+                .collect(),
+        )),
         Err(e) => {
             print_error(&e, None);
             Err(EXIT_USAGE)

@@ -123,7 +123,9 @@ pub fn run(args: Args) -> i32 {
         return EXIT_FAILED;
     }
     if !args.quiet {
-        errln!("validated: {matching} match, {differing} do not, {failed} failed");
+        let match_word = if matching == 1 { "matches" } else { "match" };
+        let not_word = if differing == 1 { "does not" } else { "do not" };
+        errln!("validated: {matching} {match_word}, {differing} {not_word}, {failed} failed");
     }
     if failed > 0 {
         EXIT_FAILED
