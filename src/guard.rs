@@ -323,13 +323,27 @@ fn declared_rename(path: &str, to: &str) -> String {
 /// Fails, listing each difference and what to do, when what the game's type `T` reads
 /// differs from the shape recorded for the chain's latest version, when that version has
 /// no shape, or when the chain has none: the drift guard for a Rust game's own `cargo
-/// test`. The test that calls it is the guard:
+/// test`: a test that calls it (`#[test] fn no_drift() { ... }`) is the guard.
 ///
-/// ```ignore
-/// #[test]
-/// fn no_drift() {
-///     savechain::guard::guard::<GameState>(&game::chain()).unwrap();
-/// }
+/// ```
+/// use savechain::shape::{self, Shapes};
+/// use savechain::upgrade::Chain;
+///
+/// #[derive(serde::Deserialize)]
+/// struct State { gold: u32 }
+///
+/// // Version 1's shape, recorded from the type itself: no drift.
+/// let recorded = Shapes::file_text(1, &shape::of::<State>()?);
+/// let shapes = Shapes::from_files(&[(Shapes::file_name(1), recorded)])?;
+/// let chain = Chain::new("1.0.0", vec![])?.with_shapes(shapes)?;
+/// savechain::guard::guard::<State>(&chain)?;
+///
+/// // A later build renames the field without a new version: the guard fails.
+/// #[derive(serde::Deserialize)]
+/// struct Renamed { coins: u32 }
+/// let err = savechain::guard::guard::<Renamed>(&chain).unwrap_err();
+/// assert!(err.to_string().contains("likely renamed to data.coins"), "{err}");
+/// # Ok::<(), savechain::Error>(())
 /// ```
 ///
 /// See [`drift`] for what is compared.
