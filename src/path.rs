@@ -67,7 +67,8 @@ impl From<Vec<Segment>> for Path {
     }
 }
 
-fn is_identifier(key: &str) -> bool {
+/// Whether `key` is written bare in a path (`ship`, not `["odd key"]`).
+pub(crate) fn is_identifier(key: &str) -> bool {
     let mut chars = key.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

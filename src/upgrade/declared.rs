@@ -29,7 +29,7 @@ use std::fmt;
 use std::path::Path as FsPath;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::path::{Path, Segment};
+use crate::path::{is_identifier, Path, Segment};
 use crate::value::{Map, Value};
 
 /// One declared change of a step, applied to the data in the order of the step's list.
@@ -301,19 +301,12 @@ pub(crate) enum Part {
     EachValue,
 }
 
-/// Whether `key` is written bare in a path.
-fn is_name(key: &str) -> bool {
-    let mut chars = key.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// The text of `parts`, as a declared path is written (keys quoted where they must be).
 pub(crate) fn show(parts: &[Part]) -> String {
     let mut text = String::new();
     for part in parts {
         match part {
-            Part::Key(key) if is_name(key) => {
+            Part::Key(key) if is_identifier(key) => {
                 if !text.is_empty() {
                     text.push('.');
                 }
