@@ -46,6 +46,9 @@ pub enum ErrorKind {
     /// folder of saves of several versions), or a save or a hand edit does not match the
     /// shape the game reads.
     Shape,
+    /// A compressed save ([`crate::compress`]) is damaged (truncated, corrupt, a failed
+    /// checksum) or decompresses to more than the limit; nothing of it was read.
+    Compressed,
 }
 
 /// Why Lua failed, so that a game can tell a script that ran out of a limit from one that

@@ -128,6 +128,7 @@ mod allow;
 pub mod backup;
 pub mod batch;
 pub mod cache;
+pub mod compress;
 pub mod edit;
 mod error;
 pub mod fixtures;

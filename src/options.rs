@@ -1,6 +1,7 @@
 //! How to load and upgrade: one set of options for upgrading in memory, upgrading files
 //! and loading through the cache.
 
+use crate::compress::{self, Compression};
 use crate::lua::Limits;
 
 /// How to upgrade a save, and how far to trust its cache.
@@ -15,7 +16,7 @@ use crate::lua::Limits;
 /// options.target = Some(5);
 /// assert!(!options.diff);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
     /// Stop at this version instead of the chain's latest.
@@ -74,6 +75,30 @@ pub struct Options {
     /// and left as it is. An output that already holds exactly what the upgrade writes is
     /// left alone either way.
     pub replace_outputs: bool,
+    /// How a save rewritten by an upgrade is stored: `None` (the default) keeps each save's
+    /// own codec ([`Codec`](crate::compress::Codec)) at that codec's default level, so a
+    /// zstd save stays zstd and a plain one plain; `Some` stores every save so.
+    pub compression: Option<Compression>,
+    /// The most text a compressed save may decompress to; a save beyond it is refused with
+    /// an error of kind [`ErrorKind::Compressed`](crate::ErrorKind::Compressed) (a
+    /// decompression bomb stops there). [`compress::DEFAULT_LIMIT`] unless set.
+    pub max_text: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            target: None,
+            strict: false,
+            diff: false,
+            limits: Limits::default(),
+            trust_mtime: false,
+            keep_going: false,
+            replace_outputs: false,
+            compression: None,
+            max_text: compress::DEFAULT_LIMIT,
+        }
+    }
 }
 
 impl Options {

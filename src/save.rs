@@ -4,6 +4,7 @@
 use std::io::{Read, Write};
 use std::path::Path as FsPath;
 
+use crate::compress::{self, Codec, Compression};
 use crate::error::{Error, ErrorKind, Location, Result};
 use crate::fsio;
 use crate::path::{Path, Segment};
@@ -62,7 +63,8 @@ impl Meta {
     /// # Ok::<(), savechain::Error>(())
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Meta> {
-        let text = utf8(bytes)?;
+        let text = compress::decompress(bytes, compress::DEFAULT_LIMIT)?;
+        let text = utf8(&text)?;
         let (document, offsets) = read_meta_document(text).map_err(|e| unless_a_save(text, e))?;
         Ok(checked_envelope(text, document, &offsets)?.meta)
     }
@@ -97,14 +99,17 @@ impl Save {
         self
     }
 
-    /// Loads a save from its text.
+    /// Loads a save from its text, or from that text compressed ([`crate::compress`]: zstd
+    /// or gzip, known by their first bytes, decompressed to at most
+    /// [`compress::DEFAULT_LIMIT`] bytes).
     ///
     /// JSON that is not a save (`docs/FORMAT.md`, section 1: its top level is not an
     /// object whose `meta` is an object holding an integer `version`) is an error of kind
     /// [`ErrorKind::NotASave`], whatever else is wrong with it; what is wrong with a save
     /// (an envelope, a tag, a key twice) is an error of its own kind.
     pub fn from_slice(bytes: &[u8]) -> Result<Save> {
-        let text = utf8(bytes)?;
+        let text = compress::decompress(bytes, compress::DEFAULT_LIMIT)?;
+        let text = utf8(&text)?;
         let (document, offsets) = read_document(text).map_err(|e| unless_a_save(text, e))?;
         checked_envelope(text, document, &offsets)
     }
@@ -162,7 +167,9 @@ impl Save {
     pub fn load_as<T: serde::de::DeserializeOwned>(path: impl AsRef<FsPath>) -> Result<T> {
         let path = path.as_ref();
         let bytes = read_file(path)?;
-        Save::data_from_slice(&bytes).map_err(|e| e.with_file(path))
+        let text =
+            compress::decompress(&bytes, compress::DEFAULT_LIMIT).map_err(|e| e.with_file(path))?;
+        Save::data_from_slice(&text).map_err(|e| e.with_file(path))
     }
 
     /// Appends the save's text to `out` in the given style; a game that saves often can
@@ -177,6 +184,27 @@ impl Save {
         let mut out = Vec::new();
         self.write(&mut out, Style::Pretty)?;
         Ok(out)
+    }
+
+    /// The canonical pretty text of the save, stored as `how` says: the bytes of a file of
+    /// the save ([`compress::compress`]).
+    ///
+    /// ```
+    /// use savechain::compress::{Codec, Compression};
+    /// use savechain::{Save, Value};
+    ///
+    /// let save = Save::new(2, Value::from("hello"));
+    /// let bytes = save.to_vec_with(Compression::new(Codec::Gzip))?;
+    /// assert_eq!(Codec::of(&bytes), Codec::Gzip);
+    /// assert_eq!(Save::from_slice(&bytes)?, save);
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn to_vec_with(&self, how: Compression) -> Result<Vec<u8>> {
+        let text = self.to_vec()?;
+        Ok(match how.codec() {
+            Codec::Plain => text,
+            _ => compress::compress(&text, how),
+        })
     }
 
     /// The canonical compact text of the save.
@@ -210,8 +238,14 @@ impl Save {
     /// and then replaces the upgraded save, so the game's newest save is never lost to an
     /// upgrade of its older content.
     pub fn store(&self, path: impl AsRef<FsPath>) -> Result<()> {
+        self.store_with(path, Compression::NONE)
+    }
+
+    /// [`Save::store`], the text stored as `how` says (zstd or gzip, [`crate::compress`]);
+    /// every reader of saves reads it back, whatever the file is named.
+    pub fn store_with(&self, path: impl AsRef<FsPath>, how: Compression) -> Result<()> {
         let path = path.as_ref();
-        let bytes = self.to_vec().map_err(|e| e.with_file(path))?;
+        let bytes = self.to_vec_with(how).map_err(|e| e.with_file(path))?;
         fsio::write_atomic(path, &bytes)
             .map_err(|e| Error::io(e, "cannot write the file").with_file(path))
     }
@@ -219,7 +253,17 @@ impl Save {
     /// The data section of a save's text as a game's own type, read straight from the text
     /// (no tree is built; strings may be borrowed from `bytes`), with the envelope checked;
     /// errors name the line, column and path (from `data`).
+    ///
+    /// The text must be plain: its strings are borrowed from it. Compressed bytes are
+    /// refused ([`ErrorKind::Usage`]); decompress them first ([`compress::decompress`]) or
+    /// load the file with [`Save::load_as`].
     pub fn data_from_slice<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+        if let codec @ (Codec::Zstd | Codec::Gzip) = Codec::of(bytes) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!("the text is {codec}-compressed: decompress it first (savechain::compress::decompress)"),
+            ));
+        }
         let text = utf8(bytes)?;
         let mut reader = Reader::new(text, Tree);
         match read_data(&mut reader) {

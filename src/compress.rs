@@ -1,0 +1,596 @@
+//! Compressed saves: zstd and gzip recognised by their first bytes, decompressed within a
+//! size limit, and compressed so that the same text and level always give the same bytes.
+//!
+//! A compressed save holds the same canonical text as a plain one. Every reader of saves
+//! (a load, the cache, an upgrade, the command line, the C ABI, the Lua module) takes
+//! either, whatever the file's name: neither codec's magic bytes can start a JSON text.
+//!
+//! ```
+//! use savechain::compress::{self, Codec, Compression};
+//! use savechain::Save;
+//!
+//! let text = Save::new(3, savechain::Value::Int(7)).to_vec()?;
+//! let packed = compress::compress(&text, Compression::new(Codec::Zstd));
+//! assert_eq!(Codec::of(&packed), Codec::Zstd);
+//! assert_eq!(compress::compress(&text, Compression::new(Codec::Zstd)), packed); // reproducible
+//! assert_eq!(Save::from_slice(&packed)?.meta.version, 3);
+//!
+//! // A damaged file is an error, never part of a save.
+//! let err = compress::decompress(&packed[..packed.len() - 3], compress::DEFAULT_LIMIT).unwrap_err();
+//! assert_eq!(err.kind(), savechain::ErrorKind::Compressed);
+//! # Ok::<(), savechain::Error>(())
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, BufRead, Read};
+use std::str::FromStr;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The most text a compressed save may decompress to unless the caller says otherwise
+/// ([`Options::max_text`](crate::Options::max_text)): 1 GiB, twenty times the largest
+/// saves games write, and a stop to a decompression bomb before it takes the machine's
+/// memory.
+pub const DEFAULT_LIMIT: u64 = 1 << 30;
+
+/// How a save's bytes are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Codec {
+    /// The text itself.
+    Plain,
+    /// A zstd frame (magic bytes `28 B5 2F FD`).
+    Zstd,
+    /// A gzip member (magic bytes `1F 8B`).
+    Gzip,
+}
+
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
+
+impl Codec {
+    /// The codec of `bytes`, by their first bytes (never by a file's name). Anything that
+    /// is neither zstd nor gzip is `Plain`, to be read as text.
+    pub fn of(bytes: &[u8]) -> Codec {
+        if bytes.starts_with(&ZSTD_MAGIC) {
+            Codec::Zstd
+        } else if bytes.starts_with(&GZIP_MAGIC) {
+            Codec::Gzip
+        } else {
+            Codec::Plain
+        }
+    }
+
+    /// The name the command line and the C ABI use: `none`, `zstd` or `gzip`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Plain => "none",
+            Codec::Zstd => "zstd",
+            Codec::Gzip => "gzip",
+        }
+    }
+
+    /// What a file of this codec's name ends with after `.json`: `""`, `".zst"` or `".gz"`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Codec::Plain => "",
+            Codec::Zstd => ".zst",
+            Codec::Gzip => ".gz",
+        }
+    }
+
+    /// The levels this codec takes, lowest to highest (`0..=0` for plain text).
+    pub fn levels(self) -> std::ops::RangeInclusive<i32> {
+        match self {
+            Codec::Plain => 0..=0,
+            // Negative zstd levels trade size for speed; 22 is its highest.
+            Codec::Zstd => 1..=22,
+            Codec::Gzip => 1..=9,
+        }
+    }
+
+    fn default_level(self) -> i32 {
+        match self {
+            Codec::Plain => 0,
+            // The `zstd` and `gzip` programs' own defaults.
+            Codec::Zstd => 3,
+            Codec::Gzip => 6,
+        }
+    }
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Codec {
+    type Err = Error;
+
+    /// `none` (or `plain`), `zstd` or `gzip`.
+    fn from_str(s: &str) -> Result<Codec> {
+        match s {
+            "none" | "plain" => Ok(Codec::Plain),
+            "zstd" => Ok(Codec::Zstd),
+            "gzip" => Ok(Codec::Gzip),
+            _ => Err(Error::new(
+                ErrorKind::Usage,
+                format!("unknown compression {s:?}: expected none, zstd or gzip"),
+            )),
+        }
+    }
+}
+
+/// How to write a save: a codec and its level.
+///
+/// ```
+/// use savechain::compress::{Codec, Compression};
+///
+/// assert_eq!(Compression::new(Codec::Zstd).level(), 3);
+/// assert_eq!(Compression::with_level(Codec::Gzip, 9)?.level(), 9);
+/// assert!(Compression::with_level(Codec::Gzip, 12).is_err());
+/// # Ok::<(), savechain::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Compression {
+    codec: Codec,
+    level: i32,
+}
+
+impl Default for Compression {
+    fn default() -> Compression {
+        Compression::NONE
+    }
+}
+
+impl Compression {
+    /// Plain text.
+    pub const NONE: Compression = Compression {
+        codec: Codec::Plain,
+        level: 0,
+    };
+
+    /// `codec` at its default level: zstd 3 and gzip 6, as their programs have them.
+    pub fn new(codec: Codec) -> Compression {
+        Compression {
+            codec,
+            level: codec.default_level(),
+        }
+    }
+
+    /// `codec` at `level`, which must be one of [`Codec::levels`].
+    pub fn with_level(codec: Codec, level: i32) -> Result<Compression> {
+        let levels = codec.levels();
+        if !levels.contains(&level) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!(
+                    "{codec} has no level {level}: its levels are {} to {}",
+                    levels.start(),
+                    levels.end()
+                ),
+            ));
+        }
+        Ok(Compression { codec, level })
+    }
+
+    /// The codec.
+    pub fn codec(self) -> Codec {
+        self.codec
+    }
+
+    /// The level.
+    pub fn level(self) -> i32 {
+        self.level
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.codec {
+            Codec::Plain => f.write_str("none"),
+            codec => write!(f, "{codec} level {}", self.level),
+        }
+    }
+}
+
+/// `text` stored as `how` says. The same text and compression give the same bytes (for a
+/// given build of the codec libraries): zstd frames record the text's size and a checksum
+/// and are made on one thread; gzip records no name and a time of 0.
+pub fn compress(text: &[u8], how: Compression) -> Vec<u8> {
+    match how.codec {
+        Codec::Plain => text.to_vec(),
+        Codec::Zstd => compress_zstd(text, how.level),
+        Codec::Gzip => compress_gzip(text, how.level),
+    }
+}
+
+fn compress_zstd(text: &[u8], level: i32) -> Vec<u8> {
+    use zstd::zstd_safe::CParameter;
+    let mut compressor = zstd::bulk::Compressor::new(level).expect("a level in range");
+    compressor
+        .set_parameter(CParameter::ChecksumFlag(true))
+        .and_then(|()| compressor.set_parameter(CParameter::ContentSizeFlag(true)))
+        .expect("zstd takes its own parameters");
+    compressor
+        .compress(text)
+        .expect("compressing into a growable buffer cannot fail")
+}
+
+fn compress_gzip(text: &[u8], level: i32) -> Vec<u8> {
+    use std::io::Write;
+    let out = Vec::with_capacity(text.len() / 4 + 64);
+    // OS 255 is "unknown": the bytes do not depend on the machine that wrote them.
+    let mut encoder = flate2::GzBuilder::new()
+        .mtime(0)
+        .operating_system(255)
+        .write(out, flate2::Compression::new(level as u32));
+    encoder
+        .write_all(text)
+        .expect("writing into memory cannot fail");
+    encoder.finish().expect("writing into memory cannot fail")
+}
+
+/// The text `bytes` hold: `bytes` themselves when they are plain, or what they decompress
+/// to, which must be at most `limit` bytes.
+///
+/// A truncated or corrupt stream, a failed checksum or bytes after the end of the stream
+/// are errors of kind [`ErrorKind::Compressed`] naming the codec and the compressed byte
+/// where decoding stopped; so is text longer than `limit`. Nothing is returned of a stream
+/// that does not decode whole.
+pub fn decompress(bytes: &[u8], limit: u64) -> Result<Cow<'_, [u8]>> {
+    let codec = Codec::of(bytes);
+    if codec == Codec::Plain {
+        return Ok(Cow::Borrowed(bytes));
+    }
+    let mut input = Counted::new(bytes);
+    let mut text = Vec::with_capacity(capacity_hint(bytes, codec, limit));
+    let result = match codec {
+        Codec::Zstd => zstd::stream::read::Decoder::with_buffer(&mut input)
+            .and_then(|decoder| read_limited(decoder, limit, &mut text)),
+        Codec::Gzip => read_limited(
+            flate2::bufread::MultiGzDecoder::new(&mut input),
+            limit,
+            &mut text,
+        ),
+        Codec::Plain => unreachable!("returned above"),
+    };
+    match result {
+        Ok(()) => Ok(Cow::Owned(text)),
+        Err(e) => Err(decode_error(codec, &e, input.consumed, limit)),
+    }
+}
+
+/// A stream of the text `input` holds, plain or compressed, and its codec: for reading the
+/// head of a save without decompressing the rest. Reads past `limit` bytes of text fail
+/// with an error whose inner error is [`TooLong`]; damaged streams fail with the codec's
+/// own error ([`describe`] turns either into a sentence).
+pub fn reader<'r>(
+    mut input: impl BufRead + 'r,
+    limit: u64,
+) -> io::Result<(Codec, Box<dyn Read + 'r>)> {
+    let codec = Codec::of(input.fill_buf()?);
+    let stream: Box<dyn Read + 'r> = match codec {
+        Codec::Plain => Box::new(input),
+        Codec::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(input)?),
+        Codec::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
+    };
+    Ok((codec, Box::new(Limited::new(stream, limit))))
+}
+
+/// The error a [`reader`] gives when the text goes past its limit.
+#[derive(Debug)]
+pub struct TooLong {
+    /// The limit, in bytes of text.
+    pub limit: u64,
+}
+
+impl fmt::Display for TooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the text is longer than the limit of {} bytes",
+            self.limit
+        )
+    }
+}
+
+impl std::error::Error for TooLong {}
+
+/// An error of [`reader`] (or of a read through it) as an error of kind
+/// [`ErrorKind::Compressed`] saying what went wrong with the `codec` stream; `consumed`
+/// is how many compressed bytes had been read, when known.
+pub fn describe(codec: Codec, e: &io::Error, consumed: Option<u64>) -> Error {
+    let limit = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<TooLong>())
+        .map(|too_long| too_long.limit);
+    match limit {
+        Some(limit) => too_long(codec, limit),
+        None => {
+            let at = consumed.map_or(String::new(), |n| format!(" (at compressed byte {n})"));
+            Error::new(
+                ErrorKind::Compressed,
+                format!("the {codec} data is damaged{at}: {}", what_broke(e)),
+            )
+        }
+    }
+}
+
+fn decode_error(codec: Codec, e: &io::Error, consumed: u64, limit: u64) -> Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<TooLong>()) {
+        return too_long(codec, limit);
+    }
+    describe(codec, e, Some(consumed))
+}
+
+fn too_long(codec: Codec, limit: u64) -> Error {
+    Error::new(
+        ErrorKind::Compressed,
+        format!(
+            "the {codec} data decompresses to more than {limit} bytes, the limit \
+             (a decompression bomb, or a save larger than this program accepts: raise the limit to read it)"
+        ),
+    )
+}
+
+fn what_broke(e: &io::Error) -> String {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        return "it ends early (the file is truncated)".into();
+    }
+    let message = e.to_string();
+    match message.as_str() {
+        // zstd's words for a stream cut short.
+        "incomplete frame" => "it ends early (the file is truncated)".into(),
+        _ => message,
+    }
+}
+
+/// The size of the text a stream says it holds, where it says so (zstd records it; gzip's
+/// trailer holds it modulo 2^32), never more than `limit`: one allocation for the text.
+fn capacity_hint(bytes: &[u8], codec: Codec, limit: u64) -> usize {
+    let said = match codec {
+        Codec::Zstd => zstd::zstd_safe::get_frame_content_size(bytes)
+            .ok()
+            .flatten(),
+        Codec::Gzip => bytes
+            .len()
+            .checked_sub(4)
+            .map(|at| u64::from(u32::from_le_bytes(bytes[at..].try_into().expect("4 bytes")))),
+        Codec::Plain => None,
+    };
+    // A hint that is a lie costs no more than the limit; a small one just grows.
+    said.unwrap_or(bytes.len() as u64 * 4).min(limit) as usize
+}
+
+fn read_limited(stream: impl Read, limit: u64, text: &mut Vec<u8>) -> io::Result<()> {
+    Limited::new(stream, limit).read_to_end(text).map(drop)
+}
+
+/// A stream that fails, rather than end quietly, when it goes past its limit.
+struct Limited<R> {
+    inner: R,
+    limit: u64,
+    read: u64,
+}
+
+impl<R> Limited<R> {
+    fn new(inner: R, limit: u64) -> Limited<R> {
+        Limited {
+            inner,
+            limit,
+            read: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // One byte past the limit is asked for, to tell "exactly the limit" from "more".
+        let room = (self.limit - self.read).saturating_add(1);
+        let want = buf.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.read += n as u64;
+        if self.read > self.limit {
+            let limit = self.limit;
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                TooLong { limit },
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// A reader of a slice that counts what the decoder has taken, to say where it failed.
+struct Counted<'b> {
+    bytes: &'b [u8],
+    consumed: u64,
+}
+
+impl<'b> Counted<'b> {
+    fn new(bytes: &'b [u8]) -> Counted<'b> {
+        Counted { bytes, consumed: 0 }
+    }
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Counted<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Ok(self.bytes)
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.bytes = &self.bytes[n..];
+        self.consumed += n as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text() -> Vec<u8> {
+        let mut text = b"{\n  \"meta\": {\n    \"version\": 3\n  },\n  \"data\": [".to_vec();
+        for i in 0..5000 {
+            text.extend_from_slice(format!("{i}, ").as_bytes());
+        }
+        text.extend_from_slice(b"0]\n}\n");
+        text
+    }
+
+    const CODECS: [Codec; 2] = [Codec::Zstd, Codec::Gzip];
+
+    #[test]
+    fn round_trips_and_is_reproducible() {
+        let text = text();
+        for codec in CODECS {
+            for level in [
+                *codec.levels().start(),
+                codec.default_level(),
+                *codec.levels().end(),
+            ] {
+                let how = Compression::with_level(codec, level).unwrap();
+                let packed = compress(&text, how);
+                assert_eq!(Codec::of(&packed), codec);
+                assert!(packed.len() < text.len() / 2, "{how}: {}", packed.len());
+                assert_eq!(compress(&text, how), packed, "{how}");
+                assert_eq!(
+                    decompress(&packed, DEFAULT_LIMIT).unwrap().as_ref(),
+                    &text[..]
+                );
+            }
+        }
+        assert!(
+            matches!(decompress(&text, 1).unwrap(), Cow::Borrowed(_)),
+            "plain text is never limited"
+        );
+    }
+
+    #[test]
+    fn every_truncation_and_a_trailing_byte_are_refused() {
+        let text = text();
+        for codec in CODECS {
+            let packed = compress(&text, Compression::new(codec));
+            // Shorter than the magic bytes, a cut file is plain text (and not JSON).
+            for cut in GZIP_MAGIC.len().max(if codec == Codec::Zstd {
+                ZSTD_MAGIC.len()
+            } else {
+                0
+            })..packed.len()
+            {
+                let err = decompress(&packed[..cut], DEFAULT_LIMIT)
+                    .expect_err(&format!("{codec} cut at {cut}"));
+                assert_eq!(err.kind(), ErrorKind::Compressed);
+                assert!(
+                    err.to_string()
+                        .contains(&format!("the {codec} data is damaged")),
+                    "{err}"
+                );
+            }
+            let mut longer = packed.clone();
+            longer.push(b'x');
+            let err = decompress(&longer, DEFAULT_LIMIT).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Compressed, "{codec}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_says_so() {
+        let packed = compress(&text(), Compression::new(Codec::Zstd));
+        let err = decompress(&packed[..packed.len() / 2], DEFAULT_LIMIT).unwrap_err();
+        assert!(err.to_string().contains("ends early"), "{err}");
+        assert!(err.to_string().contains("at compressed byte"), "{err}");
+    }
+
+    #[test]
+    fn every_flipped_byte_is_refused_or_changes_nothing() {
+        let text = text();
+        for codec in CODECS {
+            let packed = compress(&text, Compression::new(codec));
+            for at in 0..packed.len() {
+                let mut bad = packed.clone();
+                bad[at] ^= 0x55;
+                // A flip in a header field that decoding ignores (gzip's OS byte, say) still
+                // reads the same text; every other flip is an error, never other text.
+                match decompress(&bad, DEFAULT_LIMIT) {
+                    Ok(read) => assert!(
+                        read.as_ref() == &text[..] || Codec::of(&bad) == Codec::Plain,
+                        "{codec} byte {at}"
+                    ),
+                    Err(e) => assert_eq!(e.kind(), ErrorKind::Compressed),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bomb_stops_at_the_limit() {
+        let zeros = vec![b' '; 50 << 20];
+        for codec in CODECS {
+            let bomb = compress(&zeros, Compression::new(codec));
+            assert!(bomb.len() < 100_000, "{codec}: {}", bomb.len());
+            let err = decompress(&bomb, 1 << 20).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Compressed);
+            assert!(err.to_string().contains("more than 1048576 bytes"), "{err}");
+            assert_eq!(
+                decompress(&bomb, 50 << 20).unwrap().len(),
+                50 << 20,
+                "exactly the limit is read"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reader_decompresses_only_the_head() {
+        // Several of zstd's 128 KiB blocks.
+        let text: Vec<u8> = text().into_iter().cycle().take(1 << 20).collect();
+        for codec in CODECS {
+            let packed = compress(&text, Compression::new(codec));
+            let mut input = Counted::new(&packed);
+            let (found, mut stream) =
+                reader(io::BufReader::with_capacity(256, &mut input), DEFAULT_LIMIT).unwrap();
+            assert_eq!(found, codec);
+            let mut head = [0; 40];
+            stream.read_exact(&mut head).unwrap();
+            assert_eq!(&head[..], &text[..40]);
+            drop(stream);
+            assert!(
+                input.consumed < packed.len() as u64,
+                "{codec} read {} of {}",
+                input.consumed,
+                packed.len()
+            );
+        }
+        let (found, mut stream) = reader(&b"{\"meta\": 1}"[..], 4).unwrap();
+        assert_eq!(found, Codec::Plain);
+        let e = stream.read_to_end(&mut Vec::new()).unwrap_err();
+        assert_eq!(
+            describe(Codec::Plain, &e, None).to_string(),
+            too_long(Codec::Plain, 4).to_string()
+        );
+    }
+
+    #[test]
+    fn names_parse_and_levels_are_checked() {
+        assert_eq!("zstd".parse::<Codec>().unwrap(), Codec::Zstd);
+        assert_eq!("none".parse::<Codec>().unwrap(), Codec::Plain);
+        assert!("lz4"
+            .parse::<Codec>()
+            .unwrap_err()
+            .to_string()
+            .contains("expected none, zstd or gzip"));
+        assert!(Compression::with_level(Codec::Zstd, 23).is_err());
+        assert_eq!(Compression::new(Codec::Gzip).to_string(), "gzip level 6");
+    }
+}
