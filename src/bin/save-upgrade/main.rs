@@ -9,6 +9,7 @@
 mod backups;
 mod cache;
 mod chain;
+mod compression;
 mod diff;
 mod edit;
 mod fixtures;
