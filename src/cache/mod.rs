@@ -2,7 +2,8 @@
 //! document after upgrading, so an unchanged save loads without parsing or upgrading.
 //!
 //! The JSON stays the truth: the cache is used only when it was made from exactly these
-//! JSON bytes (length and XXH3-128 hash), by a chain with the same identity
+//! bytes of the save's file (length and XXH3-128 hash; for a compressed save
+//! ([`crate::compress`]), its compressed bytes as stored), by a chain with the same identity
 //! ([`Chain::fingerprint`]: the game's version, every step and helper module), at the
 //! version asked for, in this cache format, and is intact (hashes of its header and body).
 //! Anything else (missing, stale, another chain, truncated, a flipped byte) is never
@@ -49,6 +50,7 @@ pub use check::Refusal;
 pub use de::{from_view, ViewDeserializer};
 pub use view::{CacheView, Entries, Kind, NodeRef};
 
+use crate::compress::{self, Compression};
 use crate::error::{Error, Result};
 use crate::fsio;
 use crate::options::Options;
@@ -202,6 +204,11 @@ impl Loaded {
 /// JSON, upgraded by `chain`, with the cache rewritten. Fails only when the JSON itself
 /// cannot be loaded or upgraded. What the steps printed is in [`Loaded::steps`].
 ///
+/// A compressed save (zstd or gzip, [`crate::compress`]) is decompressed to at most
+/// [`Options::max_text`] bytes of text; a damaged one, or one beyond the limit, fails with
+/// an error of kind [`ErrorKind::Compressed`](crate::ErrorKind::Compressed) naming the
+/// file, and no cache is written. A load never writes the save itself.
+///
 /// A save, or a cache, that is not a regular file (a FIFO, a device) is never waited on:
 /// the save is refused with an error, the cache is not used (nor replaced).
 pub fn load(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<Loaded> {
@@ -292,9 +299,43 @@ pub fn verify(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Resul
 /// no cache, and any cache of the path before is removed: its document is not the chain's
 /// whole work, and a later load must upgrade the JSON (failing, or holding the mod back
 /// again) rather than be served it.
+///
+/// The save is written as plain text, whatever the file held before: [`store_with`]
+/// stores it compressed.
 pub fn store(save: &Save, path: impl AsRef<Path>, chain: &Chain) -> Result<()> {
+    store_with(save, path, chain, Compression::NONE)
+}
+
+/// [`store`], the save's text stored as `how` says (zstd or gzip, [`crate::compress`]):
+/// its cache is of the compressed bytes, so [`load`] uses it as long as the file holds
+/// exactly these bytes.
+///
+/// ```
+/// use savechain::cache::{self, Source};
+/// use savechain::compress::{Codec, Compression};
+/// use savechain::upgrade::Chain;
+/// use savechain::{Options, Save, Value};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("slot1.json.zst");
+/// let chain = Chain::new("1.0.0", Vec::new())?;
+/// let save = Save::new(chain.latest(), Value::from("the whole game state"));
+/// cache::store_with(&save, &path, &chain, Compression::new(Codec::Zstd))?;
+/// assert_eq!(Codec::of(&std::fs::read(&path)?), Codec::Zstd);
+///
+/// let loaded = cache::load(&path, &chain, &Options::default())?;
+/// assert_eq!(loaded.source, Source::Cache);
+/// assert_eq!(loaded.to_save()?, save);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn store_with(
+    save: &Save,
+    path: impl AsRef<Path>,
+    chain: &Chain,
+    how: Compression,
+) -> Result<()> {
     let path = path.as_ref();
-    let json = save.to_vec()?;
+    let json = save.to_vec_with(how)?;
     let write_error = |e| Error::io(e, "cannot write the save").with_file(path);
     let held = fsio::hold(path, fsio::Wait::Forever).map_err(write_error)?;
     // Still locked: a writer that comes next waits until this cache is written too.
@@ -328,7 +369,8 @@ fn holds_a_mod_back(save: &Save, chain: &Chain) -> bool {
 
 /// Loads a save kept as bytes (in memory, a virtual file system, a console's storage)
 /// through its cache bytes, as [`load`] does a file: `cache` is used when it was made from
-/// exactly these JSON bytes by `upgrader`'s chain at the version asked for and is intact;
+/// exactly these JSON bytes (compressed ones as they are: [`crate::compress`]) by
+/// `upgrader`'s chain at the version asked for and is intact;
 /// otherwise the JSON is loaded and upgraded, and [`Loaded::new_cache`] gives the new cache
 /// for the game to keep. Nothing is read or written on disk. With no file there is no
 /// modification time: [`Options::trust_mtime`] does not apply, the JSON is always hashed.
@@ -423,7 +465,8 @@ pub fn load_bytes(
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Stored {
-    /// The save's canonical text: what [`Save::store`] would write.
+    /// The save's bytes: its canonical text, what [`Save::store`] would write, compressed
+    /// when [`store_bytes_with`] was asked to.
     pub json: Vec<u8>,
     /// Its cache, which [`load_bytes`] uses with exactly these JSON bytes; empty for a save
     /// that holds a mod back, as [`store`] writes none for it (`load_bytes` refuses empty
@@ -435,7 +478,13 @@ pub struct Stored {
 /// in memory, a virtual file system or a console's storage. The save should be at
 /// `chain`'s latest version.
 pub fn store_bytes(save: &Save, chain: &Chain) -> Result<Stored> {
-    let json = save.to_vec()?;
+    store_bytes_with(save, chain, Compression::NONE)
+}
+
+/// [`store_bytes`], the save's text compressed as `how` says; the cache is of the
+/// compressed bytes ([`load_bytes`] takes them as they are).
+pub fn store_bytes_with(save: &Save, chain: &Chain, how: Compression) -> Result<Stored> {
+    let json = save.to_vec_with(how)?;
     if holds_a_mod_back(save, chain) {
         // As `store` writes none: empty bytes, which `load_bytes` refuses as a cache.
         return Ok(Stored {
@@ -563,7 +612,9 @@ fn upgrade_and_build(
     upgrader: &mut Upgrader<'_>,
     options: &Options,
 ) -> Result<(Aligned, Vec<StepReport>, Vec<ModReport>)> {
-    let save = Save::from_slice(json)?;
+    // The identity (`provenance`) is of the bytes as stored; the save is their text.
+    let text = compress::decompress(json, options.max_text)?;
+    let save = Save::from_slice(&text)?;
     let upgraded = upgrader.upgrade(save, options)?;
     let built = build::build(&upgraded.save, &provenance(json, mtime, upgrader.chain()))?;
     Ok((built, upgraded.steps, upgraded.mods))
