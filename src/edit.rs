@@ -26,6 +26,7 @@
 use std::borrow::Cow;
 use std::path::{Path as FsPath, PathBuf};
 
+use crate::compress::{Codec, Compression};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::path::{self, Path, Segment, Step};
@@ -1188,6 +1189,10 @@ pub fn diff(before: &Save, after: &Save) -> Changes {
 
 /// Reads the save at `path`: its bytes, to give [`store_edited`] once it is edited, and the
 /// save they hold. Errors name the file, and the line and column of what does not load.
+///
+/// A compressed save (zstd or gzip, [`crate::compress`]) is read through its text; the
+/// bytes returned are the file's, compressed. A damaged one, or one whose text is longer
+/// than [`DEFAULT_LIMIT`](crate::compress::DEFAULT_LIMIT), is an error of kind [`ErrorKind::Compressed`].
 pub fn read(path: impl AsRef<FsPath>) -> Result<(Vec<u8>, Save)> {
     let path = path.as_ref();
     let bytes = fsio::read_regular(path)
@@ -1204,9 +1209,42 @@ pub fn read(path: impl AsRef<FsPath>) -> Result<(Vec<u8>, Save)> {
 /// held from checking the file to replacing it: when the file no longer holds `read`
 /// (the game or another program wrote it meanwhile), nothing is written and the error is
 /// of kind [`ErrorKind::Changed`].
+///
+/// A compressed save stays compressed: the save is written in the codec of the bytes
+/// `read` (at that codec's default level, [`Compression::new`]), and its backup is those
+/// bytes, compressed as they were. [`store_edited_with`] chooses the compression.
+///
+/// ```
+/// use savechain::compress::{Codec, Compression};
+/// use savechain::{edit, Save, Value};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("slot1.json.zst");
+/// Save::new(1, Value::from(3)).store_with(&path, Compression::new(Codec::Zstd))?;
+///
+/// let (read, mut save) = edit::read(&path)?;
+/// edit::set(&mut save, "data", Value::from(4))?;
+/// let backup = edit::store_edited(&path, &read, &save)?;
+/// assert_eq!(std::fs::read(&backup)?, read);                          // the original bytes
+/// assert_eq!(Codec::of(&std::fs::read(&path)?), Codec::Zstd);         // still zstd
+/// assert_eq!(Save::load(&path)?.data, Value::from(4));
+/// # Ok::<(), savechain::Error>(())
+/// ```
 pub fn store_edited(path: impl AsRef<FsPath>, read: &[u8], save: &Save) -> Result<PathBuf> {
+    store_edited_with(path, read, save, Compression::new(Codec::of(read)))
+}
+
+/// [`store_edited`], the save stored as `how` says whatever the bytes `read` were: plain
+/// text ([`Compression::NONE`]), zstd or gzip at a level. The backup is the bytes `read`,
+/// as they were.
+pub fn store_edited_with(
+    path: impl AsRef<FsPath>,
+    read: &[u8],
+    save: &Save,
+    how: Compression,
+) -> Result<PathBuf> {
     let path = path.as_ref();
-    store_at(path, read, save).map_err(|e| e.with_file(path))
+    store_at(path, read, save, how).map_err(|e| e.with_file(path))
 }
 
 /// Refuses a save that [`store_edited`] would refuse to replace as read-only, with the same
@@ -1216,8 +1254,8 @@ pub fn check_writable(path: impl AsRef<FsPath>) -> Result<()> {
     fsio::refuse_read_only(path).map_err(|e| e.with_file(path))
 }
 
-fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {
-    let bytes = save.to_vec()?;
+fn store_at(path: &FsPath, read: &[u8], save: &Save, how: Compression) -> Result<PathBuf> {
+    let bytes = save.to_vec_with(how)?;
     let held = fsio::hold_save(path)?;
     let read_print = fsio::Fingerprint::of(read);
     // Checked before the backup is written, and again right before the rename.
@@ -1240,7 +1278,8 @@ fn store_at(path: &FsPath, read: &[u8], save: &Save) -> Result<PathBuf> {
 /// refused, the save changed meanwhile, or the editor failed after changing it), beside the save as `<name>.edit.bak`
 /// (`<name>.edit.<k>.bak` when that holds something else), where the save's backups are and
 /// where it outlives a temporary folder in memory; returns its path. Written atomically,
-/// with the save's permissions.
+/// with the save's permissions. It is the text as edited, plain even for a compressed save:
+/// it is kept for a person to read (every reader of saves reads it, whatever its name).
 pub fn keep_edit(path: impl AsRef<FsPath>, text: &[u8]) -> Result<PathBuf> {
     let path = path.as_ref();
     let kept = fsio::backup_path(path, Some("edit"), text);

@@ -3,14 +3,22 @@
 use savechain::compress::{Codec, Compression};
 
 /// How the saves a command writes are stored.
+// No argument group: the commands' own structs are named `Args` too, and clap refuses two
+// groups of one name.
 #[derive(clap::Args, Debug, Clone, Default)]
+#[group(skip)]
 pub(crate) struct Args {
     /// Store the saves written as zstd or gzip, or as plain text (none). Without it, each
     /// save keeps the compression it has, and a new one is plain.
     #[arg(long, value_name = "CODEC", value_parser = ["zstd", "gzip", "none"])]
     pub compress: Option<String>,
     /// The level of --compress: zstd 1-22 (default 3), gzip 1-9 (default 6).
-    #[arg(long, value_name = "N", requires = "compress", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "compress",
+        allow_negative_numbers = true
+    )]
     pub level: Option<i32>,
 }
 

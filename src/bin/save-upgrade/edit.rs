@@ -5,10 +5,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use savechain::compress::{Codec, Compression};
 use savechain::text::Style;
 use savechain::{edit, ErrorKind, Location, Save};
 
 use super::chain::ChainArg;
+use super::compression;
 use super::output::errln;
 use super::report::{print_error, print_how_to_allow, print_written};
 use super::{EXIT_FAILED, EXIT_OK};
@@ -55,8 +57,12 @@ bit, and one you retype stays a double, even typed as a plain integer (100 over
     listed;
   - the save changed on disk meanwhile (the game saved): nothing is written, and your text
     is kept.
-A save that does not load is not opened: fix it in a plain text editor first; nor is a
-read-only save.
+A compressed save (zstd or gzip, known by its first bytes whatever its name) opens as its
+text, in a file named without .zst or .gz, and is written back in the same compression at
+that codec's default level, the original's bytes kept as the backup (an edit not written
+is kept as plain text); --compress zstd|gzip|none (and --level) stores it so instead.
+A save that does not load is not opened: fix it in a plain text editor first (a damaged
+compressed save cannot be read at all); nor is a read-only save.
 Exit status: 0 written or nothing to write, 2 nothing written (an invalid or refused edit,
 a save that changed, an editor that failed).")]
 pub struct Args {
@@ -74,12 +80,21 @@ pub struct Args {
     ignore_shape: bool,
     #[command(flatten)]
     chain: ChainArg,
+    #[command(flatten)]
+    compression: compression::Args,
     /// The save to edit.
     file: PathBuf,
 }
 
 pub fn run(args: Args) -> i32 {
     let file = &args.file;
+    let compression = match args.compression.compression() {
+        Ok(compression) => compression,
+        Err(e) => {
+            errln!("error: {}", e.message());
+            return EXIT_FAILED;
+        }
+    };
     let Some(chain) = args.chain.load() else {
         return EXIT_FAILED;
     };
@@ -239,6 +254,7 @@ pub fn run(args: Args) -> i32 {
                             }
                         }
                         words.extend(args.chain.words());
+                        words.extend(super::set::compression_words(&args.compression));
                         words.push(file.to_string_lossy().into_owned());
                         words
                     });
@@ -273,7 +289,12 @@ pub fn run(args: Args) -> i32 {
                 return draft.keep(file, &edited);
             }
         }
-        let status = write_back(file, &read, &save, &edited_save, &edited, draft);
+        let written = Written {
+            read: &read,
+            save: &save,
+            compression,
+        };
+        let status = write_back(file, &written, &edited_save, &edited, draft);
         if status == EXIT_OK {
             super::set::note_unread(&chain, &save, &edited_save, allow, file, &args.chain);
         }
@@ -281,20 +302,22 @@ pub fn run(args: Args) -> i32 {
     }
 }
 
-fn write_back(
-    file: &Path,
-    read: &[u8],
-    save: &Save,
-    edited: &Save,
-    text: &[u8],
-    draft: Draft,
-) -> i32 {
-    let changes = edit::diff(save, edited);
+/// The save as it was read, and how to store it edited.
+struct Written<'a> {
+    /// The file's bytes (compressed, for a compressed save).
+    read: &'a [u8],
+    save: &'a Save,
+    /// `--compress`: `None` keeps the save's.
+    compression: Option<Compression>,
+}
+
+fn write_back(file: &Path, was: &Written, edited: &Save, text: &[u8], draft: Draft) -> i32 {
+    let changes = edit::diff(was.save, edited);
     if changes.is_empty() {
         errln!("{}: no value changed; nothing written", file.display());
         return draft.remove();
     }
-    match edit::store_edited(file, read, edited) {
+    match super::set::store_edited(file, was.read, edited, was.compression) {
         Ok(backup) => {
             print_written(file, &changes, &backup);
             draft.remove()
@@ -328,8 +351,7 @@ impl Draft {
             .permissions(private(0o700))
             .tempdir()?
             .keep();
-        let name = save.file_name().unwrap_or("save.json".as_ref());
-        let path = dir.join(name);
+        let path = dir.join(draft_name(save));
         std::fs::write(&path, view)?;
         std::fs::set_permissions(&path, private(0o600))?;
         Ok(Draft { path })
@@ -389,6 +411,20 @@ impl Draft {
         }
         EXIT_OK
     }
+}
+
+/// The name of the file the editor opens for `save`: the save's, without `.zst` or `.gz`
+/// (it holds the text, and an editor that sees `.gz` would try to decompress it).
+fn draft_name(save: &Path) -> std::ffi::OsString {
+    let name = save.file_name().unwrap_or("save.json".as_ref());
+    let text = name.to_string_lossy();
+    let lower = text.to_ascii_lowercase();
+    for extension in [Codec::Zstd.extension(), Codec::Gzip.extension()] {
+        if lower.ends_with(extension) && lower.len() > extension.len() {
+            return text[..text.len() - extension.len()].into();
+        }
+    }
+    name.to_owned()
 }
 
 #[cfg(unix)]

@@ -4,10 +4,12 @@ use std::path::PathBuf;
 
 use std::path::Path;
 
+use savechain::compress::{Codec, Compression};
 use savechain::upgrade::Chain;
 use savechain::{edit, text, ErrorKind, Save, Value};
 
 use super::chain::ChainArg;
+use super::compression;
 use super::output::errln;
 use super::report::{print_error, print_how_to_allow, print_written, shell_words};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
@@ -54,6 +56,10 @@ without --change-kind (true over 1 where it reads a bool), and an integer over a
 stays an integer where it reads an integer (3 over 3.5 where it reads a u32). A save of
 another game than the chain's, or of a version with no recorded shape, is not checked (a
 note says so).
+A compressed save (zstd or gzip, known by its first bytes whatever its name) is changed in
+its text and written back in the same compression, at that codec's default level, the
+original's bytes kept as the backup; --compress zstd|gzip|none (and --level) stores it so
+instead. A save whose compressed data is damaged is refused, nothing written.
 Exit status: 0 set (or already that value), 2 a failure or a usage error.")]
 pub struct Args {
     /// The path's last key may be a new member of its object (without it, a key that is not
@@ -74,6 +80,8 @@ pub struct Args {
     ignore_shape: bool,
     #[command(flatten)]
     chain: ChainArg,
+    #[command(flatten)]
+    compression: compression::Args,
     /// The save to change.
     file: PathBuf,
     /// Where, as errors write paths: `data.player.wallet.credits`, `meta.game`.
@@ -93,6 +101,13 @@ pub fn run(args: Args) -> i32 {
                 args.value,
                 e.message()
             );
+            return EXIT_USAGE;
+        }
+    };
+    let compression = match args.compression.compression() {
+        Ok(compression) => compression,
+        Err(e) => {
+            errln!("error: {}", e.message());
             return EXIT_USAGE;
         }
     };
@@ -204,7 +219,7 @@ pub fn run(args: Args) -> i32 {
         );
         return EXIT_OK;
     }
-    match edit::store_edited(&args.file, &read, &changed) {
+    match store_edited(&args.file, &read, &changed, compression) {
         Ok(backup) => {
             print_written(&args.file, &changes, &backup);
             note_unread(&chain, &save, &changed, allow, &args.file, &args.chain);
@@ -231,6 +246,7 @@ fn rerun(args: &Args, flags: &[&str]) -> Vec<String> {
         }
     }
     words.extend(args.chain.words());
+    words.extend(compression_words(&args.compression));
     words.push(args.file.to_string_lossy().into_owned());
     words.push(args.path.clone());
     words.push(args.value.clone());
@@ -309,4 +325,43 @@ pub fn note_unread(
         after.meta.version,
         shell_words(&words)
     );
+}
+
+/// Writes `save`, edited from the bytes `read`, in place of `file` (see
+/// [`edit::store_edited`]): in the compression asked for, else in the one `read` had; says
+/// so when that changes the file's compression.
+pub fn store_edited(
+    file: &Path,
+    read: &[u8],
+    save: &Save,
+    asked: Option<Compression>,
+) -> savechain::Result<PathBuf> {
+    let how = asked.unwrap_or_else(|| Compression::new(Codec::of(read)));
+    let backup = edit::store_edited_with(file, read, save, how)?;
+    let was = Codec::of(read);
+    if how.codec() != was {
+        let name = |codec: Codec, what: String| match codec {
+            Codec::Plain => "plain text".to_string(),
+            _ => what,
+        };
+        errln!(
+            "note: {} is now stored as {} (it was {})",
+            file.display(),
+            name(how.codec(), how.to_string()),
+            name(was, was.to_string())
+        );
+    }
+    Ok(backup)
+}
+
+/// `--compress` and `--level` as given, for a command to run again.
+pub fn compression_words(given: &compression::Args) -> Vec<String> {
+    let mut words = Vec::new();
+    if let Some(codec) = &given.compress {
+        words.extend(["--compress".to_string(), codec.clone()]);
+    }
+    if let Some(level) = given.level {
+        words.extend(["--level".to_string(), level.to_string()]);
+    }
+    words
 }
