@@ -2,7 +2,8 @@
 //! upgraded forms, or those forms written: how a game or a mod author tests a chain.
 //!
 //! The expected form of `FIXTURES/a/b.json` is `EXPECTED/a/b.json`, the canonical text of
-//! its upgrade to the chain's latest version.
+//! its upgrade to the chain's latest version. A fixture may be compressed
+//! ([`crate::compress`]), and so may its expected form: what is compared is the text.
 //!
 //! ```
 //! use savechain::fixtures;
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::batch::out_dir::overlap;
 use crate::batch::Plan;
+use crate::compress::{self, Codec, Compression};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::options::Options;
@@ -53,7 +55,7 @@ pub struct Outcome {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Verdict {
-    /// Byte for byte the expected file.
+    /// Byte for byte the expected file's text (decompressed, when it is compressed).
     Matches,
     /// Not the expected file: what differs from the expected save to the upgraded one, by
     /// document path (empty when only the expected file's layout differs: it is not
@@ -70,8 +72,9 @@ pub enum Verdict {
 
 /// Upgrades every save under `fixtures` (searched as a batch searches a folder) with
 /// `chain` and compares each with its expected form under `expected`; with `bless`, writes
-/// the expected forms that are missing or differ instead (atomically, making folders).
-/// Outcomes come in path order. An error only when `fixtures` holds no saves.
+/// the expected forms that are missing or differ instead (atomically, making folders;
+/// compressed as the expected file was, or a missing one as its fixture is). Outcomes come
+/// in path order. An error only when `fixtures` holds no saves.
 pub fn check(chain: &Chain, fixtures: &Path, expected: &Path, bless: bool) -> Result<Vec<Outcome>> {
     // Expected forms among the fixtures would be tested as fixtures, and fixtures among
     // the expected forms could be blessed over.
@@ -97,7 +100,7 @@ pub fn check(chain: &Chain, fixtures: &Path, expected: &Path, bless: bool) -> Re
         let relative = found.path.strip_prefix(fixtures).unwrap_or(&found.path);
         let expected_path = expected.join(relative);
         let (verdict, steps) = match upgraded_text(&mut upgrader, &found.path, &options) {
-            Ok(Some((text, steps))) => (compare(&text, &expected_path, bless), steps),
+            Ok(Some((text, steps, codec))) => (compare(&text, &expected_path, bless, codec), steps),
             // Not a save (no meta): not a fixture.
             Ok(None) => continue,
             Err((e, steps)) => (Verdict::Failed(e), steps),
@@ -118,15 +121,16 @@ pub fn check(chain: &Chain, fixtures: &Path, expected: &Path, bless: bool) -> Re
     Ok(outcomes)
 }
 
-/// The canonical text of the fixture at `path` upgraded to the latest version, and the
-/// reports of the steps that ran; `None` for a file that is not a save. An error comes with
-/// the reports of the steps that ran before it, the failing one last.
+/// The canonical text of the fixture at `path` upgraded to the latest version, the reports
+/// of the steps that ran and how the fixture is stored; `None` for a file that is not a
+/// save. An error comes with the reports of the steps that ran before it, the failing one
+/// last.
 #[allow(clippy::type_complexity)]
 fn upgraded_text(
     upgrader: &mut Upgrader<'_>,
     path: &Path,
     options: &Options,
-) -> std::result::Result<Option<(Vec<u8>, Vec<StepReport>)>, (Error, Vec<StepReport>)> {
+) -> std::result::Result<Option<(Vec<u8>, Vec<StepReport>, Codec)>, (Error, Vec<StepReport>)> {
     let read = fsio::read_regular(path).map_err(|e| {
         (
             Error::io(e, "cannot read the file").with_file(path),
@@ -142,23 +146,32 @@ fn upgraded_text(
         .upgrade(save, options)
         .map_err(|e| (e.with_file(path), upgrader.failed_steps().to_vec()))?;
     match upgraded.save.to_vec() {
-        Ok(text) => Ok(Some((text, upgraded.steps))),
+        Ok(text) => Ok(Some((text, upgraded.steps, Codec::of(&read)))),
         Err(e) => Err((e.with_file(path), upgraded.steps)),
     }
 }
 
-fn compare(text: &[u8], expected: &Path, bless: bool) -> Verdict {
-    let verdict = match fsio::read_regular(expected) {
-        Ok(bytes) if bytes == text => return Verdict::Matches,
-        Ok(bytes) => match Save::from_slice(&bytes) {
-            Ok(expected_save) => {
-                let upgraded = Save::from_slice(text).expect("the writer's text loads");
-                Verdict::Differs(crate::edit::diff(&expected_save, &upgraded))
+/// How `text` compares with the file `expected`; with `bless`, the file written when it
+/// differs, compressed as it was (as the fixture is, `codec`, when it is missing).
+fn compare(text: &[u8], expected: &Path, bless: bool, codec: Codec) -> Verdict {
+    let (verdict, codec) = match fsio::read_regular(expected) {
+        Ok(bytes) => {
+            let same_text = compress::decompress(&bytes, compress::DEFAULT_LIMIT)
+                .is_ok_and(|expected| expected.as_ref() == text);
+            if same_text {
+                return Verdict::Matches;
             }
-            Err(e) if !bless => return Verdict::Failed(e.with_file(expected)),
-            Err(_) => Verdict::Missing,
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Missing,
+            let verdict = match Save::from_slice(&bytes) {
+                Ok(expected_save) => {
+                    let upgraded = Save::from_slice(text).expect("the writer's text loads");
+                    Verdict::Differs(crate::edit::diff(&expected_save, &upgraded))
+                }
+                Err(e) if !bless => return Verdict::Failed(e.with_file(expected)),
+                Err(_) => Verdict::Missing,
+            };
+            (verdict, Codec::of(&bytes))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Verdict::Missing, codec),
         Err(e) => return Verdict::Failed(Error::io(e, "cannot read the file").with_file(expected)),
     };
     if !bless {
@@ -167,7 +180,9 @@ fn compare(text: &[u8], expected: &Path, bless: bool) -> Verdict {
     let written = expected
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| fsio::write_atomic(expected, text));
+        .and_then(|()| {
+            fsio::write_atomic(expected, &compress::compress(text, Compression::new(codec)))
+        });
     match written {
         Ok(()) => Verdict::Written,
         Err(e) => Verdict::Failed(Error::io(e, "cannot write the file").with_file(expected)),

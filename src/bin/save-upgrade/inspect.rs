@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use savechain::cache::{self, Source};
+use savechain::compress::{self, Codec};
 use savechain::upgrade::{Chain, ModReport, ModStatus, Step, StepReport};
 use savechain::value::Table;
 use savechain::{Map, Options, Save, Value};
@@ -50,6 +51,9 @@ pub fn run(args: Args) -> i32 {
 /// What inspect finds out about a save.
 struct Facts {
     bytes: u64,
+    /// How the file is stored, and the length of its text.
+    codec: Codec,
+    text_bytes: u64,
     save: Save,
     /// The steps an upgrade would run, or why it cannot be upgraded.
     plan: Result<Vec<Step>, String>,
@@ -79,13 +83,15 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
             return None;
         }
     };
-    let save = match Save::from_slice(&bytes) {
+    let text = compress::decompress(&bytes, compress::DEFAULT_LIMIT);
+    let save = match text.and_then(|text| Ok((text.len() as u64, Save::from_slice(&text)?))) {
         Ok(save) => save,
         Err(e) => {
             print_error(&e.with_file(&args.path), Some(&bytes));
             return None;
         }
     };
+    let (text_bytes, save) = save;
     let plan = chain
         .plan(&save.meta, None)
         .map(<[Step]>::to_vec)
@@ -116,6 +122,8 @@ fn gather(args: &Args, chain: &Chain) -> Option<Facts> {
     };
     Some(Facts {
         bytes: bytes.len() as u64,
+        codec: Codec::of(&bytes),
+        text_bytes,
         save,
         plan,
         mods,
@@ -157,6 +165,8 @@ impl Facts {
         let facts: Map = [
             ("path", Value::String(args.path.display().to_string())),
             ("bytes", Value::from(self.bytes)),
+            ("compression", Value::from(self.codec.name())),
+            ("text_bytes", Value::from(self.text_bytes)),
             ("game", self.game().cloned().unwrap_or(Value::Null)),
             ("version", Value::from(self.save.meta.version)),
             ("writer", string(self.writer())),
@@ -349,6 +359,14 @@ impl Facts {
         match &self.not_from_cache {
             Some(why) => outln!("  loads from the JSON: {why}"),
             None => outln!("  loads from its cache"),
+        }
+        if self.codec != Codec::Plain {
+            outln!(
+                "  {}-compressed: {} bytes, {} of text",
+                self.codec,
+                self.bytes,
+                self.text_bytes
+            );
         }
         let st = &self.stats;
         outln!(

@@ -2,13 +2,14 @@
 //! caret), and each save's entry in the JSON report of `--report`.
 
 use savechain::batch::{Outcome, Status};
+use savechain::compress;
 use savechain::upgrade::{Chain, ModReport, ModStatus, Step};
 use savechain::{Error, Map, Save, Value};
 
 use super::output::errln;
 
 /// Prints `error` to standard error, with the line it points at when known: from `source`,
-/// or else read again from the file the error names.
+/// or else read again from the file the error names (either decompressed when compressed).
 pub fn print_error(error: &Error, source: Option<&[u8]>) {
     errln!("error: {error}");
     let Some(location) = error.location() else {
@@ -26,7 +27,11 @@ pub fn print_error(error: &Error, source: Option<&[u8]>) {
         },
         (None, None) => return,
     };
-    let text = String::from_utf8_lossy(source);
+    // A compressed save's lines and columns are those of its text.
+    let Ok(source) = compress::decompress(source, compress::DEFAULT_LIMIT) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&source);
     let Some(line) = text.lines().nth(location.line - 1) else {
         return;
     };
