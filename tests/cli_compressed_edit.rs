@@ -598,6 +598,20 @@ fn validate_shape_and_backups_read_compressed_saves() {
             listed.contains("version 9") && listed.contains("edit, set or restore"),
             "{codec}: {listed}"
         );
+
+        // Restored: the backup's bytes, compressed as they were.
+        let edited = fs::read(dir.path().join(&name)).unwrap();
+        let backup = format!("{name}.bak");
+        let out = save_upgrade(&["backups", "restore", &name, &backup], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{codec}: {}", stderr(&out));
+        assert_eq!(
+            fs::read(dir.path().join(&name)).unwrap(),
+            fs::read(dir.path().join(&backup)).unwrap()
+        );
+        assert_eq!(
+            fs::read(dir.path().join(format!("{name}.1.bak"))).unwrap(),
+            edited
+        );
     }
 }
 
