@@ -646,6 +646,18 @@ fn the_cache_command_builds_and_verifies_compressed_saves_by_their_bytes() {
             stdout(&out),
             format!("{name}: the save changed since the cache was made\n")
         );
+
+        // A folder search takes neither the cache nor the backup of a compressed save for
+        // a save.
+        fs::write(dir.path().join(format!("{name}.bak")), &bytes).unwrap();
+        fs::write(dir.path().join("plain.json"), fixture_text()).unwrap();
+        let out = save_upgrade(&["cache", "verify", "."], dir.path());
+        let said = stdout(&out) + &stderr(&out);
+        assert!(said.contains("plain.json: there is no cache"), "{said}");
+        assert!(
+            !said.contains(".cache:") && !said.contains(".bak:"),
+            "{said}"
+        );
     }
 }
 
