@@ -327,16 +327,18 @@ pub fn note_unread(
     );
 }
 
-/// Writes `save`, edited from the bytes `read`, in place of `file` (see
-/// [`edit::store_edited`]): in the compression asked for, else in the one `read` had; says
-/// so when that changes the file's compression.
+/// Writes `save`, edited from the bytes `read`, in place of `file`: in the compression
+/// asked for ([`edit::store_edited_with`]), else as the library keeps it
+/// ([`edit::store_edited`]); says so when that changes the file's compression.
 pub fn store_edited(
     file: &Path,
     read: &[u8],
     save: &Save,
     asked: Option<Compression>,
 ) -> savechain::Result<PathBuf> {
-    let how = asked.unwrap_or_else(|| Compression::new(Codec::of(read)));
+    let Some(how) = asked else {
+        return edit::store_edited(file, read, save);
+    };
     let backup = edit::store_edited_with(file, read, save, how)?;
     let was = Codec::of(read);
     if how.codec() != was {
