@@ -67,6 +67,12 @@ pub enum Mode {
     /// contains or lies inside a source is refused by
     /// [`Batch::plan`], as are two saves that would land on one output.
     ///
+    /// An output is stored in its source's codec ([`crate::compress`]) unless
+    /// [`Options::compression`] asks for one; then an output whose name ends as a save's
+    /// (`.json`, `.json.zst`, `.json.gz`) ends as one in that codec (`a.json` in zstd is
+    /// `<out>/a.json.zst`), so the folder's names say what the files hold. In place, names
+    /// never change: a game opens its saves by name, and reads any codec.
+    ///
     /// An output already there is never replaced silently ([`Target::To`]): one holding
     /// exactly what the run writes is left alone ([`Status::AlreadyWritten`]), so a rerun
     /// over unchanged outputs writes nothing; one holding anything else fails its save,
@@ -128,7 +134,7 @@ pub struct Plan {
 
 impl Plan {
     /// The saves of `roots`, found as [`Batch::plan`] finds them (folders searched for
-    /// `*.json`, links followed, each file once, what is not a regular file left out), for
+    /// `*.json`, `*.json.zst` and `*.json.gz`, links followed, each file once, what is not a regular file left out), for
     /// work on saves that is not an upgrade: formatting them, building their caches. No
     /// output folder, no shard. Each path given counts as named ([`Found::named`]): a file
     /// given that is not a save is an error, one found in a folder is skipped

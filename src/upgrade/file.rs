@@ -103,6 +103,15 @@ impl FileReport {
 /// naming the file, and nothing is written. A save already at the target version is not
 /// rewritten in place.
 ///
+/// A compressed save ([`crate::compress`], known by its first bytes) is read within
+/// [`Options::max_text`] (a damaged one, or one past the limit, is an error of kind
+/// [`ErrorKind::Compressed`]) and written in its own codec, at that codec's default level,
+/// unless [`Options::compression`] asks for another: the backup of an in-place upgrade is
+/// the original's bytes, compressed as they were. A save already at the target version but
+/// stored in another codec than asked is rewritten in that codec, its text as it is, with
+/// no backup ([`FileReport::recompressed`]); one in the codec asked is left alone, whatever
+/// level it was written at (the level is not recorded in the file).
+///
 /// ```
 /// use savechain::upgrade::{upgrade_file, Chain, Step, Target};
 ///
