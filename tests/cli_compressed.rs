@@ -122,6 +122,15 @@ fn in_place_keeps_the_codec_and_the_backup_is_the_original() {
         );
         assert_eq!(files(dir.path()), before, "{codec}");
 
+        // A folder's backups are listed for the compressed save, its version read.
+        let out = run(&["backups", "list", "--json", "."], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let listed = savechain::text::from_slice(&out.stdout).unwrap();
+        let listed = listed.as_array().unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0]["save"].as_str(), Some(&*format!("./{name}")));
+        assert_eq!(listed[0]["backups"][0]["version"].as_u64(), Some(1));
+
         // The backup restores the original's bytes exactly.
         let backup = format!("{name}.v1.bak");
         let out = run(&["backups", "restore", &name, &backup], dir.path());

@@ -2,10 +2,13 @@
 //! another path, batches (recompressing current saves, named outputs), `format_file_with`,
 //! the limit on decompressed text, and backups of compressed saves.
 
+mod common;
+
 use std::fs;
 use std::ops::ControlFlow;
 use std::path::Path;
 
+use proptest::prelude::*;
 use savechain::batch::{Batch, Mode, Status};
 use savechain::compress::{self, Codec, Compression};
 use savechain::upgrade::{upgrade_file, Chain, Step, Target};
@@ -265,4 +268,33 @@ fn backups_of_compressed_saves_are_listed_and_restored_exactly() {
         [dir.path().join("w.json.zst")]
     );
     assert!(Path::new(&path).symlink_metadata().is_err());
+}
+
+fn any_compression() -> impl Strategy<Value = Compression> {
+    prop_oneof![
+        (Codec::Zstd.levels()).prop_map(|l| Compression::with_level(Codec::Zstd, l).unwrap()),
+        (Codec::Gzip.levels()).prop_map(|l| Compression::with_level(Codec::Gzip, l).unwrap()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Converting a save to any codec and level and back to plain text keeps its canonical
+    /// text, byte for byte, and each conversion writes the bytes that codec gives that text.
+    #[test]
+    fn converting_there_and_back_keeps_the_text(data in common::any_value(), how in any_compression()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.json");
+        let text = Save::new(4, data).to_vec().unwrap();
+        fs::write(&path, &text).unwrap();
+        let mut options = Options::default();
+        options.compression = Some(how);
+        prop_assert_eq!(format_file_with(&path, false, &options).unwrap(), Formatted::Recompressed);
+        prop_assert_eq!(fs::read(&path).unwrap(), compress::compress(&text, how));
+        prop_assert_eq!(format_file_with(&path, false, &options).unwrap(), Formatted::Canonical);
+        options.compression = Some(Compression::NONE);
+        prop_assert_eq!(format_file_with(&path, false, &options).unwrap(), Formatted::Recompressed);
+        prop_assert_eq!(fs::read(&path).unwrap(), text);
+    }
 }
