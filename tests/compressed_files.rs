@@ -270,6 +270,29 @@ fn backups_of_compressed_saves_are_listed_and_restored_exactly() {
     assert!(Path::new(&path).symlink_metadata().is_err());
 }
 
+#[test]
+fn upgrade_text_reads_compressed_text_within_the_limit() {
+    let text = save_text(1);
+    let mut options = Options::default();
+    for codec in CODECS {
+        let upgraded_text = chain()
+            .upgrader()
+            .upgrade_text(&packed(&text, codec), &options)
+            .unwrap();
+        assert_eq!(
+            upgraded_text.text,
+            Some(upgraded(&text)),
+            "{codec}: plain text out"
+        );
+    }
+    options.max_text = 10;
+    let err = chain()
+        .upgrader()
+        .upgrade_text(&packed(&text, Codec::Zstd), &options)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Compressed);
+}
+
 fn any_compression() -> impl Strategy<Value = Compression> {
     prop_oneof![
         (Codec::Zstd.levels()).prop_map(|l| Compression::with_level(Codec::Zstd, l).unwrap()),

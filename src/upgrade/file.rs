@@ -596,6 +596,10 @@ impl Upgrader<'_> {
     /// and a step that fails are errors, said as for a file but naming none (the text's
     /// line and column, the path in the document, the step).
     ///
+    /// Compressed text ([`crate::compress`]) is read too, within [`Options::max_text`]; the
+    /// upgraded text is plain, whatever [`Options::compression`] says: a caller that keeps
+    /// its saves compressed stores it with [`compress::compress`].
+    ///
     /// ```
     /// use savechain::upgrade::{Chain, Step};
     /// use savechain::Options;
@@ -617,7 +621,8 @@ impl Upgrader<'_> {
     /// # Ok::<(), savechain::Error>(())
     /// ```
     pub fn upgrade_text(&mut self, text: &[u8], options: &Options) -> Result<UpgradedText> {
-        let save = Save::from_slice(text)?;
+        let text = compress::decompress(text, options.max_text)?;
+        let save = Save::from_slice(&text)?;
         let from = save.meta.version;
         let plan = self.chain().plan_upgrade(&save, options)?;
         if nothing_to_do(&plan, &save.meta) {
