@@ -959,6 +959,35 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
+    /// A current save recompressed in place is held and checked as an upgraded one is: one
+    /// rewritten meanwhile by a program that does not take the lock is left as written.
+    #[test]
+    fn a_save_rewritten_during_its_recompression_is_not_replaced() {
+        use crate::fsio::watch;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let original = r#"{"meta": {"version": 2}, "data": {}}"#;
+        let newer = r#"{"meta": {"version": 2}, "data": {"newer": true}}"#;
+        std::fs::write(&path, original).unwrap();
+        let at = path.clone();
+        watch::act(dir.path(), "check", move |_| {
+            std::fs::write(&at, newer).unwrap()
+        });
+        let options = Options {
+            compression: Some(Compression::new(Codec::Zstd)),
+            ..Options::default()
+        };
+        let in_place = Target::InPlace { backup: true };
+        let err = upgrade_file(&mut x_chain().upgrader(), &path, in_place, &options).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Changed, "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no backup"
+        );
+    }
+
     /// Replacing an output that holds something else (asked for): a program that does
     /// not take the lock rewrites the output right before the upgraded save would replace
     /// it. The upgrade fails saying so, the output is left as that program wrote it, and
