@@ -189,6 +189,20 @@ fn an_out_dir_takes_the_source_codec_and_a_rerun_writes_nothing() {
         );
         assert_eq!(files(&outputs), written);
         assert_eq!(files(&saves), sources);
+
+        // Checks into the folder: all written; asked plain, both would be (new names).
+        let out = run(&["--check", "--out-dir", "out", "saves"], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let args = ["--check", "--out-dir", "out", "--compress", "none", "saves"];
+        let out = run(&args, dir.path());
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("would upgrade 1, already current 0, would recompress 1"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(files(&outputs), written);
+        assert_eq!(files(&saves), sources);
     }
 }
 

@@ -483,6 +483,8 @@ fn upgrade_in_memory(
 /// another codec, its text stored in that codec.
 struct Unchanged {
     bytes: Vec<u8>,
+    /// How an upgraded save is stored: as asked, or in the codec of the save read.
+    how: Compression,
     recompressed: bool,
     /// When recompressed: the fingerprint of the bytes read, which the save must still
     /// have when it is replaced.
@@ -501,11 +503,13 @@ impl Unchanged {
         match recompress {
             false => Unchanged {
                 bytes: original,
+                how,
                 recompressed: false,
                 read: None,
             },
             true => Unchanged {
                 bytes: compress::compress(unpacked.as_deref().unwrap_or(&original), how),
+                how,
                 recompressed: true,
                 read: Some(fsio::Fingerprint::of(&original)),
             },
@@ -541,12 +545,7 @@ fn check_output<'c>(
                 todo.report.recompressed = unchanged.recompressed;
                 unchanged.bytes
             }
-            false => {
-                let how = options
-                    .compression
-                    .unwrap_or_else(|| Compression::new(Codec::of(&unchanged.bytes)));
-                upgraded.save.to_vec_with(how)?
-            }
+            false => upgraded.save.to_vec_with(unchanged.how)?,
         }
     };
     if there == bytes {
