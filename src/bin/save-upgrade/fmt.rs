@@ -39,7 +39,8 @@ at all is an error.
 Exit status: 0 all canonical (or rewritten), 1 --check found saves to rewrite, 2 a save
 failed or a usage error.")]
 pub struct Args {
-    /// Write nothing; exit 1 if any save is not canonical.
+    /// Write nothing; exit 1 if any save is not canonical (or, with --compress, not stored
+    /// in that compression).
     #[arg(long)]
     check: bool,
     /// Print only errors.
