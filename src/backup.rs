@@ -174,8 +174,8 @@ pub fn list(path: impl AsRef<Path>) -> Result<Vec<Backup>> {
     Ok(found)
 }
 
-/// The saves of `folder` that are gone but have backups there: the `*.json` names (any
-/// case) that a backup's name in `folder` is a backup of ([`list`]) and that no file has,
+/// The saves of `folder` that are gone but have backups there: the `*.json`,
+/// `*.json.zst` and `*.json.gz` names (any case) that a backup's name in `folder` is a backup of ([`list`]) and that no file has,
 /// in name order. Not its subfolders.
 pub fn gone_saves(folder: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
     let folder = folder.as_ref();
@@ -197,10 +197,7 @@ pub fn gone_saves(folder: impl AsRef<Path>) -> Result<Vec<PathBuf>> {
             }
         }
         let save = candidates.into_iter().find(|candidate| {
-            let is_json = Path::new(candidate)
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-            is_json
+            crate::batch::save_ending(candidate).is_some()
                 && !candidate.starts_with('.')
                 && made_by(OsStr::new(candidate), &name).is_some()
         });

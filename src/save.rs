@@ -288,29 +288,85 @@ impl Save {
 /// Puts the save at `path` in canonical form (keys sorted, two-space indentation, doubles
 /// as hexfloats): returns whether it was not canonical. With `check`, writes nothing;
 /// otherwise rewrites the file atomically, refusing a read-only one. A file that does not
-/// load is an error naming it, and is left as it is.
+/// load is an error naming it, and is left as it is. A compressed save is canonical when
+/// its text is, and is rewritten in its own codec ([`format_file_with`]).
 ///
 /// Rewriting, it holds the save's lock from reading it to replacing it, as an upgrade
 /// does, and fails with [`ErrorKind::Changed`] rather than replace a save that another
 /// program wrote meanwhile.
 pub fn format_file(path: impl AsRef<FsPath>, check: bool) -> Result<bool> {
-    let path = path.as_ref();
-    format_at(path, check).map_err(|e| e.with_file(path))
+    let formatted = format_file_with(path, check, &crate::Options::default())?;
+    Ok(formatted != Formatted::Canonical)
 }
 
-fn format_at(path: &FsPath, check: bool) -> Result<bool> {
+/// What [`format_file_with`] did (or, checking, would do) to a save.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Formatted {
+    /// Its text was canonical and it is stored as asked: left as it is.
+    Canonical,
+    /// Its text was not canonical: rewritten canonically (in the compression asked).
+    Rewritten,
+    /// Its text was canonical, but it was stored in another codec than
+    /// [`Options::compression`](crate::Options::compression) asks: that text, rewritten in
+    /// that codec.
+    Recompressed,
+}
+
+/// [`format_file`], storing what it writes as `options` say: in
+/// [`Options::compression`](crate::Options::compression), or (`None`) in the save's own
+/// codec at that codec's default level; a compressed save's text may be at most
+/// [`Options::max_text`](crate::Options::max_text) bytes. A save whose text is canonical
+/// and whose codec is the one asked is left as it is: the level alone never rewrites a
+/// file (it is not recorded in the file to compare). This is how a folder of saves is
+/// converted from plain to compressed and back, the same text inside.
+///
+/// ```
+/// use savechain::compress::{Codec, Compression};
+/// use savechain::{format_file_with, Formatted, Options, Save};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("world.json");
+/// std::fs::write(&path, Save::new(1, savechain::Value::Int(7)).to_vec()?)?;
+/// let mut options = Options::default();
+/// options.compression = Some(Compression::new(Codec::Zstd));
+/// assert_eq!(format_file_with(&path, false, &options)?, Formatted::Recompressed);
+/// assert_eq!(Codec::of(&std::fs::read(&path)?), Codec::Zstd);
+/// assert_eq!(format_file_with(&path, false, &options)?, Formatted::Canonical);
+/// // Without a compression asked, it stays zstd.
+/// assert_eq!(format_file_with(&path, true, &Options::default())?, Formatted::Canonical);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn format_file_with(
+    path: impl AsRef<FsPath>,
+    check: bool,
+    options: &crate::Options,
+) -> Result<Formatted> {
+    let path = path.as_ref();
+    format_at(path, check, options).map_err(|e| e.with_file(path))
+}
+
+fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<Formatted> {
     let held = if check { None } else { fsio::hold_save(path)? };
     let bytes = fsio::read_save(path, held.as_ref())?;
-    let canonical = Save::from_slice(&bytes).and_then(|save| save.to_vec())?;
-    if canonical == bytes {
-        return Ok(false);
-    }
+    let codec = Codec::of(&bytes);
+    let text = compress::decompress(&bytes, options.max_text)?;
+    let canonical = Save::from_slice(&text).and_then(|save| save.to_vec())?;
+    let how = options
+        .compression
+        .unwrap_or_else(|| Compression::new(codec));
+    let formatted = match (canonical == *text, how.codec() == codec) {
+        (true, true) => return Ok(Formatted::Canonical),
+        (true, false) => Formatted::Recompressed,
+        (false, _) => Formatted::Rewritten,
+    };
     if !check {
         fsio::refuse_read_only(path)?;
         let read = fsio::Fingerprint::of(&bytes);
-        fsio::replace_held(path, &canonical, held.as_ref(), &read, fsio::Work::Format)?;
+        let written = compress::compress(&canonical, how);
+        fsio::replace_held(path, &written, held.as_ref(), &read, fsio::Work::Format)?;
     }
-    Ok(true)
+    Ok(formatted)
 }
 
 fn read_file(path: &FsPath) -> Result<Vec<u8>> {

@@ -61,19 +61,34 @@ fn is_system_folder(folder: &Path) -> bool {
     !folder.starts_with("/dev/shm") && SYSTEM_FOLDERS.iter().any(|s| folder.starts_with(s))
 }
 
-/// Whether a file met inside a folder is a save: `*.json` in any case, not hidden (the
-/// temporary files of atomic writes are hidden).
+/// The endings of the names a folder's search takes as saves, in any case: plain text, and
+/// the same text compressed ([`crate::compress`]). Backups (`*.bak`) and caches (`*.cache`)
+/// of any of them end otherwise, so a search never takes them.
+const SAVE_ENDINGS: [&str; 3] = [".json", ".json.zst", ".json.gz"];
+
+/// How long the ending of `name` that makes it a save's is ([`SAVE_ENDINGS`], any case):
+/// `Some(5)` for `a.json`, `Some(9)` for `a.JSON.zst`, `None` for `a.json.v1.bak`. A name
+/// that is nothing but the ending (`.json`) has none.
+pub(crate) fn save_ending(name: &str) -> Option<usize> {
+    SAVE_ENDINGS.iter().map(|e| e.len()).find(|&len| {
+        let Some(at) = name.len().checked_sub(len).filter(|&at| at > 0) else {
+            return false;
+        };
+        let ending = name.as_bytes()[at..].to_ascii_lowercase();
+        SAVE_ENDINGS.iter().any(|e| e.as_bytes() == ending)
+    })
+}
+
+/// Whether a file met inside a folder is a save: `*.json`, `*.json.zst` or `*.json.gz` in
+/// any case, not hidden (the temporary files of atomic writes are hidden).
 fn looks_like_a_save(name: &std::ffi::OsStr) -> bool {
-    let name = Path::new(name);
-    let hidden = name.to_string_lossy().starts_with('.');
-    !hidden
-        && name
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    let name = name.to_string_lossy();
+    !name.starts_with('.') && save_ending(&name).is_some()
 }
 
 /// Finds the saves of `roots`: a file is taken whatever its name; a folder is searched
-/// with its subfolders for `*.json` files (any case, not hidden), following links to files
+/// with its subfolders for `*.json`, `*.json.zst` and `*.json.gz` files (any case, not
+/// hidden), following links to files
 /// and folders, leaving out links back to a folder above them. What is not a regular file
 /// (a FIFO, a device, a socket) is never read: left out of a folder's search with a note
 /// in [`Search::skipped`], and an error when given itself. A file reached twice (two
@@ -127,8 +142,8 @@ pub(crate) fn find_saves(roots: &[impl AsRef<Path>], named: usize, exclude: &[Pa
             search.errors.push(
                 Error::new(
                     ErrorKind::Usage,
-                    "no saves here: no *.json files (in any case, hidden ones left out) in it or \
-                     its subfolders",
+                    "no saves here: no *.json, *.json.zst or *.json.gz files (in any case, \
+                     hidden ones left out) in it or its subfolders",
                 )
                 .with_file(root),
             );
@@ -357,6 +372,41 @@ mod tests {
             .contains("broken.json: a link to nothing"));
         let found = &search.saves[2];
         assert_eq!(found.relative, Path::new("linked-folder/c.json"));
+    }
+
+    /// Compressed saves are found as plain ones; their backups, caches and temporaries are
+    /// not, nor a name that is only an ending.
+    #[test]
+    fn compressed_saves_are_found_and_what_is_written_beside_them_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "a.json.zst",
+            "b.JSON.GZ",
+            "c.json",
+            "a.json.zst.v1.bak",
+            "a.json.zst.v1.2.bak",
+            "b.JSON.GZ.bak",
+            "a.json.zst.cache",
+            ".a.json.zst.savechain-abc123.tmp",
+            "d.zst",
+            "e.json.zstd",
+            "f.gz",
+        ] {
+            fs::write(dir.path().join(name), "{}").unwrap();
+        }
+        fs::create_dir(dir.path().join(".json.zst")).unwrap();
+        fs::write(dir.path().join(".json.zst/g.json.gz"), "{}").unwrap();
+        let search = find_saves(&[dir.path()], 1, &[]);
+        assert_eq!(
+            names(&search, dir.path()),
+            ["a.json.zst", "b.JSON.GZ", "c.json"]
+        );
+        let backup = crate::fsio::backup_path(&dir.path().join("a.json.zst"), Some("v1"), b"x");
+        assert!(save_ending(&backup.file_name().unwrap().to_string_lossy()).is_none());
+        let cache = crate::cache::cache_path(dir.path().join("a.json.zst"));
+        assert!(save_ending(&cache.file_name().unwrap().to_string_lossy()).is_none());
+        assert_eq!(save_ending(".json"), None);
+        assert_eq!(save_ending("x.json.gz"), Some(8));
     }
 
     #[test]

@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use find::find_saves;
+pub(crate) use find::save_ending;
 pub use find::Found;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -65,6 +66,12 @@ pub enum Mode {
     /// user may give it); one that is there already keeps its own. A folder that is,
     /// contains or lies inside a source is refused by
     /// [`Batch::plan`], as are two saves that would land on one output.
+    ///
+    /// An output is stored in its source's codec ([`crate::compress`]) unless
+    /// [`Options::compression`] asks for one; then an output whose name ends as a save's
+    /// (`.json`, `.json.zst`, `.json.gz`) ends as one in that codec (`a.json` in zstd is
+    /// `<out>/a.json.zst`), so the folder's names say what the files hold. In place, names
+    /// never change: a game opens its saves by name, and reads any codec.
     ///
     /// An output already there is never replaced silently ([`Target::To`]): one holding
     /// exactly what the run writes is left alone ([`Status::AlreadyWritten`]), so a rerun
@@ -127,7 +134,7 @@ pub struct Plan {
 
 impl Plan {
     /// The saves of `roots`, found as [`Batch::plan`] finds them (folders searched for
-    /// `*.json`, links followed, each file once, what is not a regular file left out), for
+    /// `*.json`, `*.json.zst` and `*.json.gz`, links followed, each file once, what is not a regular file left out), for
     /// work on saves that is not an upgrade: formatting them, building their caches. No
     /// output folder, no shard. Each path given counts as named ([`Found::named`]): a file
     /// given that is not a save is an error, one found in a folder is skipped
@@ -162,6 +169,11 @@ pub enum Status {
     Upgraded,
     /// Already at the target version: left as it is (copied as it is to an output folder).
     Current,
+    /// Already at the target version, but stored in another codec than
+    /// [`Options::compression`] asks: its text, as it is, written in that codec (in place,
+    /// without a backup, or to the output folder); with [`Mode::Check`] and
+    /// [`Mode::CheckOutDir`], it would be.
+    Recompressed,
     /// [`Mode::Check`]: not at the target version.
     Outdated,
     /// [`Mode::OutDir`] (and [`Mode::CheckOutDir`]): its output already held exactly what
@@ -175,12 +187,13 @@ pub enum Status {
 }
 
 impl Status {
-    /// Its name in a report: `upgraded`, `current`, `outdated`, `already-written`,
-    /// `not-a-save`, `failed`.
+    /// Its name in a report: `upgraded`, `current`, `recompressed`, `outdated`,
+    /// `already-written`, `not-a-save`, `failed`.
     pub fn name(self) -> &'static str {
         match self {
             Status::Upgraded => "upgraded",
             Status::Current => "current",
+            Status::Recompressed => "recompressed",
             Status::Outdated => "outdated",
             Status::AlreadyWritten => "already-written",
             Status::NotASave => "not-a-save",
@@ -224,6 +237,9 @@ pub struct Summary {
     pub upgraded: usize,
     /// Saves already at the target version.
     pub current: usize,
+    /// Saves already at the target version, written (or, checking, to be written) in
+    /// the codec asked ([`Status::Recompressed`]).
+    pub recompressed: usize,
     /// With [`Mode::Check`], saves not at the target version.
     pub outdated: usize,
     /// Saves whose output already held what the run writes ([`Status::AlreadyWritten`]).
@@ -370,7 +386,8 @@ impl<'c> Batch<'c> {
                 // A source may reach a folder through a link: the output may not lie there.
                 let searched: Vec<&PathBuf> = search.searched.iter().collect();
                 out_dir::check_apart(out, &searched)?;
-                out_dir::targets(out, &search.saves)?
+                let codec = self.options.compression.map(|c| c.codec());
+                out_dir::targets(out, &search.saves, codec)?
             }
             None => Vec::new(),
         };
@@ -517,6 +534,7 @@ impl<'c> Batch<'c> {
             Ok(report) => {
                 let status = match self.mode {
                     _ if report.already_written => Status::AlreadyWritten,
+                    _ if report.recompressed => Status::Recompressed,
                     _ if report.was_current() => Status::Current,
                     Mode::Check | Mode::CheckOutDir(_) => Status::Outdated,
                     _ => Status::Upgraded,
@@ -649,6 +667,7 @@ impl Summary {
         let counter = match outcome.status {
             Status::Upgraded => &mut self.upgraded,
             Status::Current => &mut self.current,
+            Status::Recompressed => &mut self.recompressed,
             Status::Outdated => &mut self.outdated,
             Status::AlreadyWritten => &mut self.already_written,
             Status::NotASave => &mut self.not_saves,

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::find::Found;
+use super::find::{save_ending, Found};
+use crate::compress::Codec;
 use crate::error::{Error, ErrorKind, Result};
 use crate::upgrade::refuse_link;
 
@@ -94,11 +95,19 @@ pub(crate) fn refuse_links(out_dir: &Path, relative: &Path) -> Result<()> {
 /// The output path of each save, `out_dir` joined with its place below the path it was
 /// found through; two saves with the same output (`a/x.json` and `b/x.json` given as
 /// `a/ b/`) are refused, since one would replace the other.
-pub(crate) fn targets(out_dir: &Path, saves: &[Found]) -> Result<Vec<PathBuf>> {
+///
+/// With a `codec` asked for, a name ending as a save's does ([`save_ending`]) ends as a
+/// save in that codec's (`x.json` in zstd is `x.json.zst`, `x.json.gz` in none is `x.json`),
+/// so that the output folder's names say what the files hold; other names are kept.
+pub(crate) fn targets(
+    out_dir: &Path,
+    saves: &[Found],
+    codec: Option<Codec>,
+) -> Result<Vec<PathBuf>> {
     let mut first_of: HashMap<PathBuf, &Path> = HashMap::new();
     let mut targets = Vec::with_capacity(saves.len());
     for found in saves {
-        let target = out_dir.join(&found.relative);
+        let target = out_dir.join(output_name(&found.relative, codec));
         if let Some(first) = first_of.insert(resolve(&target), &found.path) {
             return Err(Error::new(
                 ErrorKind::Usage,
@@ -113,6 +122,21 @@ pub(crate) fn targets(out_dir: &Path, saves: &[Found]) -> Result<Vec<PathBuf>> {
         targets.push(target);
     }
     Ok(targets)
+}
+
+/// `relative` with its file name ending in `codec`'s save ending, when it ends in a save's
+/// ending; `relative` itself without a codec or such an ending.
+fn output_name(relative: &Path, codec: Option<Codec>) -> PathBuf {
+    let (Some(codec), Some(name)) = (codec, relative.file_name().and_then(|n| n.to_str())) else {
+        return relative.to_path_buf();
+    };
+    let Some(ending) = save_ending(name) else {
+        return relative.to_path_buf();
+    };
+    // `.json` as the name spells it, then the codec's own ending.
+    let json = &name[name.len() - ending..][..".json".len()];
+    let stem = &name[..name.len() - ending];
+    relative.with_file_name(format!("{stem}{json}{}", codec.extension()))
 }
 
 #[cfg(test)]
@@ -168,16 +192,58 @@ mod tests {
         let ok = targets(
             out,
             &[found("a/x.json", "x.json"), found("a/y.json", "y.json")],
+            None,
         );
         assert_eq!(ok.unwrap(), [out.join("x.json"), out.join("y.json")]);
         let err = targets(
             out,
             &[found("a/x.json", "x.json"), found("b/x.json", "x.json")],
+            None,
         )
         .unwrap_err();
         assert!(
             err.to_string().contains("would both be written to"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn outputs_asked_in_a_codec_are_named_for_it() {
+        let name = |relative: &str, codec| output_name(Path::new(relative), codec);
+        assert_eq!(name("a/x.json", None), Path::new("a/x.json"));
+        assert_eq!(name("x.json.gz", None), Path::new("x.json.gz"));
+        assert_eq!(
+            name("a/x.json", Some(Codec::Zstd)),
+            Path::new("a/x.json.zst")
+        );
+        assert_eq!(name("X.JSON", Some(Codec::Gzip)), Path::new("X.JSON.gz"));
+        assert_eq!(
+            name("x.json.gz", Some(Codec::Zstd)),
+            Path::new("x.json.zst")
+        );
+        assert_eq!(name("x.Json.ZST", Some(Codec::Plain)), Path::new("x.Json"));
+        assert_eq!(
+            name("x.json.zst", Some(Codec::Zstd)),
+            Path::new("x.json.zst")
+        );
+        // A file named itself may be called anything: its name is kept.
+        assert_eq!(
+            name("world.save", Some(Codec::Zstd)),
+            Path::new("world.save")
+        );
+        // Two sources that become one output name are refused.
+        let found = |path: &str| Found {
+            path: PathBuf::from(path),
+            relative: PathBuf::from(path),
+            canonical: PathBuf::from(path),
+            named: true,
+        };
+        let err = targets(
+            Path::new("/tmp/out"),
+            &[found("x.json"), found("x.json.gz")],
+            Some(Codec::Zstd),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("x.json.zst"), "{err}");
     }
 }

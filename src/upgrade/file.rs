@@ -1,11 +1,13 @@
 //! Upgrading save files on disk: read, upgrade in memory, then write back in place after
 //! keeping the original as a backup, or write to another path and leave the source alone.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::plan::{ModReport, ModStatus, Plan};
 use super::run::{StepReport, Upgraded, Upgrader};
+use crate::compress::{self, Codec, Compression};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::options::Options;
@@ -70,6 +72,10 @@ pub struct FileReport {
     /// With [`Target::To`] (or [`Target::CheckTo`]): the output already held exactly what
     /// the upgrade writes (an earlier run's), so nothing was (or would be) written.
     pub already_written: bool,
+    /// The save needed no upgrade, but was (or, with [`Target::Nowhere`] and
+    /// [`Target::CheckTo`], would be) written in another codec than it has, as
+    /// [`Options::compression`] asks: its text as it is, stored in that codec.
+    pub recompressed: bool,
 }
 
 impl FileReport {
@@ -96,6 +102,15 @@ impl FileReport {
 /// A save that does not load, is outside the chain's versions, or fails a step is an error
 /// naming the file, and nothing is written. A save already at the target version is not
 /// rewritten in place.
+///
+/// A compressed save ([`crate::compress`], known by its first bytes) is read within
+/// [`Options::max_text`] (a damaged one, or one past the limit, is an error of kind
+/// [`ErrorKind::Compressed`]) and written in its own codec, at that codec's default level,
+/// unless [`Options::compression`] asks for another: the backup of an in-place upgrade is
+/// the original's bytes, compressed as they were. A save already at the target version but
+/// stored in another codec than asked is rewritten in that codec, its text as it is, with
+/// no backup ([`FileReport::recompressed`]); one in the codec asked is left alone, whatever
+/// level it was written at (the level is not recorded in the file).
 ///
 /// ```
 /// use savechain::upgrade::{upgrade_file, Chain, Step, Target};
@@ -218,17 +233,36 @@ impl ToWrite {
         }
     }
 
-    /// The save needs no change: left as it is in place, copied as it is to another path
-    /// (as [`ToWrite::examine_output`] decides).
+    /// The save needs no upgrade: left as it is in place, copied as it is to another path
+    /// (as [`ToWrite::examine_output`] decides). When it is asked in another codec than it
+    /// has, its text is stored in that codec, in place (the save at `path`, locked by
+    /// `held`) without a backup: the text inside is the same, byte for byte.
     fn left_as_it_is(
         mut self,
         target: Target<'_>,
-        original: Vec<u8>,
+        path: &Path,
+        held: Option<fsio::Held>,
+        unchanged: Unchanged,
         options: &Options,
     ) -> Result<ToWrite> {
-        if let Target::To(out) = target {
-            self.bytes = original;
-            self.examine_output(out, options)?;
+        self.report.recompressed = unchanged.recompressed;
+        match target {
+            Target::To(out) => {
+                self.bytes = unchanged.bytes;
+                self.examine_output(out, options)?;
+            }
+            Target::InPlace { .. } if unchanged.recompressed => {
+                fsio::refuse_read_only(path)?;
+                if let Some(held) = held {
+                    let read = unchanged
+                        .read
+                        .expect("recompressed: the bytes read are kept");
+                    self.replacing = Replacing::Held(held, read, fsio::Work::Upgrade);
+                }
+                self.bytes = unchanged.bytes;
+                self.report.written = Some(path.to_path_buf());
+            }
+            _ => {}
         }
         Ok(self)
     }
@@ -357,7 +391,18 @@ fn upgrade_in_memory(
         _ => None,
     };
     let original = fsio::read_save(path, held.as_ref())?;
-    let save = Save::from_slice(&original)?;
+    let codec = Codec::of(&original);
+    // The text when it was compressed; a plain save's text is `original`.
+    let unpacked = match compress::decompress(&original, options.max_text)? {
+        Cow::Owned(text) => Some(text),
+        Cow::Borrowed(_) => None,
+    };
+    let save = Save::from_slice(unpacked.as_deref().unwrap_or(&original))?;
+    // How what is written is stored: as asked, or as the save is.
+    let how = options
+        .compression
+        .unwrap_or_else(|| Compression::new(codec));
+    let recompress = how.codec() != codec;
     let from = save.meta.version;
     let plan = upgrader.chain().plan_upgrade(&save, options)?;
     let mut todo = ToWrite {
@@ -369,6 +414,7 @@ fn upgrade_in_memory(
             written: None,
             backup: None,
             already_written: false,
+            recompressed: false,
         },
         original: None,
         bytes: Vec::new(),
@@ -384,17 +430,22 @@ fn upgrade_in_memory(
     };
     match target {
         Target::Nowhere => {
-            if !nothing {
+            if !nothing || recompress {
                 refuse_read_only()?;
             }
+            todo.report.recompressed = nothing && recompress;
             todo.report.steps = plan.steps();
             return Ok(todo);
         }
         Target::CheckTo(out) => {
             todo.report.steps = plan.steps();
-            return check_output(todo, upgrader, save, &plan, original, out, options);
+            let unchanged = Unchanged::of(unpacked, original, how, recompress);
+            return check_output(todo, upgrader, save, &plan, unchanged, out, options);
         }
-        _ if nothing => return todo.left_as_it_is(target, original, options),
+        _ if nothing => {
+            let unchanged = Unchanged::of(unpacked, original, how, recompress);
+            return todo.left_as_it_is(target, path, held, unchanged, options);
+        }
         Target::InPlace { .. } => refuse_read_only()?,
         _ => {}
     }
@@ -405,9 +456,10 @@ fn upgrade_in_memory(
     todo.report.mods = upgraded.mods;
     if same {
         // Not rewritten with the same content and a new backup.
-        return todo.left_as_it_is(target, original, options);
+        let unchanged = Unchanged::of(unpacked, original, how, recompress);
+        return todo.left_as_it_is(target, path, held, unchanged, options);
     }
-    todo.bytes = upgraded.save.to_vec()?;
+    todo.bytes = upgraded.save.to_vec_with(how)?;
     match target {
         Target::InPlace { backup } => {
             let read = fsio::Fingerprint::of(&original);
@@ -427,6 +479,44 @@ fn upgrade_in_memory(
     Ok(todo)
 }
 
+/// What a save that needs no upgrade is written as: the bytes read, or, when it is asked in
+/// another codec, its text stored in that codec.
+struct Unchanged {
+    bytes: Vec<u8>,
+    /// How an upgraded save is stored: as asked, or in the codec of the save read.
+    how: Compression,
+    recompressed: bool,
+    /// When recompressed: the fingerprint of the bytes read, which the save must still
+    /// have when it is replaced.
+    read: Option<fsio::Fingerprint>,
+}
+
+impl Unchanged {
+    /// `original`, the bytes read, whose text is `unpacked` when they are compressed; `how`
+    /// the compression asked, `recompress` whether its codec is not `original`'s.
+    fn of(
+        unpacked: Option<Vec<u8>>,
+        original: Vec<u8>,
+        how: Compression,
+        recompress: bool,
+    ) -> Unchanged {
+        match recompress {
+            false => Unchanged {
+                bytes: original,
+                how,
+                recompressed: false,
+                read: None,
+            },
+            true => Unchanged {
+                bytes: compress::compress(unpacked.as_deref().unwrap_or(&original), how),
+                how,
+                recompressed: true,
+                read: Some(fsio::Fingerprint::of(&original)),
+            },
+        }
+    }
+}
+
 /// [`Target::CheckTo`]: what an upgrade into `out` would find there. Nothing there, nothing
 /// to check; otherwise the upgrade runs in memory, to compare what it would write.
 fn check_output<'c>(
@@ -434,23 +524,28 @@ fn check_output<'c>(
     upgrader: &mut Upgrader<'c>,
     save: Save,
     plan: &Plan<'c>,
-    original: Vec<u8>,
+    unchanged: Unchanged,
     out: &Path,
     options: &Options,
 ) -> Result<ToWrite> {
+    let nothing = nothing_to_do(plan, &save.meta);
+    todo.report.recompressed = nothing && unchanged.recompressed;
     let there = match fsio::read_regular(out) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(todo),
         Err(e) => return Err(output_error(e, out)),
         Ok(there) => there,
     };
-    let bytes = if nothing_to_do(plan, &save.meta) {
-        original
+    let bytes = if nothing {
+        unchanged.bytes
     } else {
         let meta_read = save.meta.clone();
         let upgraded = upgrader.upgrade_by(save, plan, options)?;
         match came_out_the_same(&upgraded, &meta_read) {
-            true => original,
-            false => upgraded.save.to_vec()?,
+            true => {
+                todo.report.recompressed = unchanged.recompressed;
+                unchanged.bytes
+            }
+            false => upgraded.save.to_vec_with(unchanged.how)?,
         }
     };
     if there == bytes {
@@ -500,6 +595,10 @@ impl Upgrader<'_> {
     /// and a step that fails are errors, said as for a file but naming none (the text's
     /// line and column, the path in the document, the step).
     ///
+    /// Compressed text ([`crate::compress`]) is read too, within [`Options::max_text`]; the
+    /// upgraded text is plain, whatever [`Options::compression`] says: a caller that keeps
+    /// its saves compressed stores it with [`compress::compress`].
+    ///
     /// ```
     /// use savechain::upgrade::{Chain, Step};
     /// use savechain::Options;
@@ -521,7 +620,8 @@ impl Upgrader<'_> {
     /// # Ok::<(), savechain::Error>(())
     /// ```
     pub fn upgrade_text(&mut self, text: &[u8], options: &Options) -> Result<UpgradedText> {
-        let save = Save::from_slice(text)?;
+        let text = compress::decompress(text, options.max_text)?;
+        let save = Save::from_slice(&text)?;
         let from = save.meta.version;
         let plan = self.chain().plan_upgrade(&save, options)?;
         if nothing_to_do(&plan, &save.meta) {
@@ -856,6 +956,35 @@ mod tests {
         let backup = dir.path().join("world.json.v1.bak");
         assert_eq!(std::fs::read_to_string(backup).unwrap(), original);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A current save recompressed in place is held and checked as an upgraded one is: one
+    /// rewritten meanwhile by a program that does not take the lock is left as written.
+    #[test]
+    fn a_save_rewritten_during_its_recompression_is_not_replaced() {
+        use crate::fsio::watch;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let original = r#"{"meta": {"version": 2}, "data": {}}"#;
+        let newer = r#"{"meta": {"version": 2}, "data": {"newer": true}}"#;
+        std::fs::write(&path, original).unwrap();
+        let at = path.clone();
+        watch::act(dir.path(), "check", move |_| {
+            std::fs::write(&at, newer).unwrap()
+        });
+        let options = Options {
+            compression: Some(Compression::new(Codec::Zstd)),
+            ..Options::default()
+        };
+        let in_place = Target::InPlace { backup: true };
+        let err = upgrade_file(&mut x_chain().upgrader(), &path, in_place, &options).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Changed, "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no backup"
+        );
     }
 
     /// Replacing an output that holds something else (asked for): a program that does

@@ -45,9 +45,9 @@ enum Command {
 /// List each save's backups, oldest first: when, which version, what made it.
 #[derive(clap::Args)]
 #[command(after_help = "\
-A folder stands for the saves in it (*.json, searched as upgrades search) and for those gone
-from it whose backups are still there; a save's path is taken even when the save is gone.
-Times are the files' own, in UTC. --json prints an array with an object per save: {\"save\", \"version\" (null when
+A folder stands for the saves in it (*.json, *.json.zst, *.json.gz, searched as upgrades
+search) and for those gone from it whose backups are still there; a save's path is taken
+even when the save is gone. Times are the files' own, in UTC. --json prints an array with an object per save: {\"save\", \"version\" (null when
 it does not read), \"backups\": [{\"path\", \"made_by\" (\"upgrade\", \"edit\" or
 \"kept-edit\"), \"from\" (an upgrade's version before it), \"modified\", \"bytes\",
 \"version\", \"problem\"}]}.

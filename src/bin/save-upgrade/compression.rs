@@ -9,7 +9,7 @@ use savechain::compress::{Codec, Compression};
 #[group(skip)]
 pub(crate) struct Args {
     /// Store the saves written as zstd or gzip, or as plain text (none). Without it, each
-    /// save keeps the compression it has, and a new one is plain.
+    /// save keeps the compression it has (an output its source's), and a new one is plain.
     #[arg(long, value_name = "CODEC", value_parser = ["zstd", "gzip", "none"])]
     pub compress: Option<String>,
     /// The level of --compress: zstd 1-22 (default 3), gzip 1-9 (default 6).
@@ -22,8 +22,6 @@ pub(crate) struct Args {
     pub level: Option<i32>,
 }
 
-// Until the commands that write take it (issue 30, in progress).
-#[allow(dead_code)]
 impl Args {
     /// The compression asked for, if any; a level out of the codec's range is an error to
     /// report as a usage error.

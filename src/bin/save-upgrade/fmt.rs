@@ -5,19 +5,32 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 use savechain::batch::{Found, Plan};
-use savechain::Save;
+use savechain::compress;
+use savechain::{Formatted, Options, Save};
 
+use super::compression;
 use super::output::{self, errln};
 use super::report::print_error;
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
-/// Rewrite saves canonically in place (sorted keys, two-space indentation).
+/// Rewrite saves canonically in place (sorted keys, two-space indentation), or convert
+/// them to and from compressed storage (--compress).
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
   save-upgrade fmt world.json
   save-upgrade fmt --check saves/
   save-upgrade fmt - < hand-edited.json > canonical.json
+  save-upgrade fmt --compress zstd saves/        store every save of saves/ as zstd
+  save-upgrade fmt --compress none saves/        and back to plain text
+  save-upgrade fmt - < world.json.zst > world.json
+
+A compressed save (zstd or gzip, known by its first bytes whatever its name) is canonical
+when its text is, and is rewritten in its own compression. With --compress, each save is
+stored in that compression, its canonical text inside; the files keep their names (a game
+opens its saves by name and reads either), and no backup is kept (the text is the same).
+A save already canonical in the compression asked is left as it is: --level alone does not
+rewrite it. `-` reads plain or compressed text and writes plain text, or --compress's.
 
 A file that fails to load is left untouched and reported; the others are still done. A
 file in a folder that is not a save (its \"meta\" holds no integer \"version\") is skipped
@@ -26,32 +39,51 @@ at all is an error.
 Exit status: 0 all canonical (or rewritten), 1 --check found saves to rewrite, 2 a save
 failed or a usage error.")]
 pub struct Args {
-    /// Write nothing; exit 1 if any save is not canonical.
+    /// Write nothing; exit 1 if any save is not canonical (or, with --compress, not stored
+    /// in that compression).
     #[arg(long)]
     check: bool,
     /// Print only errors.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Save files, or folders to search for *.json saves; `-` reads standard input and
-    /// writes standard output.
+    /// Save files, or folders to search for *.json, *.json.zst and *.json.gz saves; `-`
+    /// reads standard input and writes standard output.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
+    #[command(flatten)]
+    compression: compression::Args,
+    /// Refuse a compressed save whose text is longer than BYTES (a decompression bomb);
+    /// default 1 GiB.
+    #[arg(long, value_name = "BYTES")]
+    max_text: Option<u64>,
 }
 
 enum Outcome {
     Canonical,
     Changed,
+    Recompressed,
     NotASave,
     Failed,
 }
 
 pub fn run(args: Args) -> i32 {
+    let mut options = Options::default();
+    match args.compression.compression() {
+        Ok(compression) => options.compression = compression,
+        Err(e) => {
+            errln!("error: {}", e.message());
+            return EXIT_USAGE;
+        }
+    }
+    if let Some(max_text) = args.max_text {
+        options.max_text = max_text;
+    }
     if args.paths.iter().any(|p| p.as_os_str() == "-") {
         if args.paths.len() > 1 {
             errln!("error: `-` (standard input) cannot be combined with other paths");
             return EXIT_USAGE;
         }
-        return stdin(args.check);
+        return stdin(args.check, &options);
     }
     if !super::named_paths_exist(&args.paths) {
         return EXIT_USAGE;
@@ -63,10 +95,11 @@ pub fn run(args: Args) -> i32 {
     let outcomes: Vec<Outcome> = search
         .saves
         .par_iter()
-        .map(|found| format_file(found, &args))
+        .map(|found| format_file(found, &args, &options))
         .collect();
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let changed = count(|o| matches!(o, Outcome::Changed));
+    let recompressed = count(|o| matches!(o, Outcome::Recompressed));
     let canonical = count(|o| matches!(o, Outcome::Canonical));
     let not_saves = count(|o| matches!(o, Outcome::NotASave));
     // As for upgrades: JSON files none of which is a save mean a wrong path was given.
@@ -83,6 +116,14 @@ pub fn run(args: Args) -> i32 {
             "reformatted"
         };
         let mut line = format!("{verb} {changed}, already canonical {canonical}, failed {failed}");
+        if recompressed > 0 {
+            let verb = if args.check {
+                "would recompress"
+            } else {
+                "recompressed"
+            };
+            line = format!("{verb} {recompressed}, {line}");
+        }
         if not_saves > 0 {
             line.push_str(&format!(", not saves {not_saves}"));
         }
@@ -90,18 +131,25 @@ pub fn run(args: Args) -> i32 {
     }
     if failed > 0 {
         EXIT_FAILED
-    } else if args.check && changed > 0 {
+    } else if args.check && changed + recompressed > 0 {
         EXIT_FOUND_WORK
     } else {
         EXIT_OK
     }
 }
 
-fn format_file(found: &Found, args: &Args) -> Outcome {
+fn format_file(found: &Found, args: &Args, options: &Options) -> Outcome {
     let path = &found.path;
-    match savechain::format_file(path, args.check) {
-        Ok(false) => Outcome::Canonical,
-        Ok(true) => {
+    match savechain::format_file_with(path, args.check, options) {
+        Ok(Formatted::Canonical) => Outcome::Canonical,
+        Ok(Formatted::Recompressed) => {
+            if args.check && !args.quiet {
+                let codec = options.compression.map_or("?", |c| c.codec().name());
+                errln!("not stored as {codec}: {}", path.display());
+            }
+            Outcome::Recompressed
+        }
+        Ok(_) => {
             if args.check && !args.quiet {
                 errln!("not canonical: {}", path.display());
             }
@@ -120,26 +168,42 @@ fn format_file(found: &Found, args: &Args) -> Outcome {
     }
 }
 
-fn stdin(check: bool) -> i32 {
+/// Standard input, plain or compressed, to standard output: plain text unless a
+/// compression is asked. `--check` looks at the text alone (and, with `--compress`, at the
+/// compression of the input too).
+fn stdin(check: bool, options: &Options) -> i32 {
     let mut bytes = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
         errln!("error: cannot read standard input: {e}");
         return EXIT_FAILED;
     }
-    let canonical = match Save::from_slice(&bytes).and_then(|s| s.to_vec()) {
-        Ok(c) => c,
+    let text = match compress::decompress(&bytes, options.max_text) {
+        Ok(text) => text,
         Err(e) => {
-            print_error(&e.with_file("<stdin>"), Some(&bytes));
+            print_error(&e.with_file("<stdin>"), None);
             return EXIT_FAILED;
         }
     };
+    let canonical = match Save::from_slice(&text).and_then(|s| s.to_vec()) {
+        Ok(c) => c,
+        Err(e) => {
+            print_error(&e.with_file("<stdin>"), Some(&text));
+            return EXIT_FAILED;
+        }
+    };
+    let how = options.compression.unwrap_or(compress::Compression::NONE);
     if check {
-        if canonical == bytes {
+        let codec = compress::Codec::of(&bytes);
+        let asked = options.compression.is_none_or(|c| c.codec() == codec);
+        if canonical == *text && asked {
             return EXIT_OK;
         }
-        errln!("not canonical: <stdin>");
+        match canonical == *text {
+            true => errln!("not stored as {}: <stdin>", how.codec().name()),
+            false => errln!("not canonical: <stdin>"),
+        }
         return EXIT_FOUND_WORK;
     }
-    output::out(&String::from_utf8_lossy(&canonical));
+    output::out_bytes(&compress::compress(&canonical, how));
     EXIT_OK
 }

@@ -96,9 +96,11 @@ Examples:
                                             jq; writes nothing (without --check, it would
                                             upgrade them all in place)
 
-Folders are searched for *.json files in any case, following links; a file that is not a
-save (its \"meta\" holds no integer \"version\") is skipped (named itself, it fails), and
-so is anything that is not a regular file (a FIFO). A save that fails (corrupt, too new, a
+Folders are searched for *.json, *.json.zst and *.json.gz files in any case, following
+links (a save compressed with zstd or gzip is read by what it holds, whatever its name, and
+upgraded in its own compression unless --compress); a file that is not a save (its
+\"meta\" holds no integer \"version\") is skipped (named itself, it fails), and so is
+anything that is not a regular file (a FIFO). A save that fails (corrupt, too new, a
 failing step, read-only) is reported and never written; the others are still done. An
 output of --out-dir that holds something else than the run writes is never replaced
 without --replace-outputs. Output comes in path order whatever --jobs; a step's print()

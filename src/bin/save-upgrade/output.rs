@@ -12,12 +12,12 @@ pub fn closed() -> bool {
     CLOSED.load(Ordering::Relaxed)
 }
 
-fn write(mut stream: impl Write, text: &str) {
+fn write(mut stream: impl Write, bytes: &[u8]) {
     if closed() {
         return;
     }
     if stream
-        .write_all(text.as_bytes())
+        .write_all(bytes)
         .and_then(|()| stream.flush())
         .is_err()
     {
@@ -29,12 +29,17 @@ fn write(mut stream: impl Write, text: &str) {
 
 /// Writes machine output to standard output.
 pub fn out(text: &str) {
-    write(std::io::stdout().lock(), text);
+    write(std::io::stdout().lock(), text.as_bytes());
+}
+
+/// Writes machine output that need not be text (a compressed save) to standard output.
+pub fn out_bytes(bytes: &[u8]) {
+    write(std::io::stdout().lock(), bytes);
 }
 
 /// Writes text for people to standard error.
 pub fn err(text: &str) {
-    write(std::io::stderr().lock(), text);
+    write(std::io::stderr().lock(), text.as_bytes());
 }
 
 /// `println!` to standard output that never panics.

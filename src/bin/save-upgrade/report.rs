@@ -18,12 +18,16 @@ pub fn print_error(error: &Error, source: Option<&[u8]>) {
     let read;
     let source = match (source, error.file()) {
         (Some(source), _) => source,
-        (None, Some(file)) => match std::fs::read(file) {
-            Ok(bytes) => {
-                read = bytes;
+        // A compressed save's line is in its text.
+        (None, Some(file)) => match std::fs::read(file).map(|bytes| {
+            savechain::compress::decompress(&bytes, savechain::compress::DEFAULT_LIMIT)
+                .map(std::borrow::Cow::into_owned)
+        }) {
+            Ok(Ok(text)) => {
+                read = text;
                 &read
             }
-            Err(_) => return,
+            _ => return,
         },
         (None, None) => return,
     };

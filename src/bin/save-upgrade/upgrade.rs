@@ -11,6 +11,7 @@ use savechain::upgrade::{FileReport, ModStatus, StepReport};
 use savechain::{Options, Value};
 
 use super::chain::ChainArg;
+use super::compression;
 use super::output::{self, errln};
 use super::report::{self, print_error};
 use super::signals;
@@ -19,7 +20,8 @@ use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 /// Upgrade saves, and folders of saves, to the latest version.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Save files, or folders to search for *.json saves (recursively, following links).
+    /// Save files, or folders to search for *.json, *.json.zst and *.json.gz saves
+    /// (recursively, following links).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Read more paths, one a line, from FILE (`-` for standard input).
@@ -33,7 +35,9 @@ pub struct Args {
     /// that holds what the run writes is left alone (a rerun writes nothing); one that
     /// holds anything else (a save changed there since, another file) fails its save and
     /// is left as it is, unless --replace-outputs. With --check or --dry-run, says what
-    /// the run into DIR would do.
+    /// the run into DIR would do. An output is stored as its source is (zstd, gzip or
+    /// plain) unless --compress; with --compress, a name ending in .json, .json.zst or
+    /// .json.gz ends as that compression's (a.json with --compress zstd -> DIR/a.json.zst).
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
     /// With --out-dir: replace an output that holds something else than the run writes,
@@ -43,8 +47,8 @@ pub struct Args {
     /// Do not keep the original as <name>.v<N>.bak when writing in place.
     #[arg(long)]
     no_backup: bool,
-    /// Write nothing; print the path of each save not at the target version, and exit 1 if
-    /// there is any.
+    /// Write nothing; print the path of each save not at the target version (or, with
+    /// --compress, not in that compression), and exit 1 if there is any.
     #[arg(long, conflicts_with_all = ["dry_run"])]
     check: bool,
     /// Write nothing; print the steps each save would go through.
@@ -85,6 +89,12 @@ pub struct Args {
     #[arg(long, short = 'q')]
     quiet: bool,
     #[command(flatten)]
+    compression: compression::Args,
+    /// Refuse a compressed save whose text is longer than BYTES (a decompression bomb);
+    /// default 1 GiB.
+    #[arg(long, value_name = "BYTES")]
+    max_text: Option<u64>,
+    #[command(flatten)]
     chain: ChainArg,
 }
 
@@ -99,6 +109,13 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 pub fn run(args: Args) -> i32 {
     let Some(listed) = listed(&args) else {
         return EXIT_USAGE;
+    };
+    let compression = match args.compression.compression() {
+        Ok(compression) => compression,
+        Err(e) => {
+            errln!("error: {}", e.message());
+            return EXIT_USAGE;
+        }
     };
     let Some(chain) = args.chain.load() else {
         return EXIT_USAGE;
@@ -127,6 +144,10 @@ pub fn run(args: Args) -> i32 {
     options.diff = args.diff;
     options.keep_going = args.keep_going;
     options.replace_outputs = args.replace_outputs;
+    options.compression = compression;
+    if let Some(max_text) = args.max_text {
+        options.max_text = max_text;
+    }
     let writes = !(args.check || args.dry_run);
     let mut batch = Batch::new(&chain, mode)
         .options(options)
@@ -371,6 +392,10 @@ impl<'a> Printer<'a> {
                 // As `grep -l`: the saves that need work, one a line.
                 self.machine(&format!("{}\n", path.display()));
             }
+            (Status::Recompressed, Some(_), _) if self.args.check || self.args.dry_run => {
+                // Work too: the run would write it, in the compression asked.
+                self.machine(&format!("{}\n", path.display()));
+            }
             (Status::Upgraded, Some(report), _) => {
                 if self.args.diff {
                     self.machine(&diff_text(path, report));
@@ -447,6 +472,7 @@ fn finish(
     }
     let saves = summary.upgraded
         + summary.current
+        + summary.recompressed
         + summary.outdated
         + summary.already_written
         + summary.failed;
@@ -470,12 +496,17 @@ fn finish(
             0 => String::new(),
             n => format!(", held back {n}"),
         };
+        let recompressed = match summary.recompressed {
+            0 => String::new(),
+            n if args.check || args.dry_run => format!(", would recompress {n}"),
+            n => format!(", recompressed {n}"),
+        };
         let written = match summary.already_written {
             0 => String::new(),
             n => format!(", already written {n}"),
         };
         let mut line = format!(
-            "{would} {}{partly}, already current {}{held_back}{written}, failed {failed}",
+            "{would} {}{partly}, already current {}{held_back}{recompressed}{written}, failed {failed}",
             summary.upgraded + summary.outdated,
             summary.current - held_only,
         );
@@ -539,7 +570,7 @@ fn finish(
     }
     if failed > 0 {
         EXIT_FAILED
-    } else if (args.check && summary.outdated > 0) || held > 0 {
+    } else if (args.check && summary.outdated + summary.recompressed > 0) || held > 0 {
         EXIT_FOUND_WORK
     } else {
         EXIT_OK
