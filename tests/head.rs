@@ -1,8 +1,11 @@
 //! `savechain::head`: a save's meta read from the head of its file, plain, zstd and gzip;
 //! what it costs on a big save; the old order read whole; damaged heads; and listings.
 
+mod common;
+
 use std::path::Path;
 
+use proptest::prelude::*;
 use savechain::compress::{self, Codec, Compression};
 use savechain::head::{self, Status};
 use savechain::upgrade::{Chain, Mod, Step};
@@ -145,11 +148,43 @@ fn meta_longer_than_the_first_read_is_read_on() {
     }
 }
 
+/// Whatever falls at the end of the first read (here arrays that look like tags, whose
+/// escape is told by the bracket after them, and characters of several bytes) reads as
+/// it does in the whole text.
+#[test]
+fn any_cut_of_a_long_meta_reads_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let looks_like_a_tag = |i: i64| {
+        Value::Array(vec![
+            Value::from("b"),
+            Value::Array(vec![Value::from("d"), Value::Int(i), Value::from("ü€")]),
+        ])
+    };
+    // Every cut within an entry, one of them between an escaped array and its escape's end.
+    for shift in 0..40 {
+        let mut save = Save::new(3, Value::Array(vec![Value::from("data"); 10_000]));
+        save.meta
+            .extra
+            .insert("a-pad", Value::from("x".repeat(shift)));
+        let history: Vec<Value> = (0..3000).map(looks_like_a_tag).collect();
+        save.meta.extra.insert("history", Value::Array(history));
+        let text = meta_first(&save);
+        assert!(
+            text.windows(6).any(|w| w == b"[\"a\",["),
+            "the writer escapes them"
+        );
+        let path = write(dir.path(), "tags", &text, Codec::Plain);
+        let head = head::read(&path).unwrap();
+        assert_eq!(head.meta, save.meta, "shifted by {shift}");
+        assert!(!head.whole && head.text_read > head::FIRST_READ as u64);
+    }
+}
+
 #[test]
 fn a_damaged_head_names_the_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     type Case = (&'static str, ErrorKind, Option<(usize, usize)>);
-    let cases: [Case; 6] = [
+    let cases: [Case; 7] = [
         (
             "{\n  \"meta\": {\"version\": 3,}, \"data\": 1}",
             ErrorKind::Syntax,
@@ -172,6 +207,12 @@ fn a_damaged_head_names_the_file_line_and_column() {
         ),
         ("\u{1}garbage", ErrorKind::Syntax, Some((1, 1))),
         ("{\"settings\": {\"volume\": 3}}", ErrorKind::NotASave, None),
+        // What follows meta is looked at as far as a whole read would first.
+        (
+            "{\"meta\": {\"version\": 3} \"data\": 1}",
+            ErrorKind::Syntax,
+            Some((1, 25)),
+        ),
     ];
     for (text, kind, at) in cases {
         for codec in CODECS {
@@ -400,4 +441,49 @@ fn a_listing_streams_and_stops_when_asked() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// The head of any save, in any codec, says what a whole read says; and a byte of its
+    /// text damaged anywhere never makes the head say something else: when the whole text
+    /// still reads, the head reads the same meta, and when the head fails, so does the
+    /// whole (the head may read where the whole fails: damage past `meta` is not seen).
+    #[test]
+    fn the_head_says_what_the_whole_text_says(
+        extra in prop::collection::vec(("[a-z\u{e9}]{1,6}", common::any_value()), 0..4),
+        data in common::any_value(),
+        version in 0u64..1000,
+        codec in prop::sample::select(CODECS.to_vec()),
+        damage in proptest::option::of((any::<prop::sample::Index>(), any::<u8>())),
+    ) {
+        let mut save = Save::new(version, data);
+        for (key, value) in extra {
+            if key != "version" && key != "writer" {
+                save.meta.extra.insert(key.as_str(), value);
+            }
+        }
+        let mut text = meta_first(&save);
+        if let Some((at, byte)) = damage {
+            let at = at.index(text.len());
+            text[at] = byte;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "any", &text, codec);
+        let whole = savechain::Meta::from_slice(&text);
+        let head = head::read(&path);
+        match (&whole, &head) {
+            (Ok(whole), Ok(head)) => prop_assert_eq!(whole, &head.meta),
+            (Ok(whole), Err(e)) => prop_assert!(false, "the whole reads {:?}, the head fails: {}", whole, e),
+            (Err(_), Ok(_)) => prop_assert!(damage.is_some()),
+            (Err(w), Err(h)) => {
+                prop_assert_eq!(w.kind(), h.kind(), "whole: {}; head: {}", w, h);
+                prop_assert_eq!(h.file(), Some(path.as_path()));
+            }
+        }
+        if damage.is_none() {
+            prop_assert_eq!(&head.unwrap().meta, &save.meta);
+        }
+    }
 }

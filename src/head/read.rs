@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::SystemTime;
 
 use crate::compress::{self, Codec};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::fsio;
 use crate::options::Options;
 use crate::save::{head_meta, meta_of_text, Meta};
@@ -69,10 +69,11 @@ impl Head {
 /// member is not `meta` (one written before revision 3, with `data` first) is read whole,
 /// as [`Meta::from_slice`] reads it, and [`Head::whole`] says so.
 ///
-/// What follows `meta` is not read: a save whose head reads may still fail to load. Errors
-/// name the file, and the line and column where the text is wrong: a damaged head (a
-/// syntax error, `meta` that is not a save's), damaged compressed data
-/// ([`ErrorKind::Compressed`]), JSON that is not a save ([`ErrorKind::NotASave`]).
+/// What follows `meta` is not read (but for the `,` or `}` after it): a save whose head
+/// reads may still fail to load. Errors name the file, and the line and column where the
+/// text is wrong: a damaged head (a syntax error, `meta` that is not a save's), damaged
+/// compressed data ([`ErrorKind::Compressed`](crate::ErrorKind::Compressed)), JSON that
+/// is not a save ([`ErrorKind::NotASave`](crate::ErrorKind::NotASave)).
 ///
 /// ```
 /// use savechain::compress::{self, Codec, Compression};
@@ -196,17 +197,15 @@ fn parse(bytes: &[u8], ended: bool) -> Result<Parsed> {
         }
         Ok(None) => Ok(Parsed::NotFirst),
         Err(failure) => {
-            let error = reader.error(failure);
-            // A syntax error at the end of what was read may be the read's end.
-            if error.kind() != ErrorKind::Syntax {
-                return Err(error);
-            }
             if bad_byte {
-                // The text is wrong there: say so, as a whole read would.
+                // The text is not UTF-8 there: say so, as a whole read would.
                 return crate::text::reader::utf8(bytes).map(|_| Parsed::More);
             }
+            // The end of what was read may be what failed, whatever the failure says (an
+            // array that looks like a tag is told from its escape by the bracket after it):
+            // only the whole text's failure is the save's.
             match ended && !cut {
-                true => Err(error),
+                true => Err(reader.error(failure)),
                 false => Ok(Parsed::More),
             }
         }
@@ -245,13 +244,18 @@ fn first_member(
     let at = reader.pos();
     let inside =
         |f: Box<crate::text::reader::Failure>| f.inside(crate::path::Segment::Key("meta".into()));
-    if reader.peek() != Some(b'{') {
-        let meta = reader.value().map_err(inside)?;
-        return Ok(Some((root, at, meta, Vec::new())));
+    let (meta, members) = match reader.peek() {
+        Some(b'{') => reader
+            .object_with(|reader, _| reader.value())
+            .map_err(inside)?,
+        _ => (reader.value().map_err(inside)?, Vec::new()),
+    };
+    // What a whole read finds next: the text goes on with another member or ends the
+    // envelope.
+    reader.skip_whitespace();
+    if !matches!(reader.peek(), Some(b',' | b'}')) {
+        return reader.syntax("',' or '}' after the member \"meta\"");
     }
-    let (meta, members) = reader
-        .object_with(|reader, _| reader.value())
-        .map_err(inside)?;
     Ok(Some((root, at, meta, members)))
 }
 
