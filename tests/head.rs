@@ -487,3 +487,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_byte_order_mark_is_passed_over_as_a_whole_read_passes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = meta_save(4, None);
+    let mut text = b"\xEF\xBB\xBF".to_vec();
+    text.extend_from_slice(&meta_first(&save));
+    for codec in CODECS {
+        let path = write(dir.path(), "bom", &text, codec);
+        let head = head::read(&path).unwrap();
+        assert_eq!(head.meta, save.meta);
+        assert!(!head.whole);
+    }
+    let path = write(
+        dir.path(),
+        "bom-bad",
+        b"\xEF\xBB\xBF{\"meta\": {\"version\": x}}",
+        Codec::Plain,
+    );
+    let err = head::read(&path).unwrap_err();
+    assert_eq!((err.line(), err.column()), (Some(1), Some(21)), "{err}");
+}
