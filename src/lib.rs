@@ -134,6 +134,7 @@ mod error;
 pub mod fixtures;
 mod fsio;
 pub mod guard;
+pub mod head;
 pub mod hexfloat;
 pub mod lua;
 mod options;

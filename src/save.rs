@@ -64,9 +64,7 @@ impl Meta {
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Meta> {
         let text = compress::decompress(bytes, compress::DEFAULT_LIMIT)?;
-        let text = utf8(&text)?;
-        let (document, offsets) = read_meta_document(text).map_err(|e| unless_a_save(text, e))?;
-        Ok(checked_envelope(text, document, &offsets)?.meta)
+        meta_of_text(&text)
     }
 }
 
@@ -580,6 +578,35 @@ fn checked_envelope(text: &str, document: Value, offsets: &Offsets) -> Result<Sa
             .at(Location::of_offset(text.as_bytes(), offsets.of(&path)))
             .in_path(path)
     })
+}
+
+/// The `meta` of the save whose plain text is `text`, read as [`Meta::from_slice`] reads it.
+pub(crate) fn meta_of_text(text: &[u8]) -> Result<Meta> {
+    let text = utf8(text)?;
+    let (document, offsets) = read_meta_document(text).map_err(|e| unless_a_save(text, e))?;
+    Ok(checked_envelope(text, document, &offsets)?.meta)
+}
+
+/// The `meta` read from the head of a save's `text` (its first member, whose value starts at
+/// `at`, its members at `members`), checked as a whole load checks the envelope's `meta`;
+/// errors point into `text`, a prefix of the save's text.
+pub(crate) fn head_meta(
+    text: &str,
+    root: usize,
+    at: usize,
+    meta: Value,
+    members: Vec<(String, usize)>,
+) -> Result<Meta> {
+    let offsets = Offsets {
+        root,
+        top: vec![("meta".to_string(), at)],
+        meta: members,
+    };
+    // The rest of the document is not read: `data` stands for it.
+    let document: Map = [("meta", meta), ("data", Value::Null)]
+        .into_iter()
+        .collect();
+    Ok(checked_envelope(text, Value::Object(document), &offsets)?.meta)
 }
 
 /// Splits a parsed document into meta and data, checking it is a save.

@@ -560,3 +560,122 @@ fn a_save_upgraded_by_a_chain_loads_into_the_modules() {
          [{\"from\":1,\"to\":2,\"writer\":\"1.1.0\"}],\"version\":2,\"writer\":\"1.1.0\"}}\n"
     );
 }
+
+/// The native module takes save text compressed wherever it takes save text (`decode`,
+/// `load`, `format`, `decimal`, `chain:upgrade`), and writes it compressed when asked
+/// (`encode`, `save`, `chain:upgrade`), as the library compresses: the same bytes.
+#[test]
+fn compressed_save_text_is_read_and_written() {
+    use savechain::compress::{compress, decompress, Codec, Compression};
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = repo().join("fixtures/v5/small.json");
+    let text = std::fs::read(&fixture).unwrap();
+    for (name, codec) in [("zst", Codec::Zstd), ("gz", Codec::Gzip)] {
+        std::fs::write(
+            dir.path().join(format!("save.{name}")),
+            compress(&text, Compression::new(codec)),
+        )
+        .unwrap();
+    }
+    let steps = steps_folder(&["0005-dock-and-rank.lua"]);
+    let out = lua_ok(
+        r#"
+        local savechain = require("savechain")
+        local dir, plain_path, steps = arg[1], arg[2], arg[3]
+        local function read(path) local f = assert(io.open(path, "rb")) local t = f:read("a") f:close() return t end
+        local function write(path, text) local f = assert(io.open(path, "wb")) f:write(text) f:close() end
+        local plain = read(plain_path)
+        for _, name in ipairs({ "zst", "gz" }) do
+          local packed = read(dir .. "/save." .. name)
+          assert(savechain.equal(savechain.decode(packed), savechain.decode(plain)), name)
+          assert(savechain.format(packed) == savechain.format(plain), name)
+          assert(savechain.decimal(packed) == savechain.decimal(plain), name)
+          local meta = savechain.load(packed, { version = 5 })
+          assert(meta.version == 5, name)
+          local chain = savechain.chain{ steps = steps, writer = "2.3.0" }
+          local up, report = chain:upgrade(packed, { to = 6 })
+          assert(report.changed and report.to == 6, name)
+          write(dir .. "/up." .. name, up)
+          write(dir .. "/up-plain." .. name, (chain:upgrade(packed, { to = 6, compress = "none" })))
+          -- Nothing to do: the very bytes given, unless another compression is asked.
+          assert(chain:upgrade(up, { to = 6 }) == up, name)
+          write(dir .. "/again-gzip." .. name, (chain:upgrade(up, { to = 6, compress = "gzip", level = 9 })))
+        end
+        local value = { hull = 0.5, name = "Kestrel" }
+        write(dir .. "/encoded.zst", savechain.encode(value, { compress = "zstd" }))
+        write(dir .. "/encoded.gz", savechain.encode(value, { compress = "gzip", level = 1, compact = true }))
+        write(dir .. "/encoded.json", savechain.encode(value, { compress = "none" }))
+        assert(savechain.equal(savechain.decode(read(dir .. "/encoded.zst")), value))
+        savechain.register("ship", { save = function() return value end, load = function() end })
+        write(dir .. "/saved.zst", savechain.save({ version = 2, compress = "zstd", level = 19 }))
+        for _, bad in ipairs({
+          function() return savechain.encode(value, { compress = "lz4" }) end,
+          function() return savechain.encode(value, { compress = "zstd", level = 23 }) end,
+          function() return savechain.encode(value, { compress = "zstd", level = 1.5 }) end,
+          function() return savechain.decode(read(dir .. "/encoded.zst"):sub(1, 20)) end,
+          function() return savechain.format(read(dir .. "/encoded.gz"):sub(1, 20)) end,
+          function() return savechain.chain{ writer = "1.0.0" }:upgrade(plain, { level = 3 }) end,
+        }) do
+          local ok, err = pcall(bad)
+          assert(not ok)
+          print(err)
+        end
+        "#,
+        &[
+            dir.path().as_os_str(),
+            fixture.as_os_str(),
+            steps.path().as_os_str(),
+        ],
+    );
+    let errors: Vec<&str> = out.lines().collect();
+    assert!(errors[0].contains("unknown compression \"lz4\""), "{out}");
+    assert!(errors[1].contains("zstd has no level 23"), "{out}");
+    assert!(errors[2].contains("level is an integer"), "{out}");
+    assert!(errors[3].contains("the zstd data is damaged"), "{out}");
+    assert!(errors[4].contains("the gzip data is damaged"), "{out}");
+    assert!(
+        errors[5].contains("level is the level of compress"),
+        "{out}"
+    );
+
+    let chain = Chain::from_lua_dir("2.3.0", steps.path()).unwrap();
+    let mut options = Options::default();
+    options.target = Some(6);
+    let upgraded = chain
+        .upgrader()
+        .upgrade_text(&text, &options)
+        .unwrap()
+        .text
+        .unwrap();
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    for (name, codec) in [("zst", Codec::Zstd), ("gz", Codec::Gzip)] {
+        assert_eq!(
+            read(&format!("up.{name}")),
+            compress(&upgraded, Compression::new(codec))
+        );
+        assert_eq!(read(&format!("up-plain.{name}")), upgraded);
+        let gzip9 = Compression::with_level(Codec::Gzip, 9).unwrap();
+        assert_eq!(
+            read(&format!("again-gzip.{name}")),
+            compress(&upgraded, gzip9)
+        );
+    }
+    let value =
+        savechain::text::from_str(r#"{"hull": ["d", "0x1p-1"], "name": "Kestrel"}"#).unwrap();
+    let pretty = savechain::text::to_vec(&value).unwrap();
+    let compact = savechain::text::to_vec_compact(&value).unwrap();
+    assert_eq!(
+        read("encoded.zst"),
+        compress(&pretty, Compression::new(Codec::Zstd))
+    );
+    let gzip1 = Compression::with_level(Codec::Gzip, 1).unwrap();
+    assert_eq!(read("encoded.gz"), compress(&compact, gzip1));
+    assert_eq!(read("encoded.json"), pretty);
+    let saved = read("saved.zst");
+    assert_eq!(Codec::of(&saved), Codec::Zstd);
+    let save = Save::from_slice(&decompress(&saved, 1 << 30).unwrap()).unwrap();
+    assert_eq!(
+        (save.meta.version, save.data["ship"]["name"].as_str()),
+        (2, Some("Kestrel"))
+    );
+}

@@ -101,6 +101,25 @@ inline Meta read_meta(std::string_view text) {
     return meta;
 }
 
+// A save file's meta from the head of the file alone (a load menu's read), with its
+// compression, size and what the read cost.
+struct Head {
+    savechain_head facts{};
+    std::string json;  // the meta object as compact canonical JSON
+};
+
+inline Head read_head(const char *path) {
+    Head head;
+    char *json = nullptr;
+    std::size_t len = 0;
+    savechain_error *e = nullptr;
+    savechain_status status = savechain_read_head(path, &head.facts, &json, &len, &e);
+    detail::TextPtr owned(json);
+    detail::check(status, e);
+    head.json.assign(owned.get(), len);
+    return head;
+}
+
 // What an upgrade did; views into it live as long as the Report.
 class Report {
 public:

@@ -7,14 +7,17 @@
  *
  * Builds the chain of the Lua steps in --steps (and the mods in --mods), then for each
  * save, on N threads sharing the one chain (2 by default; 0: on the main thread):
- *   - reads its version and meta alone (savechain_read_meta);
+ *   - reads its version and meta alone, from the text (savechain_read_meta) and from
+ *     the head of the file (savechain_read_head), and checks they agree;
  *   - upgrades its text in memory (savechain_upgrade_text) and prints the report: the
  *     versions, each step that ran and what it printed, each mod;
  *   - checks that the upgraded text is canonical, and that its decimal view reads back
  *     as the same text (savechain_format);
  *   - with --out, upgrades the file into DIR (savechain_upgrade_file, named after the
- *     save's path with '/' as '_') and checks it holds the text upgraded in memory;
- *     without --out, upgrades the file in place, keeping a backup.
+ *     save's path with '/' as '_') and checks it holds the text upgraded in memory,
+ *     stored as the save was (plain, zstd or gzip); without --out, upgrades the file in
+ *     place, keeping a backup.
+ * A save may be compressed (zstd or gzip): every call takes its bytes as they are.
  * A save that fails prints its error, field by field, and fails alone.
  *
  * Exit status: 0 every save upgraded, 1 some save failed, 2 a usage error, a chain that
@@ -169,6 +172,24 @@ static int upgrade_one(const struct job *job, const char *path, FILE *out) {
         savechain_error_free(e);
         e = NULL;
     }
+    /* The same from the head of the file: a game's load menu reads no more. */
+    savechain_head head;
+    char *head_meta = NULL;
+    size_t head_meta_len = 0;
+    if (savechain_read_head(path, &head, &head_meta, &head_meta_len, &e) == SAVECHAIN_OK) {
+        /* The head alone may read where the whole text does not (damaged data after it). */
+        if (meta && (head.version != version || !same_text(head_meta, head_meta_len, meta, meta_len))) {
+            fprintf(out, "  CHECK FAILED: the head of the file says another meta than its text\n");
+            result = 2;
+        }
+    } else if (meta) {
+        print_error(out, "read_head", e);
+        result = 2;
+    }
+    savechain_error_free(e);
+    e = NULL;
+    uint32_t codec = head_meta ? head.codec : SAVECHAIN_CODEC_NONE;
+    savechain_text_free(head_meta);
     savechain_text_free(meta);
 
     if (job->out_dir == NULL) {
@@ -212,12 +233,21 @@ static int upgrade_one(const struct job *job, const char *path, FILE *out) {
         print_error(out, "upgrade_file", e);
         result = 2;
     } else {
-        size_t written_len = 0;
+        size_t written_len = 0, plain_len = 0;
         char *written = read_file(target, &written_len);
-        if (!written || !same_text(written, written_len, upgraded, upgraded_len)) {
+        /* A compressed output holds the text compressed: its pretty form is the text. */
+        char *plain = written && report->changed && codec != SAVECHAIN_CODEC_NONE
+                          ? format(out, written, written_len, SAVECHAIN_PRETTY, &plain_len)
+                          : NULL;
+        int same = plain ? same_text(plain, plain_len, upgraded, upgraded_len)
+                         : written && same_text(written, written_len, upgraded, upgraded_len);
+        savechain_head written_head;
+        if (!same || savechain_read_head(target, &written_head, NULL, NULL, NULL) != SAVECHAIN_OK ||
+            written_head.codec != codec) {
             fprintf(out, "  CHECK FAILED: %s differs from the text upgraded in memory\n", target);
             result = 2;
         }
+        savechain_text_free(plain);
         free(written);
     }
     savechain_report_free(file_report);

@@ -10,9 +10,10 @@
  * savechain_report_free, savechain_error_free, savechain_text_free. Each accepts NULL.
  * Strings and arrays inside a report or an error belong to it, live until it is freed,
  * and must not be written to; an array whose count is 0 is NULL. A text handed out alone
- * (savechain_format, savechain_read_meta) may be changed before it is freed. The strings
- * of savechain_version and savechain_status_name are static. Pointers the caller passes
- * in are only read during the call; savechain keeps none of them.
+ * (savechain_format, savechain_read_meta, savechain_read_head) may be changed before it
+ * is freed. The strings of savechain_version and savechain_status_name are static.
+ * Pointers the caller passes in are only read during the call; savechain keeps none of
+ * them.
  *
  * Errors. A call that can fail returns SAVECHAIN_OK or the kind of its failure. Given a
  * non-NULL `savechain_error **error_out`, it stores there NULL on success, or an error
@@ -50,6 +51,14 @@
  * Text. Save text is UTF-8 given as a pointer and a length (no NUL needed); texts handed
  * out are NUL-terminated too, and never contain a NUL byte. A text that is not UTF-8 is a
  * SAVECHAIN_ERROR_SYNTAX with its line and column.
+ *
+ * Compressed saves. Wherever save text is given (savechain_upgrade_text, savechain_format,
+ * savechain_read_meta) or a save file read, its bytes may be that text compressed, zstd or
+ * gzip, known by their first bytes (never by a file's name), and decompressed to at most
+ * 1 GiB; texts handed out are plain. savechain_store_file_compressed writes a save
+ * compressed; savechain_upgrade_file keeps a save's compression unless told otherwise
+ * (SAVECHAIN_COMPRESS_*). Damaged compressed bytes, or too many, are
+ * SAVECHAIN_ERROR_COMPRESSED, naming the codec and where decoding stopped.
  */
 
 
@@ -61,6 +70,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+// Codec: plain text.
+#define SAVECHAIN_CODEC_NONE 0
+
+// Codec: a zstd frame (magic bytes 28 B5 2F FD), with its content size and checksum.
+#define SAVECHAIN_CODEC_ZSTD 1
+
+// Codec: a gzip member (magic bytes 1F 8B), with no name and a time of 0.
+#define SAVECHAIN_CODEC_GZIP 2
 
 // Style: the canonical layout a save is stored in (sorted keys, two-space indent,
 // doubles as `["d", "<hexfloat>"]`).
@@ -90,6 +108,19 @@
 // `<name>.v<N>.bak` (a save at version N) or `<name>.bak`. Without it, such a file is
 // refused (`SAVECHAIN_ERROR_USAGE`) and left as it is.
 #define SAVECHAIN_REPLACE_OUTPUT 8
+
+// Flag, for `savechain_upgrade_file`: store the save written as plain text. Without any
+// `SAVECHAIN_COMPRESS_*` flag, a save keeps the compression it has (a zstd save is
+// written zstd, at zstd's default level), and an output takes its source's.
+#define SAVECHAIN_COMPRESS_NONE 16
+
+// Flag, for `savechain_upgrade_file`: store the save written as zstd, at its default
+// level (3).
+#define SAVECHAIN_COMPRESS_ZSTD 32
+
+// Flag, for `savechain_upgrade_file`: store the save written as gzip, at its default
+// level (6).
+#define SAVECHAIN_COMPRESS_GZIP 64
 
 // What a call did: `SAVECHAIN_OK`, or the kind of problem that stopped it (the kinds of the
 // library's `ErrorKind`, and two of the ABI's own).
@@ -132,6 +163,11 @@ typedef enum savechain_status {
   // A recorded shape (the `shapes/` folder beside the steps) is malformed, or a declared
   // step contradicts the shapes of its versions: the chain is not made.
   SAVECHAIN_ERROR_SHAPE = 12,
+  // Compressed bytes (zstd or gzip, known by their first bytes) that do not decompress:
+  // truncated, corrupt, a failed checksum, bytes after the end; or that decompress to
+  // more text than the limit (1 GiB), a decompression bomb. The message names the codec
+  // and the compressed byte where decoding stopped.
+  SAVECHAIN_ERROR_COMPRESSED = 13,
 } savechain_status;
 
 // Why Lua failed, for errors of `SAVECHAIN_ERROR_LUA`, and of `SAVECHAIN_ERROR_UPGRADE`
@@ -196,6 +232,30 @@ typedef struct savechain_error {
   // Why Lua failed, or `SAVECHAIN_LUA_NONE`.
   enum savechain_lua_failure lua_failure;
 } savechain_error;
+
+// What `savechain_read_head` found besides `meta`: the caller's memory, filled on
+// success.
+typedef struct savechain_head {
+  // The save's `meta.version`.
+  uint64_t version;
+  // How the file is stored: `SAVECHAIN_CODEC_NONE`, `_ZSTD` or `_GZIP`.
+  uint32_t codec;
+  // Whether the whole text was read: the save's first member is not `meta` (a save
+  // written before format revision 3, with `data` first).
+  bool whole;
+  // The bytes read from the file (compressed bytes, for a compressed save).
+  uint64_t bytes_read;
+  // The bytes of text read (decompressed, for a compressed save).
+  uint64_t text_read;
+  // The file's size in bytes, as stored.
+  uint64_t size;
+  // Whether the system gave the file's modification time.
+  bool has_modified;
+  // The file's modification time: seconds since 1970-01-01 UTC (negative before it).
+  int64_t modified_seconds;
+  // The nanoseconds past `modified_seconds` (0 to 999999999).
+  uint32_t modified_nanoseconds;
+} savechain_head;
 
 // One step that ran. Strings are NUL-terminated UTF-8 owned by the report.
 typedef struct savechain_step {
@@ -369,8 +429,8 @@ void savechain_chain_free(struct savechain_chain *chain);
 
 // A word naming `status`, for logs: "ok", "io", "syntax", "value", "envelope",
 // "not-a-save" (as `save-upgrade --report` spells it), "usage", "lua", "upgrade",
-// "changed", "argument", "internal"; "unknown" for a value that is none of these. The
-// string is static.
+// "changed", "argument", "internal", "shape", "compressed"; "unknown" for a value that
+// is none of these. The string is static.
 const char *savechain_status_name(int status);
 
 // Frees an error a call stored. NULL is ignored.
@@ -378,6 +438,32 @@ const char *savechain_status_name(int status);
 // # Safety
 // `error` is NULL or an error a savechain call stored, not freed before.
 void savechain_error_free(struct savechain_error *error);
+
+// Reads the `meta` of the save in the file `path` from the head of the file, as the
+// library's `head::read` does: for a load menu or a list of saves, which want each
+// save's version, game and time without reading its data. The file must be a regular
+// file (a FIFO or a device is refused, never waited on). A compressed save (zstd or gzip,
+// known by its first bytes, whatever the file's name) is decompressed only as far as it
+// is read. A save written with `meta` first (format revision 3's canonical text, which
+// every savechain writer writes) costs a read of its head: 64 KiB of text at most unless
+// `meta` is longer; one with `data` first is read whole (`whole`).
+//
+// On success `*head_out` is filled, and, when `meta_out` is not NULL, `*meta_out` is the
+// `meta` object as compact canonical JSON, freed by `savechain_text_free`, with its
+// length in `*meta_len_out` (when not NULL). What follows `meta` is not read, so a save
+// whose head reads may still fail to load. Errors name the file, and the line and column
+// where its head is wrong: a syntax error (`SAVECHAIN_ERROR_SYNTAX`), JSON that is not a
+// save (`_NOT_A_SAVE`), a broken `meta` (`_ENVELOPE`), damaged compressed data
+// (`_COMPRESSED`), a file that cannot be read (`_IO`).
+//
+// # Safety
+// `path` is a NUL-terminated string; `head_out` points to writable memory; `meta_out`,
+// `meta_len_out` and `error_out` are NULL or writable.
+enum savechain_status savechain_read_head(const char *path,
+                                          struct savechain_head *head_out,
+                                          char **meta_out,
+                                          size_t *meta_len_out,
+                                          struct savechain_error **error_out);
 
 // Stores a save of the chain's game at `path`, as the game writes it: `data` (the
 // `data_len` bytes of the game's data as JSON of the format; plain JSON is fine, a
@@ -411,9 +497,34 @@ enum savechain_status savechain_store_file(const struct savechain_chain *chain,
                                            size_t meta_len,
                                            struct savechain_error **error_out);
 
+// `savechain_store_file`, the file's text stored as `codec` says: `SAVECHAIN_CODEC_NONE`
+// (plain, as `savechain_store_file` writes), `SAVECHAIN_CODEC_ZSTD` or
+// `SAVECHAIN_CODEC_GZIP`, at `level` (0: the codec's default, zstd 3 and gzip 6;
+// otherwise zstd 1 to 22, gzip 1 to 9; NONE takes 0). The same text and level always
+// give the same bytes. Every savechain call that reads saves reads the file back
+// (`savechain_read_head`, `savechain_upgrade_file`, and the text calls given its bytes),
+// whatever it is named; a name ending in `.json.zst` or `.json.gz` is what folder
+// searches (`save-upgrade`) look for. A codec or level out of range is a
+// `SAVECHAIN_ERROR_ARGUMENT`, and nothing is written.
+//
+// # Safety
+// As `savechain_store_file`.
+enum savechain_status savechain_store_file_compressed(const struct savechain_chain *chain,
+                                                      const char *path,
+                                                      const char *data,
+                                                      size_t data_len,
+                                                      const char *meta,
+                                                      size_t meta_len,
+                                                      uint32_t codec,
+                                                      int32_t level,
+                                                      struct savechain_error **error_out);
+
 // Writes the document whose text is the `text_len` bytes at `text` in `style`
 // (`SAVECHAIN_PRETTY`, `SAVECHAIN_COMPACT` or `SAVECHAIN_DECIMAL`), every value kept
-// exactly. Any document of the format is accepted, a save or not.
+// exactly. Any document of the format is accepted, a save or not. The bytes may be the
+// text compressed (zstd or gzip, known by their first bytes: a file's bytes as read);
+// the text written is plain. Compressed bytes that do not decompress, or decompress to
+// more than 1 GiB, are a `SAVECHAIN_ERROR_COMPRESSED`.
 //
 // On success `*out` is the new text, NUL-terminated, freed by `savechain_text_free`,
 // and `*out_len` (when `out_len` is not NULL) its length without the NUL. Text that is
@@ -429,10 +540,11 @@ enum savechain_status savechain_format(const char *text,
                                        size_t *out_len,
                                        struct savechain_error **error_out);
 
-// Reads the version and `meta` of the save whose text is the `text_len` bytes at `text`,
-// building nothing of its data (the whole text is still checked as the format's JSON):
-// to list saves, or to tell whether one needs an upgrade (its version below
-// `savechain_chain_latest`).
+// Reads the version and `meta` of the save whose text is the `text_len` bytes at `text`
+// (or that text compressed, zstd or gzip, as for `savechain_format`), building nothing of
+// its data (the whole text is still checked as the format's JSON): to tell whether a
+// save in memory needs an upgrade (its version below `savechain_chain_latest`). For a
+// save in a file, `savechain_read_head` reads only the head of the file.
 //
 // On success `*version_out` is `meta.version`, and, when `meta_out` is not NULL,
 // `*meta_out` is the `meta` object as compact canonical JSON, freed by
@@ -457,8 +569,9 @@ enum savechain_status savechain_read_meta(const char *text,
 // `text` is NULL or a text a savechain call stored, not freed before.
 void savechain_text_free(char *text);
 
-// Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed)
-// to version `to` (0: the chain's latest; a save at `to` or past it is left as it is),
+// Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed;
+// or that text compressed, zstd or gzip, known by its first bytes, decompressed to at
+// most 1 GiB: the report's text is plain) to version `to` (0: the chain's latest; a save at `to` or past it is left as it is),
 // in memory, as the library's
 // `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
 // `SAVECHAIN_STRICT` or-ed.
@@ -490,9 +603,15 @@ enum savechain_status savechain_upgrade_text(const struct savechain_chain *chain
 // already current is not rewritten in place. An `out_path` that is the save itself
 // (through a link, say) is an error (`SAVECHAIN_ERROR_IO`): that would replace the
 // original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`,
-// `SAVECHAIN_DRY_RUN` and `SAVECHAIN_REPLACE_OUTPUT` or-ed; a dry run writes nothing and
+// `SAVECHAIN_DRY_RUN` and `SAVECHAIN_REPLACE_OUTPUT` or-ed, and at most one of
+// `SAVECHAIN_COMPRESS_NONE`, `_ZSTD` and `_GZIP`; a dry run writes nothing and
 // takes no `out_path`; in place, it fails a read-only save with steps to run, as the
 // upgrade would.
+//
+// A compressed save (zstd or gzip, known by its first bytes, whatever the file's name) is
+// read as a plain one, and written with the same compression (its backup holds its bytes
+// as they were), unless a `SAVECHAIN_COMPRESS_*` flag says how to store it. Compressed
+// bytes that do not decompress are a `SAVECHAIN_ERROR_COMPRESSED`, and nothing is written.
 //
 // A file already at `out_path` is never replaced silently: when it holds exactly what
 // the upgrade writes (an earlier call's output), it is left alone and `written` is NULL;

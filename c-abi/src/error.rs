@@ -53,6 +53,11 @@ pub enum savechain_status {
     /// A recorded shape (the `shapes/` folder beside the steps) is malformed, or a declared
     /// step contradicts the shapes of its versions: the chain is not made.
     SAVECHAIN_ERROR_SHAPE = 12,
+    /// Compressed bytes (zstd or gzip, known by their first bytes) that do not decompress:
+    /// truncated, corrupt, a failed checksum, bytes after the end; or that decompress to
+    /// more text than the limit (1 GiB), a decompression bomb. The message names the codec
+    /// and the compressed byte where decoding stopped.
+    SAVECHAIN_ERROR_COMPRESSED = 13,
 }
 
 /// Why Lua failed, for errors of `SAVECHAIN_ERROR_LUA`, and of `SAVECHAIN_ERROR_UPGRADE`
@@ -154,6 +159,7 @@ fn status_of(kind: ErrorKind) -> savechain_status {
         ErrorKind::Upgrade => SAVECHAIN_ERROR_UPGRADE,
         ErrorKind::Changed => SAVECHAIN_ERROR_CHANGED,
         ErrorKind::Shape => SAVECHAIN_ERROR_SHAPE,
+        ErrorKind::Compressed => SAVECHAIN_ERROR_COMPRESSED,
         // A kind added to the library later, before this crate maps it.
         _ => SAVECHAIN_ERROR_INTERNAL,
     }
@@ -289,8 +295,8 @@ pub(crate) fn guard(
 
 /// A word naming `status`, for logs: "ok", "io", "syntax", "value", "envelope",
 /// "not-a-save" (as `save-upgrade --report` spells it), "usage", "lua", "upgrade",
-/// "changed", "argument", "internal"; "unknown" for a value that is none of these. The
-/// string is static.
+/// "changed", "argument", "internal", "shape", "compressed"; "unknown" for a value that
+/// is none of these. The string is static.
 #[no_mangle]
 pub extern "C" fn savechain_status_name(status: c_int) -> *const c_char {
     use savechain_status::*;
@@ -308,6 +314,7 @@ pub extern "C" fn savechain_status_name(status: c_int) -> *const c_char {
         s if s == SAVECHAIN_ERROR_ARGUMENT as c_int => c"argument",
         s if s == SAVECHAIN_ERROR_INTERNAL as c_int => c"internal",
         s if s == SAVECHAIN_ERROR_SHAPE as c_int => c"shape",
+        s if s == SAVECHAIN_ERROR_COMPRESSED as c_int => c"compressed",
         _ => c"unknown",
     };
     name.as_ptr()

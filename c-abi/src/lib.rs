@@ -11,7 +11,9 @@
 
 mod args;
 mod chain;
+mod codec;
 mod error;
+mod head;
 mod store;
 mod strings;
 mod text;
@@ -22,18 +24,21 @@ pub use chain::{
     savechain_chain_new, savechain_chain_oldest, savechain_chain_set_game,
     savechain_chain_set_limits,
 };
+pub use codec::{SAVECHAIN_CODEC_GZIP, SAVECHAIN_CODEC_NONE, SAVECHAIN_CODEC_ZSTD};
 pub use error::{
     savechain_error, savechain_error_free, savechain_lua_failure, savechain_status,
     savechain_status_name,
 };
-pub use store::savechain_store_file;
+pub use head::{savechain_head, savechain_read_head};
+pub use store::{savechain_store_file, savechain_store_file_compressed};
 pub use text::{
     savechain_format, savechain_read_meta, savechain_text_free, SAVECHAIN_COMPACT,
     SAVECHAIN_DECIMAL, SAVECHAIN_PRETTY,
 };
 pub use upgrade::{
     savechain_mod, savechain_report, savechain_report_free, savechain_step, savechain_upgrade_file,
-    savechain_upgrade_text, SAVECHAIN_DRY_RUN, SAVECHAIN_KEEP_GOING, SAVECHAIN_REPLACE_OUTPUT,
+    savechain_upgrade_text, SAVECHAIN_COMPRESS_GZIP, SAVECHAIN_COMPRESS_NONE,
+    SAVECHAIN_COMPRESS_ZSTD, SAVECHAIN_DRY_RUN, SAVECHAIN_KEEP_GOING, SAVECHAIN_REPLACE_OUTPUT,
     SAVECHAIN_STRICT,
 };
 

@@ -3,8 +3,11 @@
 
 use std::ffi::c_char;
 
+use savechain::compress::Compression;
+
 use crate::args;
 use crate::chain::{chain_ref, savechain_chain};
+use crate::codec;
 use crate::error::{guard, savechain_error, savechain_status, Failure};
 
 /// Stores a save of the chain's game at `path`, as the game writes it: `data` (the
@@ -41,7 +44,78 @@ pub unsafe extern "C" fn savechain_store_file(
     meta_len: usize,
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
+    // SAFETY: the caller's promise, passed on.
+    unsafe {
+        store(
+            chain,
+            path,
+            data,
+            data_len,
+            meta,
+            meta_len,
+            || Ok(Compression::NONE),
+            error_out,
+        )
+    }
+}
+
+/// `savechain_store_file`, the file's text stored as `codec` says: `SAVECHAIN_CODEC_NONE`
+/// (plain, as `savechain_store_file` writes), `SAVECHAIN_CODEC_ZSTD` or
+/// `SAVECHAIN_CODEC_GZIP`, at `level` (0: the codec's default, zstd 3 and gzip 6;
+/// otherwise zstd 1 to 22, gzip 1 to 9; NONE takes 0). The same text and level always
+/// give the same bytes. Every savechain call that reads saves reads the file back
+/// (`savechain_read_head`, `savechain_upgrade_file`, and the text calls given its bytes),
+/// whatever it is named; a name ending in `.json.zst` or `.json.gz` is what folder
+/// searches (`save-upgrade`) look for. A codec or level out of range is a
+/// `SAVECHAIN_ERROR_ARGUMENT`, and nothing is written.
+///
+/// # Safety
+/// As `savechain_store_file`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // The arguments of savechain_store_file, and how.
+pub unsafe extern "C" fn savechain_store_file_compressed(
+    chain: *const savechain_chain,
+    path: *const c_char,
+    data: *const c_char,
+    data_len: usize,
+    meta: *const c_char,
+    meta_len: usize,
+    codec: u32,
+    level: i32,
+    error_out: *mut *mut savechain_error,
+) -> savechain_status {
+    // SAFETY: the caller's promise, passed on.
+    unsafe {
+        store(
+            chain,
+            path,
+            data,
+            data_len,
+            meta,
+            meta_len,
+            || codec::compression(codec, level),
+            error_out,
+        )
+    }
+}
+
+/// The two calls' work, once `how` says how the file is stored.
+///
+/// # Safety
+/// As `savechain_store_file`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn store(
+    chain: *const savechain_chain,
+    path: *const c_char,
+    data: *const c_char,
+    data_len: usize,
+    meta: *const c_char,
+    meta_len: usize,
+    how: impl FnOnce() -> Result<Compression, Failure>,
+    error_out: *mut *mut savechain_error,
+) -> savechain_status {
     guard(error_out, || {
+        let how = how()?;
         // SAFETY: the caller's promise.
         let handle = unsafe { chain_ref(chain) }?;
         // SAFETY: the caller's promise.
@@ -66,7 +140,7 @@ pub unsafe extern "C" fn savechain_store_file(
                 handle.chain.resave(meta, data)
             }
         };
-        save.store(&path)?;
+        save.store_with(&path, how)?;
         Ok(())
     })
 }

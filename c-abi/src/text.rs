@@ -8,6 +8,7 @@ use savechain::text::{reformat, Style};
 use savechain::Meta;
 
 use crate::args;
+use crate::codec;
 use crate::error::{guard, savechain_error, savechain_status, Failure};
 use crate::strings::malloc_text;
 
@@ -22,7 +23,11 @@ pub const SAVECHAIN_DECIMAL: u32 = 2;
 
 /// Hands `text` (NUL-free: canonical text escapes every control character) to the caller
 /// through `out`, and its length through `out_len` when that is not NULL.
-fn hand_out(text: &[u8], out: *mut *mut c_char, out_len: *mut usize) -> Result<(), Failure> {
+pub(crate) fn hand_out(
+    text: &[u8],
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+) -> Result<(), Failure> {
     let copy = malloc_text(text);
     if copy.is_null() {
         return Err(Failure::Internal(format!(
@@ -42,7 +47,10 @@ fn hand_out(text: &[u8], out: *mut *mut c_char, out_len: *mut usize) -> Result<(
 
 /// Writes the document whose text is the `text_len` bytes at `text` in `style`
 /// (`SAVECHAIN_PRETTY`, `SAVECHAIN_COMPACT` or `SAVECHAIN_DECIMAL`), every value kept
-/// exactly. Any document of the format is accepted, a save or not.
+/// exactly. Any document of the format is accepted, a save or not. The bytes may be the
+/// text compressed (zstd or gzip, known by their first bytes: a file's bytes as read);
+/// the text written is plain. Compressed bytes that do not decompress, or decompress to
+/// more than 1 GiB, are a `SAVECHAIN_ERROR_COMPRESSED`.
 ///
 /// On success `*out` is the new text, NUL-terminated, freed by `savechain_text_free`,
 /// and `*out_len` (when `out_len` is not NULL) its length without the NUL. Text that is
@@ -75,14 +83,15 @@ pub unsafe extern "C" fn savechain_format(
                 )))
             }
         };
-        hand_out(&reformat(text, style)?, out, out_len)
+        hand_out(&reformat(&codec::text(text)?, style)?, out, out_len)
     })
 }
 
-/// Reads the version and `meta` of the save whose text is the `text_len` bytes at `text`,
-/// building nothing of its data (the whole text is still checked as the format's JSON):
-/// to list saves, or to tell whether one needs an upgrade (its version below
-/// `savechain_chain_latest`).
+/// Reads the version and `meta` of the save whose text is the `text_len` bytes at `text`
+/// (or that text compressed, zstd or gzip, as for `savechain_format`), building nothing of
+/// its data (the whole text is still checked as the format's JSON): to tell whether a
+/// save in memory needs an upgrade (its version below `savechain_chain_latest`). For a
+/// save in a file, `savechain_read_head` reads only the head of the file.
 ///
 /// On success `*version_out` is `meta.version`, and, when `meta_out` is not NULL,
 /// `*meta_out` is the `meta` object as compact canonical JSON, freed by

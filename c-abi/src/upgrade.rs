@@ -4,6 +4,7 @@
 use std::ffi::{c_char, CString};
 use std::ptr;
 
+use savechain::compress::{Codec, Compression};
 use savechain::text::{reformat, Style};
 use savechain::upgrade::{
     upgrade_file, FileReport, ModReport, ModStatus, StepReport, Target, UpgradedText,
@@ -12,6 +13,7 @@ use savechain::Options;
 
 use crate::args;
 use crate::chain::{chain_ref, savechain_chain};
+use crate::codec;
 use crate::error::{guard, savechain_error, savechain_status, Failure};
 use crate::strings::Strings;
 
@@ -29,6 +31,16 @@ pub const SAVECHAIN_DRY_RUN: u32 = 4;
 /// `<name>.v<N>.bak` (a save at version N) or `<name>.bak`. Without it, such a file is
 /// refused (`SAVECHAIN_ERROR_USAGE`) and left as it is.
 pub const SAVECHAIN_REPLACE_OUTPUT: u32 = 8;
+/// Flag, for `savechain_upgrade_file`: store the save written as plain text. Without any
+/// `SAVECHAIN_COMPRESS_*` flag, a save keeps the compression it has (a zstd save is
+/// written zstd, at zstd's default level), and an output takes its source's.
+pub const SAVECHAIN_COMPRESS_NONE: u32 = 16;
+/// Flag, for `savechain_upgrade_file`: store the save written as zstd, at its default
+/// level (3).
+pub const SAVECHAIN_COMPRESS_ZSTD: u32 = 32;
+/// Flag, for `savechain_upgrade_file`: store the save written as gzip, at its default
+/// level (6).
+pub const SAVECHAIN_COMPRESS_GZIP: u32 = 64;
 
 /// One step that ran. Strings are NUL-terminated UTF-8 owned by the report.
 #[repr(C)]
@@ -256,11 +268,26 @@ fn options(chain: &savechain_chain, to: u64, flags: u32, allowed: u32) -> Result
     options.keep_going = flags & SAVECHAIN_KEEP_GOING != 0;
     options.strict = flags & SAVECHAIN_STRICT != 0;
     options.replace_outputs = flags & SAVECHAIN_REPLACE_OUTPUT != 0;
+    let compress = [
+        (SAVECHAIN_COMPRESS_NONE, Codec::Plain),
+        (SAVECHAIN_COMPRESS_ZSTD, Codec::Zstd),
+        (SAVECHAIN_COMPRESS_GZIP, Codec::Gzip),
+    ];
+    let mut asked = compress.iter().filter(|(flag, _)| flags & flag != 0);
+    options.compression = asked.next().map(|&(_, codec)| Compression::new(codec));
+    if asked.next().is_some() {
+        return Err(Failure::Argument(
+            "flags has more than one SAVECHAIN_COMPRESS_* flag: pass one, or none to keep \
+             each save's compression"
+                .to_string(),
+        ));
+    }
     Ok(options)
 }
 
-/// Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed)
-/// to version `to` (0: the chain's latest; a save at `to` or past it is left as it is),
+/// Upgrades the save whose text is the `text_len` bytes at `text` (UTF-8; no NUL needed;
+/// or that text compressed, zstd or gzip, known by its first bytes, decompressed to at
+/// most 1 GiB: the report's text is plain) to version `to` (0: the chain's latest; a save at `to` or past it is left as it is),
 /// in memory, as the library's
 /// `Upgrader::upgrade_text` does. `flags`: 0, or `SAVECHAIN_KEEP_GOING` and
 /// `SAVECHAIN_STRICT` or-ed.
@@ -292,6 +319,8 @@ pub unsafe extern "C" fn savechain_upgrade_text(
         let handle = unsafe { chain_ref(chain) }?;
         // SAFETY: the caller's promise.
         let given = unsafe { args::bytes(text, text_len, "text") }?;
+        let plain = codec::text(given)?;
+        let given = &*plain;
         let options = options(handle, to, flags, SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT)?;
         let UpgradedText {
             text,
@@ -335,9 +364,15 @@ pub unsafe extern "C" fn savechain_upgrade_text(
 /// already current is not rewritten in place. An `out_path` that is the save itself
 /// (through a link, say) is an error (`SAVECHAIN_ERROR_IO`): that would replace the
 /// original without its backup. `flags`: 0, or `SAVECHAIN_KEEP_GOING`, `SAVECHAIN_STRICT`,
-/// `SAVECHAIN_DRY_RUN` and `SAVECHAIN_REPLACE_OUTPUT` or-ed; a dry run writes nothing and
+/// `SAVECHAIN_DRY_RUN` and `SAVECHAIN_REPLACE_OUTPUT` or-ed, and at most one of
+/// `SAVECHAIN_COMPRESS_NONE`, `_ZSTD` and `_GZIP`; a dry run writes nothing and
 /// takes no `out_path`; in place, it fails a read-only save with steps to run, as the
 /// upgrade would.
+///
+/// A compressed save (zstd or gzip, known by its first bytes, whatever the file's name) is
+/// read as a plain one, and written with the same compression (its backup holds its bytes
+/// as they were), unless a `SAVECHAIN_COMPRESS_*` flag says how to store it. Compressed
+/// bytes that do not decompress are a `SAVECHAIN_ERROR_COMPRESSED`, and nothing is written.
 ///
 /// A file already at `out_path` is never replaced silently: when it holds exactly what
 /// the upgrade writes (an earlier call's output), it is left alone and `written` is NULL;
@@ -384,8 +419,13 @@ pub unsafe extern "C" fn savechain_upgrade_file(
                     .to_string(),
             ));
         }
-        let all =
-            SAVECHAIN_KEEP_GOING | SAVECHAIN_STRICT | SAVECHAIN_DRY_RUN | SAVECHAIN_REPLACE_OUTPUT;
+        let all = SAVECHAIN_KEEP_GOING
+            | SAVECHAIN_STRICT
+            | SAVECHAIN_DRY_RUN
+            | SAVECHAIN_REPLACE_OUTPUT
+            | SAVECHAIN_COMPRESS_NONE
+            | SAVECHAIN_COMPRESS_ZSTD
+            | SAVECHAIN_COMPRESS_GZIP;
         let options = options(handle, to, flags, all)?;
         let target = match (&out, flags & SAVECHAIN_DRY_RUN != 0) {
             (_, true) => Target::Nowhere,

@@ -105,6 +105,7 @@ fn status_of(kind: savechain::ErrorKind) -> savechain_status {
         K::Upgrade => SAVECHAIN_ERROR_UPGRADE,
         K::Changed => SAVECHAIN_ERROR_CHANGED,
         K::Shape => SAVECHAIN_ERROR_SHAPE,
+        K::Compressed => SAVECHAIN_ERROR_COMPRESSED,
         _ => unreachable!("a kind this test does not know"),
     }
 }
@@ -1574,6 +1575,8 @@ fn status_names_are_spelt_as_the_report_spells_them() {
             .to_string()
     };
     assert_eq!(name(SAVECHAIN_ERROR_NOT_A_SAVE), "not-a-save");
+    assert_eq!(name(SAVECHAIN_ERROR_COMPRESSED), "compressed");
+    assert_eq!(SAVECHAIN_ERROR_COMPRESSED as i32, 13);
     for status in [
         SAVECHAIN_OK,
         SAVECHAIN_ERROR_IO,
@@ -1588,6 +1591,7 @@ fn status_names_are_spelt_as_the_report_spells_them() {
         SAVECHAIN_ERROR_ARGUMENT,
         SAVECHAIN_ERROR_INTERNAL,
         SAVECHAIN_ERROR_SHAPE,
+        SAVECHAIN_ERROR_COMPRESSED,
     ] {
         assert!(!name(status).contains(' '), "{}", name(status));
     }
@@ -1623,4 +1627,365 @@ fn a_steps_folder_whose_shapes_do_not_fit_is_a_shape_error_naming_the_step() {
     // SAFETY: a status the library defines.
     let name = unsafe { CStr::from_ptr(savechain_status_name(status as i32)) };
     assert_eq!(name.to_str().unwrap(), "shape");
+}
+
+const CODECS: [savechain::compress::Codec; 2] = [
+    savechain::compress::Codec::Zstd,
+    savechain::compress::Codec::Gzip,
+];
+
+fn packed(text: &[u8], codec: savechain::compress::Codec) -> Vec<u8> {
+    use savechain::compress::{compress, Compression};
+    compress(text, Compression::new(codec))
+}
+
+/// Every call that takes save text takes it compressed, giving what it gives for the
+/// text; damaged compressed bytes are SAVECHAIN_ERROR_COMPRESSED.
+#[test]
+fn the_text_calls_take_compressed_bytes() {
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let text = br#"{"meta": {"version": 1, "slot": 2}, "data": {"hp": 4, "x": ["d", "0x1.8p+1"]}}"#;
+    for codec in CODECS {
+        let bytes = packed(text, codec);
+        for style in [SAVECHAIN_PRETTY, SAVECHAIN_COMPACT, SAVECHAIN_DECIMAL] {
+            assert_eq!(
+                abi_format(&bytes, style),
+                library_format(text, style),
+                "{codec}"
+            );
+        }
+        assert_eq!(abi_meta(&bytes), library_meta(text));
+        assert_eq!(
+            abi_upgrade(chain, &bytes, 0, 0),
+            abi_upgrade(chain, text, 0, 0)
+        );
+        // A current save comes back as its plain canonical text.
+        let current = abi_upgrade(chain, text, 0, 0).unwrap().3.unwrap();
+        let again = abi_upgrade(chain, &packed(&current, codec), 0, 0).unwrap();
+        assert_eq!((again.2, again.3), (false, Some(current)));
+
+        let cut = &bytes[..bytes.len() - 5];
+        let errors = [
+            abi_format(cut, SAVECHAIN_PRETTY).unwrap_err(),
+            abi_meta(cut).unwrap_err(),
+            abi_upgrade(chain, cut, 0, 0).unwrap_err(),
+        ];
+        for e in errors {
+            assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_COMPRESSED);
+            assert!(
+                e.message.contains(&format!("the {codec} data is damaged")),
+                "{}",
+                e.message
+            );
+        }
+    }
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}
+
+fn store_compressed(
+    chain: *const savechain_chain,
+    path: &std::path::Path,
+    data: &[u8],
+    codec: u32,
+    level: i32,
+) -> Result<(), Read> {
+    let path = c(path.to_str().unwrap());
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain, valid pointers and lengths.
+    let s = unsafe {
+        savechain_store_file_compressed(
+            chain,
+            path.as_ptr(),
+            data.as_ptr().cast(),
+            data.len(),
+            ptr::null(),
+            0,
+            codec,
+            level,
+            &mut error,
+        )
+    };
+    match s {
+        savechain_status::SAVECHAIN_OK => Ok(()),
+        _ => Err(take_error(s, error)),
+    }
+}
+
+#[test]
+fn a_save_is_stored_compressed_reproducibly() {
+    use savechain::compress::{Codec, Compression};
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let dir = tempfile::tempdir().unwrap();
+    let data = br#"{"hp": 3, "name": "Kestrel"}"#;
+    store(chain, &dir.path().join("plain.json"), data, None).unwrap();
+    let plain = std::fs::read(dir.path().join("plain.json")).unwrap();
+    let cases = [
+        (SAVECHAIN_CODEC_NONE, 0, Compression::NONE),
+        (SAVECHAIN_CODEC_ZSTD, 0, Compression::new(Codec::Zstd)),
+        (
+            SAVECHAIN_CODEC_ZSTD,
+            19,
+            Compression::with_level(Codec::Zstd, 19).unwrap(),
+        ),
+        (SAVECHAIN_CODEC_GZIP, 0, Compression::new(Codec::Gzip)),
+        (
+            SAVECHAIN_CODEC_GZIP,
+            1,
+            Compression::with_level(Codec::Gzip, 1).unwrap(),
+        ),
+    ];
+    for (codec, level, how) in cases {
+        let path = dir.path().join(format!("s{codec}-{level}.json"));
+        store_compressed(chain, &path, data, codec, level).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(Codec::of(&bytes), how.codec());
+        assert_eq!(bytes, savechain::compress::compress(&plain, how), "{how}");
+    }
+    for (codec, level, words) in [
+        (7, 0, "codec is 7"),
+        (SAVECHAIN_CODEC_ZSTD, 23, "zstd has no level 23"),
+        (SAVECHAIN_CODEC_GZIP, -1, "gzip has no level -1"),
+        (SAVECHAIN_CODEC_NONE, 3, "takes none"),
+    ] {
+        let path = dir.path().join("refused.json");
+        let e = store_compressed(chain, &path, data, codec, level).unwrap_err();
+        assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_ARGUMENT);
+        assert!(e.message.contains(words), "{}", e.message);
+        assert!(!path.exists());
+    }
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
+}
+
+fn read_head(path: &std::path::Path) -> Result<(savechain_head, Vec<u8>), Read> {
+    let path = c(path.to_str().unwrap());
+    let mut head = savechain_head::default();
+    let mut meta: *mut c_char = ptr::null_mut();
+    let mut len = 0;
+    let mut error = ptr::null_mut();
+    // SAFETY: valid pointers.
+    let s =
+        unsafe { savechain_read_head(path.as_ptr(), &mut head, &mut meta, &mut len, &mut error) };
+    if s != savechain_status::SAVECHAIN_OK {
+        assert!(meta.is_null());
+        return Err(take_error(s, error));
+    }
+    // SAFETY: handed out by the call.
+    let bytes = unsafe { std::slice::from_raw_parts(meta.cast::<u8>(), len) }.to_vec();
+    // SAFETY: handed out by the call, freed once.
+    unsafe { savechain_text_free(meta) };
+    Ok((head, bytes))
+}
+
+#[test]
+fn the_head_of_a_file_is_read_as_the_library_reads_it() {
+    use savechain::compress::Codec;
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = String::from("[");
+    for i in 0..200_000 {
+        data.push_str(&format!("\"entry {i} {}\",", i * 7919 % 10007));
+    }
+    data.push_str("0]");
+    let text = format!(
+        r#"{{"meta": {{"version": 4, "game": "Starlane Traders", "writer": "1.0.0"}}, "data": {data}}}"#
+    );
+    for (codec, constant) in [
+        (Codec::Plain, SAVECHAIN_CODEC_NONE),
+        (Codec::Zstd, SAVECHAIN_CODEC_ZSTD),
+        (Codec::Gzip, SAVECHAIN_CODEC_GZIP),
+    ] {
+        let path = dir.path().join(format!("big{constant}.json"));
+        std::fs::write(&path, packed(text.as_bytes(), codec)).unwrap();
+        let (head, meta) = read_head(&path).unwrap();
+        let library = savechain::head::read(&path).unwrap();
+        assert_eq!(
+            meta,
+            savechain::text::to_vec_compact(&library.meta.to_value()).unwrap()
+        );
+        assert_eq!((head.version, head.codec, head.whole), (4, constant, false));
+        assert_eq!(
+            (head.bytes_read, head.text_read, head.size),
+            (library.bytes_read, library.text_read, library.size)
+        );
+        assert!(
+            head.bytes_read * 4 < head.size,
+            "{codec}: {} of {}",
+            head.bytes_read,
+            head.size
+        );
+        let since = library
+            .modified
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        assert!(head.has_modified);
+        assert_eq!(
+            (head.modified_seconds, head.modified_nanoseconds),
+            (since.as_secs() as i64, since.subsec_nanos())
+        );
+    }
+
+    // Data first: read whole, and said.
+    let old = dir.path().join("old.json");
+    std::fs::write(
+        &old,
+        packed(br#"{"data": [1, 2], "meta": {"version": 2}}"#, Codec::Zstd),
+    )
+    .unwrap();
+    let (head, meta) = read_head(&old).unwrap();
+    assert!(head.whole);
+    assert_eq!(meta, br#"{"version":2}"#);
+
+    // A damaged head names the file, line and column; damaged compressed bytes their codec.
+    let torn = dir.path().join("torn.json");
+    std::fs::write(
+        &torn,
+        "{\"meta\": {\"version\": 2,\n  \"game\" 3}, \"data\": 1}",
+    )
+    .unwrap();
+    let e = read_head(&torn).unwrap_err();
+    assert_eq!(
+        (e.kind, e.line, e.column),
+        (savechain_status::SAVECHAIN_ERROR_SYNTAX, 2, 10)
+    );
+    assert_eq!(e.file.as_deref(), torn.to_str());
+    std::fs::write(&torn, &packed(text.as_bytes(), Codec::Gzip)[..30]).unwrap();
+    let e = read_head(&torn).unwrap_err();
+    assert_eq!(
+        e.kind,
+        savechain_status::SAVECHAIN_ERROR_COMPRESSED,
+        "{}",
+        e.text
+    );
+    let e = read_head(&dir.path().join("missing.json")).unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_IO);
+
+    // The meta is optional; the head is not.
+    let path = c(old.to_str().unwrap());
+    let mut head = savechain_head::default();
+    // SAFETY: valid pointers, NULL where allowed.
+    let s = unsafe {
+        savechain_read_head(
+            path.as_ptr(),
+            &mut head,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!((s, head.version), (savechain_status::SAVECHAIN_OK, 2));
+    let mut error = ptr::null_mut();
+    // SAFETY: valid pointers, NULL where allowed and one where not.
+    let s = unsafe {
+        savechain_read_head(
+            path.as_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut error,
+        )
+    };
+    assert_eq!(
+        take_error(s, error).kind,
+        savechain_status::SAVECHAIN_ERROR_ARGUMENT
+    );
+    // SAFETY: as above.
+    let s = unsafe {
+        savechain_read_head(
+            ptr::null(),
+            &mut head,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(s, savechain_status::SAVECHAIN_ERROR_ARGUMENT);
+}
+
+fn upgrade_in_place(
+    chain: *const savechain_chain,
+    path: &std::path::Path,
+    flags: u32,
+) -> Result<(), Read> {
+    let path = c(path.to_str().unwrap());
+    let mut report = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    // SAFETY: a live chain, valid strings and out pointers.
+    let s = unsafe {
+        savechain_upgrade_file(
+            chain,
+            path.as_ptr(),
+            ptr::null(),
+            0,
+            flags,
+            &mut report,
+            &mut error,
+        )
+    };
+    if s != savechain_status::SAVECHAIN_OK {
+        return Err(take_error(s, error));
+    }
+    // SAFETY: stored by the call, freed once.
+    unsafe { savechain_report_free(report) };
+    Ok(())
+}
+
+/// An upgrade in place keeps a save's compression, its backup the original's bytes; a
+/// SAVECHAIN_COMPRESS_* flag stores it otherwise; two such flags are refused.
+#[test]
+fn a_file_upgrade_keeps_the_compression_unless_told() {
+    use savechain::compress::Codec;
+    let steps = steps_folder();
+    let chain = abi_chain(steps.path());
+    let dir = tempfile::tempdir().unwrap();
+    let original = br#"{"meta": {"version": 1}, "data": {"hp": 4}}"#;
+    for (codec, flags, written) in [
+        (Codec::Zstd, 0, Codec::Zstd),
+        (Codec::Gzip, 0, Codec::Gzip),
+        (Codec::Zstd, SAVECHAIN_COMPRESS_GZIP, Codec::Gzip),
+        (Codec::Plain, SAVECHAIN_COMPRESS_ZSTD, Codec::Zstd),
+        (Codec::Gzip, SAVECHAIN_COMPRESS_NONE, Codec::Plain),
+    ] {
+        let path = dir.path().join(format!("{codec}-{flags}.json"));
+        let bytes = packed(original, codec);
+        std::fs::write(&path, &bytes).unwrap();
+        upgrade_in_place(chain, &path, flags).unwrap();
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(Codec::of(&after), written, "{codec} with flags {flags}");
+        assert_eq!(savechain::Save::from_slice(&after).unwrap().meta.version, 3);
+        let backup = dir.path().join(format!("{codec}-{flags}.json.v1.bak"));
+        assert_eq!(std::fs::read(backup).unwrap(), bytes);
+    }
+    let path = dir.path().join("two.json");
+    std::fs::write(&path, original).unwrap();
+    let e = upgrade_in_place(
+        chain,
+        &path,
+        SAVECHAIN_COMPRESS_ZSTD | SAVECHAIN_COMPRESS_GZIP,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, savechain_status::SAVECHAIN_ERROR_ARGUMENT);
+    assert!(
+        e.message.contains("more than one SAVECHAIN_COMPRESS_"),
+        "{}",
+        e.message
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+
+    // Damaged compressed bytes: an error of their kind, nothing written.
+    let cut = &packed(original, Codec::Zstd)[..20];
+    std::fs::write(&path, cut).unwrap();
+    let e = upgrade_in_place(chain, &path, 0).unwrap_err();
+    assert_eq!(
+        e.kind,
+        savechain_status::SAVECHAIN_ERROR_COMPRESSED,
+        "{}",
+        e.text
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), cut);
+    // SAFETY: made above, freed once.
+    unsafe { savechain_chain_free(chain) };
 }

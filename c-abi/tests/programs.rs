@@ -225,6 +225,72 @@ fn the_c_program_upgrades_a_file_in_place_keeping_its_backup() {
     assert_eq!(names, ["slot1.json", "slot1.json.v3.bak"]);
 }
 
+/// Saves stored compressed go through the same program unchanged: read from their bytes
+/// and from their heads, upgraded in memory to the text the plain ones give, and through
+/// the file into an output stored as the save was, or in place keeping it so, with the
+/// original's bytes as the backup.
+#[test]
+fn the_c_program_upgrades_compressed_saves_keeping_their_compression() {
+    use savechain::compress::{compress, Codec, Compression};
+    let dir = tempfile::tempdir().unwrap();
+    let saves = [
+        ("fixtures/v3/small.json", "a.json.zst", Codec::Zstd),
+        ("fixtures/v5/edge.json", "b.json.gz", Codec::Gzip),
+        ("fixtures/v9/small.json", "c.json.zst", Codec::Zstd),
+    ];
+    for (fixture, name, codec) in saves {
+        let plain = std::fs::read(repo().join(fixture)).unwrap();
+        let bytes = compress(&plain, Compression::new(codec));
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let steps = repo().join("upgrades");
+    let steps = steps.to_str().unwrap();
+    let mut args = vec![
+        "--steps", steps, "--writer", "0.1.0", "--game", GAME, "--out", "out",
+    ];
+    args.extend(saves.iter().map(|s| s.1));
+    let output = run(&programs().c_shared, &args, dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", everything(&output));
+    for (fixture, name, codec) in saves {
+        let written = std::fs::read(dir.path().join("out").join(name)).unwrap();
+        assert_eq!(Codec::of(&written), codec, "{name}");
+        let text = savechain::compress::decompress(&written, 1 << 30).unwrap();
+        let expected =
+            std::fs::read(repo().join(fixture.replacen("fixtures/", "expected/", 1))).unwrap();
+        let expected = savechain::Save::from_slice(&expected).unwrap();
+        assert_eq!(
+            savechain::Save::from_slice(&text).unwrap(),
+            expected,
+            "{name}"
+        );
+    }
+
+    // In place: stored as it was, the backup the original's bytes.
+    let original = std::fs::read(dir.path().join("a.json.zst")).unwrap();
+    let args = [
+        "--steps",
+        steps,
+        "--writer",
+        "0.1.0",
+        "--game",
+        GAME,
+        "a.json.zst",
+    ];
+    let output = run(&programs().c_shared, &args, dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", everything(&output));
+    assert_eq!(
+        std::fs::read(dir.path().join("a.json.zst.v3.bak")).unwrap(),
+        original
+    );
+    let upgraded = std::fs::read(dir.path().join("a.json.zst")).unwrap();
+    assert_eq!(Codec::of(&upgraded), Codec::Zstd);
+    assert_eq!(
+        savechain::Save::from_slice(&upgraded).unwrap().meta.version,
+        9
+    );
+}
+
 /// A step that keeps state in an upvalue and a global (and prints them: a failed save's
 /// error shows what it printed), and does what a stranger's step might on some saves: loop forever, read a file outside its folder, require one, take
 /// all the memory, raise an error.

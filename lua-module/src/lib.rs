@@ -11,7 +11,13 @@
 //! local chain = savechain.chain{ steps = "upgrades/", writer = "2.3.0",
 //!                                game = "Starlane Traders", mods = "mods/" }
 //! local text, report = chain:upgrade(text, { to = 5, keep_going = true })
+//! savechain.encode(value, { compress = "zstd" })  -- save text stored compressed
 //! ```
+//!
+//! Every function that takes save text (`decode`, `load`, `format`, `decimal`,
+//! `chain:upgrade`) takes it compressed too (zstd or gzip, known by its first bytes: a
+//! file's bytes as read; Lua strings are bytes), and those that write it (`encode`,
+//! `save`, `chain:upgrade`) take `compress = "zstd" | "gzip" | "none"` and `level = N`.
 //!
 //! Built with `cargo build --release -p savechain-lua` (never with the library's default
 //! features: they compile a Lua in, and a module uses its host's). The library does the
@@ -20,9 +26,11 @@
 //! steps run in sandboxes of their own, new Lua states of the host's Lua, never in the
 //! host's state.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use mlua::{AnyUserData, Lua, Table, UserData, Value};
+use savechain::compress::{self, Codec, Compression};
 use savechain::lua::{install, library_module, Limits};
 use savechain::text::{reformat, Style};
 use savechain::upgrade::{Chain, ModStatus, UpgradedText};
@@ -59,6 +67,8 @@ fn set_up(lua: &Lua) -> mlua::Result<Table> {
     native.raw_set("reformat", lua.create_function(native_reformat)?)?;
     native.raw_set("chain", lua.create_function(native_chain)?)?;
     native.raw_set("upgrade", lua.create_function(native_upgrade)?)?;
+    native.raw_set("decompress", lua.create_function(native_decompress)?)?;
+    native.raw_set("compress", lua.create_function(native_compress)?)?;
     lua.load(include_str!("native.lua"))
         .set_name("=savechain (native)")
         .call::<()>((&module, native))?;
@@ -84,9 +94,52 @@ fn native_reformat(lua: &Lua, (text, style): (mlua::String, String)) -> mlua::Re
         "decimal" => Style::Decimal,
         _ => Style::Pretty,
     };
-    match reformat(&text.as_bytes(), style) {
+    let bytes = text.as_bytes();
+    let plain = match compress::decompress(&bytes, compress::DEFAULT_LIMIT) {
+        Ok(plain) => plain,
+        Err(e) => return fail(lua, e.to_string()),
+    };
+    match reformat(&plain, style) {
         Ok(out) => Ok((Value::String(lua.create_string(out)?), Value::Nil)),
         Err(e) => fail(lua, e.to_string()),
+    }
+}
+
+/// `native.decompress(bytes)`: the text that save bytes hold (themselves when plain), or
+/// nil and why not (damaged compressed data, more than 1 GiB of text).
+fn native_decompress(lua: &Lua, bytes: mlua::String) -> mlua::Result<Reply> {
+    let given = bytes.as_bytes();
+    match compress::decompress(&given, compress::DEFAULT_LIMIT) {
+        Ok(Cow::Borrowed(_)) => Ok((Value::String(bytes.clone()), Value::Nil)),
+        Ok(Cow::Owned(text)) => Ok((Value::String(lua.create_string(text)?), Value::Nil)),
+        Err(e) => fail(lua, e.to_string()),
+    }
+}
+
+/// `native.compress(text, codec, level)`: `text` stored as `codec` (`"zstd"`, `"gzip"` or
+/// `"none"`) at `level` (nil: the codec's default), or nil and why not.
+fn native_compress(
+    lua: &Lua,
+    (text, codec, level): (mlua::String, mlua::String, Option<i64>),
+) -> mlua::Result<Reply> {
+    let how = match compression(&codec.to_string_lossy(), level) {
+        Ok(how) => how,
+        Err(message) => return fail(lua, message),
+    };
+    let bytes = compress::compress(&text.as_bytes(), how);
+    Ok((Value::String(lua.create_string(bytes)?), Value::Nil))
+}
+
+/// The compression named `codec` at `level`, by the library's rules.
+fn compression(codec: &str, level: Option<i64>) -> Result<Compression, String> {
+    let codec: Codec = codec.parse().map_err(|e: savechain::Error| e.to_string())?;
+    match level {
+        None => Ok(Compression::new(codec)),
+        Some(level) => {
+            let level =
+                i32::try_from(level).map_err(|_| format!("{codec} has no level {level}"))?;
+            Compression::with_level(codec, level).map_err(|e| e.to_string())
+        }
     }
 }
 
@@ -204,16 +257,35 @@ fn native_upgrade(
     let chain = chain.borrow::<NativeChain>()?;
     let mut run = Options::default();
     run.limits = chain.limits;
-    if let Err(message) = upgrade_options(&options, &mut run) {
-        return fail(lua, message);
-    }
-    let upgraded = chain.chain.upgrader().upgrade_text(&text.as_bytes(), &run);
+    let store = match upgrade_options(&options, &mut run) {
+        Ok(store) => store,
+        Err(message) => return fail(lua, message),
+    };
+    let given = text.as_bytes();
+    let codec = Codec::of(&given);
+    // The save's own compression unless asked otherwise, as a file upgraded keeps it.
+    let how = match store {
+        Some(how) => how,
+        None => Compression::new(codec),
+    };
+    let upgraded = chain.chain.upgrader().upgrade_text(&given, &run);
     match upgraded {
         Ok(upgraded) => {
             let report = report(lua, &upgraded)?;
-            let out = match upgraded.text {
-                Some(out) => lua.create_string(out)?,
-                None => text,
+            let out = match (
+                &upgraded.text,
+                store.is_none() || how == Compression::NONE && codec == Codec::Plain,
+            ) {
+                (Some(out), _) => lua.create_string(compress::compress(out, how))?,
+                // Nothing changed, and no other storing asked: the very bytes given.
+                (None, true) => text.clone(),
+                // Stored as asked (another codec, or a level the bytes do not record).
+                (None, false) => {
+                    // It read, so it decompresses.
+                    let plain = compress::decompress(&given, compress::DEFAULT_LIMIT)
+                        .map_err(mlua::Error::external)?;
+                    lua.create_string(compress::compress(&plain, how))?
+                }
             };
             Ok((Value::String(out), Value::Table(report)))
         }
@@ -221,22 +293,43 @@ fn native_upgrade(
     }
 }
 
-fn upgrade_options(options: &Value, run: &mut Options) -> Result<(), String> {
+/// The options of `chain:upgrade` into `run`; the compression asked for the text out.
+fn upgrade_options(options: &Value, run: &mut Options) -> Result<Option<Compression>, String> {
     let what = "chain:upgrade";
     let options = match options {
-        Value::Nil => return Ok(()),
+        Value::Nil => return Ok(None),
         Value::Table(options) => options,
         _ => {
             return Err(format!(
-                "{what} takes the save's text and a table of options such as {{to = 5, keep_going = true, strict = true}}"
+                "{what} takes the save's text and a table of options such as {{to = 5, keep_going = true, strict = true, compress = \"zstd\"}}"
             ))
         }
     };
-    only_known(options, what, &["to", "keep_going", "strict"])?;
+    only_known(
+        options,
+        what,
+        &["to", "keep_going", "strict", "compress", "level"],
+    )?;
     run.target = positive_integer(options, what, "to")?;
     run.keep_going = boolean(options, what, "keep_going")?.unwrap_or(false);
     run.strict = boolean(options, what, "strict")?.unwrap_or(false);
-    Ok(())
+    let level = match options
+        .raw_get::<Value>("level")
+        .map_err(|e| e.to_string())?
+    {
+        Value::Nil => None,
+        Value::Integer(n) => Some(n),
+        _ => return Err(format!("{what}: level is an integer")),
+    };
+    match (string(options, what, "compress")?, level) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(format!(
+            "{what}: level is the level of compress, which is not given"
+        )),
+        (Some(codec), level) => compression(&codec, level)
+            .map(Some)
+            .map_err(|e| format!("{what}: {e}")),
+    }
 }
 
 /// The report of an upgrade, as a Lua table: `from`, `to`, `changed`, `steps` (each with

@@ -4,6 +4,70 @@
 local savechain, native = ...
 
 local type, error, setmetatable, getmetatable = type, error, setmetatable, getmetatable
+local pairs, next, math_type = pairs, next, math.type
+
+-- Compressed saves -------------------------------------------------------------------
+-- Save text may come compressed (zstd or gzip, known by its first bytes: a file's bytes
+-- as read), and may be written so with compress = "zstd" | "gzip" | "none" and level = N.
+
+-- `opts` without `compress` and `level`, and those two: nil, nil when neither is given
+-- (then `opts` itself, untouched, is what the library gets).
+local function split_compression(who, opts)
+  if type(opts) ~= "table" or (opts.compress == nil and opts.level == nil) then
+    return opts, nil, nil
+  end
+  local codec, level = opts.compress, opts.level
+  if type(codec) ~= "string" then
+    error(who .. ": compress is \"zstd\", \"gzip\" or \"none\"", 3)
+  end
+  if level ~= nil and math_type(level) ~= "integer" then
+    error(who .. ": level is an integer", 3)
+  end
+  local rest = {}
+  for key, value in pairs(opts) do
+    if key ~= "compress" and key ~= "level" then rest[key] = value end
+  end
+  return rest, codec, level
+end
+
+local function compressed(text, codec, level)
+  local out, err = native.compress(text, codec, level)
+  if out == nil then error(err, 0) end
+  return out
+end
+
+-- The text save bytes hold: decompressed when they are zstd or gzip.
+local function plain(text)
+  local out, err = native.decompress(text)
+  if out == nil then error(err, 0) end
+  return out
+end
+
+local decode, encode, save = savechain.decode, savechain.encode, savechain.save
+
+-- The value that save text spells, the text plain or compressed.
+function savechain.decode(text)
+  if type(text) ~= "string" then
+    error("savechain.decode expects a string of save text", 2)
+  end
+  return decode(plain(text))
+end
+
+-- The save text of a value; with compress = "zstd" or "gzip" (and level = N), stored so.
+function savechain.encode(value, opts)
+  local rest, codec, level = split_compression("savechain.encode", opts)
+  if codec == nil then return encode(value, opts) end
+  -- The library checks the other options, and names no compression in its messages.
+  return compressed(encode(value, next(rest) ~= nil and rest or nil), codec, level)
+end
+
+-- The text of a save of every registered module (savechain.save); with compress = "zstd"
+-- or "gzip" (and level = N), stored so.
+function savechain.save(opts)
+  local rest, codec, level = split_compression("savechain.save", opts)
+  if codec == nil then return save(opts) end
+  return compressed(save(rest), codec, level)
+end
 
 -- Save text written again in `style`.
 local function reformat(text, style)
@@ -53,7 +117,9 @@ function savechain.chain(opts)
 end
 
 -- The save of `text` upgraded by the chain, and a report of what ran: `text` itself when
--- nothing needed to change. Options: {to = N, keep_going = true, strict = true}.
+-- nothing needed to change. `text` may be compressed; what comes back is stored as it was
+-- unless compress says otherwise. Options: {to = N, keep_going = true, strict = true,
+-- compress = "zstd" | "gzip" | "none", level = N}.
 function Chain:upgrade(text, opts)
   local handle = handles[self]
   if handle == nil then

@@ -15,6 +15,7 @@ mod edit;
 mod fixtures;
 mod fmt;
 mod inspect;
+mod list;
 mod output;
 mod report;
 mod schema;
@@ -61,6 +62,8 @@ Examples:
                                             upgrade in place the 3rd of 8 shards of a list,
                                             with a JSON report of each save
   save-upgrade inspect world.json           version, history, pending steps, counts
+  save-upgrade list saves/                  each save's game, version, writer, mods, time,
+                                            compression and status, read from its head
   save-upgrade chain --json                 the upgrade steps as JSON
   save-upgrade cache verify saves/          whether each save's binary cache would be used
   save-upgrade fmt --check saves/           exit 1 if any save is not canonical
@@ -133,6 +136,7 @@ enum Command {
     Fmt(fmt::Args),
     Chain(chain::Args),
     Inspect(inspect::Args),
+    List(list::Args),
     Cache(cache::Args),
     Show(view::ShowArgs),
     Get(view::GetArgs),
@@ -169,6 +173,7 @@ fn run() -> i32 {
         Some(Command::Fmt(args)) => fmt::run(args),
         Some(Command::Chain(args)) => chain::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
+        Some(Command::List(args)) => list::run(args),
         Some(Command::Cache(args)) => cache::run(args),
         Some(Command::Show(args)) => view::show(args),
         Some(Command::Get(args)) => view::get(args),
