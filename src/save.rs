@@ -169,7 +169,7 @@ impl Save {
     /// clear and reuse one buffer.
     pub fn write(&self, out: &mut Vec<u8>, style: Style) -> Result<()> {
         let meta = self.meta.to_value();
-        write_members(out, &[("data", &self.data), ("meta", &meta)], style)
+        write_members(out, &[("meta", &meta), ("data", &self.data)], style)
     }
 
     /// The canonical pretty text of the save.
