@@ -241,8 +241,9 @@ impl Save {
     }
 }
 
-/// Puts the save at `path` in canonical form (keys sorted, two-space indentation, doubles
-/// as hexfloats): returns whether it was not canonical. With `check`, writes nothing;
+/// Puts the save at `path` in canonical form (`meta` first, keys sorted, two-space
+/// indentation, doubles as hexfloats): returns whether it was not canonical (a save
+/// written before format revision 3, `data` first, is not). With `check`, writes nothing;
 /// otherwise rewrites the file atomically, refusing a read-only one. A file that does not
 /// load is an error naming it, and is left as it is.
 ///

@@ -62,8 +62,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Style: the canonical layout a save is stored in (sorted keys, two-space indent,
-// doubles as `["d", "<hexfloat>"]`).
+// Style: the canonical layout a save is stored in (`meta` first, then every key sorted,
+// two-space indent, doubles as `["d", "<hexfloat>"]`).
 #define SAVECHAIN_PRETTY 0
 
 // Style: the same document on one line, without spaces.
