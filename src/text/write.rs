@@ -11,9 +11,9 @@ use crate::text::tags::{
 use crate::text::MAX_DEPTH;
 use crate::value::{Table, Value};
 
-/// How the text is laid out. Both are canonical: keys in bytewise order (but a `meta`
-/// member of the top-level object, written first: [`FIRST_MEMBER`]), the same value always
-/// gives the same bytes.
+/// How the text is laid out. Both are canonical: keys in bytewise order, but for a `meta`
+/// member of the top-level object, written first (a save's text starts with its `meta`);
+/// the same value always gives the same bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Style {
@@ -58,7 +58,7 @@ impl Style {
 /// in key order: a save's `meta`, so that its version stands in the first bytes of its
 /// text and a reader of a save's head finds it there (format revision 3). Objects deeper
 /// in have every member in key order.
-pub const FIRST_MEMBER: &str = "meta";
+pub(crate) const FIRST_MEMBER: &str = "meta";
 
 /// Arrays of at most this many numbers (a position, a quaternion) stay on one line.
 pub(crate) const INLINE_NUMBERS: usize = 4;
