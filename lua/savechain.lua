@@ -440,6 +440,10 @@ else
       -- Each text key's written form, '"key": ', or false for a key that is not text:
       -- objects of one shape repeat their keys.
       local members = {}
+      -- The canonical text of a document writes a top-level `meta` first (FIRST_MEMBER in
+      -- text/write.rs); the text that orders a table key (with `outer_seen`) keeps every
+      -- member in key order.
+      local meta_first = outer_seen == nil
       local SEP = pretty and ", " or ","
       local COLON = pretty and '": ' or '":'
       local value, contents, key_text
@@ -677,6 +681,15 @@ else
       local function object(v, names, len, depth, level)
         check(depth + 1, level)
         sort(names, bytewise)
+        if depth == 0 and meta_first then
+          for j = 1, len do
+            if names[j] == "meta" then
+              for i = j, 2, -1 do names[i] = names[i - 1] end
+              names[1] = "meta"
+              break
+            end
+          end
+        end
         local inner = level + 1
         n = n + 1
         out[n] = "{"
@@ -1815,8 +1828,8 @@ local function check_options(who, opts, allowed, example)
 end
 
 -- The text of a save of every registered module (and of the states kept from the save
--- loaded, of modules not registered): {"data": {module: state, ...}, "meta": {"version":
--- opts.version, "writer": opts.writer, "game": opts.game, "modules": {module: version}}},
+-- loaded, of modules not registered): {"meta": {"version": opts.version, "writer":
+-- opts.writer, "game": opts.game, "modules": {module: version}}, "data": {module: state, ...}},
 -- pretty, or on one line with opts.compact; the other members of the meta of the save
 -- loaded last (its history) are kept. It is a save as docs/FORMAT.md has it, which
 -- save-upgrade shows, edits and upgrades.

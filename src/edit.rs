@@ -1178,7 +1178,8 @@ fn keep_doubles_in(original: &Value, edited: &mut Value, at: &mut Vec<Segment>, 
 /// `meta.version`) added, removed and changed, values in the decimal view cut to 60
 /// characters. Key order never matters; doubles are compared by their bits.
 pub fn diff(before: &Save, after: &Save) -> Changes {
-    // Each part where the document has it (data before meta), with no copy of the data.
+    // Each part in path order (`data` before `meta`, whatever order the text has them), with
+    // no copy of the data.
     let mut changes = Changes::default();
     let under = |key: &str| Path::from(vec![Segment::Key(key.to_string())]);
     diff_into(&before.data, &after.data, under("data"), &mut changes);

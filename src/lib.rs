@@ -7,23 +7,24 @@
 //!
 //! ```json
 //! {
+//!   "meta": {
+//!     "version": 7,
+//!     "writer": "2.3.0"
+//!   },
 //!   "data": {
 //!     "player": {
 //!       "credits": 18446744073709551615,
 //!       "name": "Zoë",
 //!       "position": [["d", "0x1.8p+1"], ["d", "-0x1p-2"], 0]
 //!     }
-//!   },
-//!   "meta": {
-//!     "version": 7,
-//!     "writer": "2.3.0"
 //!   }
 //! }
 //! ```
 //!
 //! - `meta.version` is the save's schema version; `meta.writer` the version of the game
 //!   that wrote it (the game's, never savechain's). Other `meta` members are kept as they
-//!   are.
+//!   are. `meta` comes first, so the version is in a save's first bytes; every other
+//!   object has its keys in bytewise order.
 //! - Integers are exact across the whole `i64` and `u64` ranges.
 //! - A double is `["d", "<hex>"]`, spelled as C's `printf("%a")` does (`1.5` is
 //!   `0x1.8p+0`), with `inf`, `-inf`, `nan` and `nan:0x<payload>` for the rest, so every
@@ -47,7 +48,7 @@
 //! save.data.as_object_mut().unwrap().insert("crew", Value::Int(5));
 //! assert_eq!(
 //!     save.to_string()?,
-//!     "{\n  \"data\": {\n    \"crew\": 5,\n    \"hull\": [\"d\", \"0x1.8p+6\"]\n  },\n  \"meta\": {\n    \"version\": 3\n  }\n}\n"
+//!     "{\n  \"meta\": {\n    \"version\": 3\n  },\n  \"data\": {\n    \"crew\": 5,\n    \"hull\": [\"d\", \"0x1.8p+6\"]\n  }\n}\n"
 //! );
 //! # Ok::<(), savechain::Error>(())
 //! ```

@@ -174,7 +174,7 @@ impl Save {
     /// clear and reuse one buffer.
     pub fn write(&self, out: &mut Vec<u8>, style: Style) -> Result<()> {
         let meta = self.meta.to_value();
-        write_members(out, &[("data", &self.data), ("meta", &meta)], style)
+        write_members(out, &[("meta", &meta), ("data", &self.data)], style)
     }
 
     /// The canonical pretty text of the save.
@@ -283,8 +283,9 @@ impl Save {
     }
 }
 
-/// Puts the save at `path` in canonical form (keys sorted, two-space indentation, doubles
-/// as hexfloats): returns whether it was not canonical. With `check`, writes nothing;
+/// Puts the save at `path` in canonical form (`meta` first, keys sorted, two-space
+/// indentation, doubles as hexfloats): returns whether it was not canonical (a save
+/// written before format revision 3, `data` first, is not). With `check`, writes nothing;
 /// otherwise rewrites the file atomically, refusing a read-only one. A file that does not
 /// load is an error naming it, and is left as it is. A compressed save is canonical when
 /// its text is, and is rewritten in its own codec ([`format_file_with`]).

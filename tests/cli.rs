@@ -9,7 +9,9 @@ use std::process::{Command, Output, Stdio};
 
 use common::{save_upgrade, stderr};
 
-const CANONICAL: &str = "{\n  \"data\": {\n    \"hp\": [\"d\", \"0x1.8p+3\"]\n  },\n  \"meta\": {\n    \"version\": 1\n  }\n}\n";
+const CANONICAL: &str = "{\n  \"meta\": {\n    \"version\": 1\n  },\n  \"data\": {\n    \"hp\": [\"d\", \"0x1.8p+3\"]\n  }\n}\n";
+/// [`CANONICAL`] as format revision 2 wrote it, `data` before `meta`.
+const REVISION_2: &str = "{\n  \"data\": {\n    \"hp\": [\"d\", \"0x1.8p+3\"]\n  },\n  \"meta\": {\n    \"version\": 1\n  }\n}\n";
 const MESSY: &str = r#"{"meta":{"version":1},"data":{"hp":12.0}}"#;
 const BROKEN: &str = r#"{"meta":{"version":1},"data":{"hp":["d","0x1.gp3"]}}"#;
 
@@ -88,6 +90,33 @@ fn fmt_check_writes_nothing() {
         fs::read_to_string(dir.path().join("messy.json")).unwrap(),
         MESSY
     );
+}
+
+#[test]
+fn a_save_in_the_order_of_revision_2_reads_the_same_and_fmt_writes_meta_first() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("old.json"), REVISION_2).unwrap();
+    let out = save_upgrade(&["get", "old.json", "data.hp"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = save_upgrade(&["fmt", "--check", "old.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not canonical: old.json"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("old.json")).unwrap(),
+        REVISION_2
+    );
+    let out = save_upgrade(&["fmt", "old.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("old.json")).unwrap(),
+        CANONICAL
+    );
+    let out = save_upgrade(&["fmt", "--check", "old.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 /// Runs `save-upgrade fmt -` with `input` on standard input.

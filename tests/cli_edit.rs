@@ -14,9 +14,19 @@ use common::{save_upgrade, stderr};
 const FIXTURE: &str = "fixtures/v9/small.json";
 
 /// A folder holding `slot1.json`, a copy of the v9 fixture.
+/// The canonical text of the fixture at `relative` (the fixtures keep the order of format
+/// revision 2, `data` first).
+fn canonical_fixture(relative: &str) -> Vec<u8> {
+    let text = fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)).unwrap();
+    savechain::Save::from_slice(&text)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+}
+
 fn folder() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
-    let original = fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
+    let original = canonical_fixture(FIXTURE);
     let path = dir.path().join("slot1.json");
     fs::write(&path, &original).unwrap();
     (dir, path, original)
@@ -310,12 +320,12 @@ fn an_invalid_edit_is_kept_and_nothing_is_written_without_a_terminal() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
-        err.contains(":42:7: at data.ship: expected a key in double quotes"),
+        err.contains(":54:7: at data.ship: expected a key in double quotes"),
         "{err}"
     );
     assert!(err.contains("slot1.json: nothing written"), "{err}");
     assert!(
-        err.contains("(the error above is at slot1.json.edit.bak:42:7)"),
+        err.contains("(the error above is at slot1.json.edit.bak:54:7)"),
         "{err}"
     );
     let draft = kept_draft(dir.path(), &out);
@@ -396,7 +406,7 @@ impl Terminal {
                 "-x",
                 "160",
                 "-y",
-                "50",
+                "70",
             ])
             .arg(command)
             .current_dir(dir)
@@ -1066,8 +1076,7 @@ fn on_a_terminal_a_change_of_kind_can_be_meant() {
 /// A folder holding `slot1.json`, a copy of the v1 fixture (no history).
 fn folder_v1() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let (dir, path, _) = folder();
-    let v1 =
-        fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1/small.json")).unwrap();
+    let v1 = canonical_fixture("fixtures/v1/small.json");
     fs::write(&path, &v1).unwrap();
     (dir, path, v1)
 }

@@ -76,14 +76,18 @@ fn report_entries_of_failed_saves_have_the_versions_that_were_read() {
     assert_eq!(versions(entry(&report, "good.json")), (Some(5), Some(9)));
 }
 
+/// Writes the canonical text of the fixture `relative` to `to` (the fixtures keep the order
+/// of format revision 2, `data` first).
+fn canonical_copy(relative: &str, to: &std::path::Path) {
+    let text = fs::read(format!("{FIXTURES}/{relative}")).unwrap();
+    let save = savechain::Save::from_slice(&text).unwrap();
+    fs::write(to, save.to_vec().unwrap()).unwrap();
+}
+
 #[test]
 fn fmt_counts_files_that_are_not_saves() {
     let dir = tempfile::tempdir().unwrap();
-    fs::copy(
-        format!("{FIXTURES}/v1/small.json"),
-        dir.path().join("a.json"),
-    )
-    .unwrap();
+    canonical_copy("v1/small.json", &dir.path().join("a.json"));
     fs::write(dir.path().join("settings.json"), r#"{"volume": 3}"#).unwrap();
     for args in [&["fmt", "--check", "."][..], &["fmt", "."]] {
         let out = save_upgrade(args, dir.path());
@@ -232,11 +236,7 @@ fn files_that_are_not_saves_are_skipped_by_every_search() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     fs::create_dir(root.join("saves")).unwrap();
-    fs::copy(
-        format!("{FIXTURES}/v1/small.json"),
-        root.join("saves/a.json"),
-    )
-    .unwrap();
+    canonical_copy("v1/small.json", &root.join("saves/a.json"));
     let others = [
         (
             "sprites.json",

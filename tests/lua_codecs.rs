@@ -803,7 +803,8 @@ fn any_spec() -> impl Strategy<Value = Spec> {
             }),
             // Objects.
             (
-                prop::collection::vec(("[a-z]{1,3}|\\PC{0,3}", inner.clone()), 0..5),
+                // `meta` goes first at the top level alone (docs/FORMAT.md, section 5).
+                prop::collection::vec(("[a-z]{1,3}|\\PC{0,3}|meta", inner.clone()), 0..5),
                 kind.clone()
             )
                 .prop_map(|(entries, kind)| Spec::Table {

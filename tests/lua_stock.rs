@@ -147,6 +147,26 @@ fn formatting_and_the_decimal_view_are_the_librarys() {
     assert!(view.contains("[\"d\", 96.5]"), "{view}");
 }
 
+#[test]
+fn the_modules_texts_have_meta_first_at_the_top_level_alone() {
+    let out = lua_ok(
+        r#"
+        local savechain = require("savechain")
+        local save = { data = { meta = 1, a = 2 }, meta = { version = 3 } }
+        print(savechain.encode(save, { compact = true }))
+        io.write(savechain.encode(save))
+        -- As format revision 2 wrote it, data first.
+        local old = '{"data": {"meta": 1, "a": 2}, "meta": {"version": 3}}'
+        print(savechain.format(old, { compact = true }))
+        io.write(savechain.format(old))
+        "#,
+        &[],
+    );
+    let compact = r#"{"meta":{"version":3},"data":{"a":2,"meta":1}}"#;
+    let pretty = "{\n  \"meta\": {\n    \"version\": 3\n  },\n  \"data\": {\n    \"a\": 2,\n    \"meta\": 1\n  }\n}\n";
+    assert_eq!(out, format!("{compact}\n{pretty}{compact}\n{pretty}"));
+}
+
 /// The example game's Lua and declared steps, `names`, copied into a steps folder of their own: a chain
 /// over those versions alone, to compare with the library's built-in chain there.
 fn steps_folder(names: &[&str]) -> tempfile::TempDir {
@@ -555,9 +575,9 @@ fn a_save_upgraded_by_a_chain_loads_into_the_modules() {
          with the game's steps first (chain:upgrade of the native module, or save-upgrade \
          --upgrades DIR --writer VERSION); nothing was loaded\n\
          120\t1\t1.1.0\n\
-         {\"data\":{\"player\":{\"name\":\"Ada\",\"position\":[[\"d\",\"0x1.8p+1\"],[\"d\",\"-0x1p-2\"]],\
-         \"wallet\":{\"coins\":0,\"credits\":120}}},\"meta\":{\"game\":\"Lua Example\",\"history\":\
-         [{\"from\":1,\"to\":2,\"writer\":\"1.1.0\"}],\"version\":2,\"writer\":\"1.1.0\"}}\n"
+         {\"meta\":{\"game\":\"Lua Example\",\"history\":[{\"from\":1,\"to\":2,\"writer\":\"1.1.0\"}],\
+         \"version\":2,\"writer\":\"1.1.0\"},\"data\":{\"player\":{\"name\":\"Ada\",\"position\":\
+         [[\"d\",\"0x1.8p+1\"],[\"d\",\"-0x1p-2\"]],\"wallet\":{\"coins\":0,\"credits\":120}}}}\n"
     );
 }
 

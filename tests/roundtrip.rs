@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{any_double, any_value};
+use common::{any_double, any_value, object_key};
 use proptest::prelude::*;
 use savechain::text::{self, Style};
 use savechain::{Map, Save, Value};
@@ -33,6 +33,44 @@ proptest! {
         prop_assert_eq!(&loaded, &save);
         let loaded = Save::from_slice(&save.to_vec_compact().unwrap()).unwrap();
         prop_assert_eq!(loaded, save);
+    }
+
+    #[test]
+    fn the_top_level_writes_meta_first_and_deeper_objects_all_in_key_order(
+        entries in prop::collection::vec((object_key(), any_value()), 0..6),
+    ) {
+        let document: Map = entries.into_iter().collect();
+        // Each member as it stands inside a document: alone in an object, it is first.
+        let member = |key: &str, value: &Value| {
+            let alone: Map = [(key, value.clone())].into_iter().collect();
+            let text = text::to_string_compact(&Value::Object(alone)).unwrap();
+            text[1..text.len() - 1].to_string()
+        };
+        let mut members: Vec<String> = Vec::new();
+        if let Some(meta) = document.get("meta") {
+            members.push(member("meta", meta));
+        }
+        members.extend(document.iter().filter(|(k, _)| *k != "meta").map(|(k, v)| member(k, v)));
+        let compact = text::to_string_compact(&Value::Object(document.clone())).unwrap();
+        prop_assert_eq!(&compact, &format!("{{{}}}", members.join(",")));
+        prop_assert_eq!(text::from_str(&compact).unwrap(), Value::Object(document));
+    }
+
+    #[test]
+    fn a_saves_text_is_its_documents_and_starts_with_meta(data in any_value(), version in any::<u64>()) {
+        let save = Save::new(version, data);
+        let document: Map = [("data", save.data.clone()), ("meta", save.meta.to_value())]
+            .into_iter()
+            .collect();
+        let document = Value::Object(document);
+        let pretty = save.to_vec().unwrap();
+        prop_assert_eq!(&pretty, &text::to_vec(&document).unwrap());
+        prop_assert!(pretty.starts_with(b"{\n  \"meta\": {\n    \"version\": "), "pretty");
+        let compact = save.to_vec_compact().unwrap();
+        prop_assert_eq!(&compact, &text::to_vec_compact(&document).unwrap());
+        prop_assert!(compact.starts_with(b"{\"meta\":{\"version\":"), "compact");
+        // The other way of writing a document's text gives the same.
+        prop_assert_eq!(text::reformat(&compact, Style::Pretty).unwrap(), pretty);
     }
 
     #[test]
@@ -337,6 +375,10 @@ fn a_typed_double_is_stored_back_canonically() {
     assert_eq!(
         stored,
         r#"{
+  "meta": {
+    "version": 1,
+    "writer": "0.1.0"
+  },
   "data": {
     "player": {
       "credits": 999999
@@ -345,10 +387,6 @@ fn a_typed_double_is_stored_back_canonically() {
       "hull": ["d", "0x1.9p+6"],
       "position": [["d", "0x1.88p+3"], ["d", "-0x1.cp+1"], ["d", "0x1p-3"]]
     }
-  },
-  "meta": {
-    "version": 1,
-    "writer": "0.1.0"
   }
 }
 "#

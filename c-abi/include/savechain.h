@@ -80,8 +80,8 @@
 // Codec: a gzip member (magic bytes 1F 8B), with no name and a time of 0.
 #define SAVECHAIN_CODEC_GZIP 2
 
-// Style: the canonical layout a save is stored in (sorted keys, two-space indent,
-// doubles as `["d", "<hexfloat>"]`).
+// Style: the canonical layout a save is stored in (`meta` first, then every key sorted,
+// two-space indent, doubles as `["d", "<hexfloat>"]`).
 #define SAVECHAIN_PRETTY 0
 
 // Style: the same document on one line, without spaces.

@@ -12,8 +12,8 @@ use crate::codec;
 use crate::error::{guard, savechain_error, savechain_status, Failure};
 use crate::strings::malloc_text;
 
-/// Style: the canonical layout a save is stored in (sorted keys, two-space indent,
-/// doubles as `["d", "<hexfloat>"]`).
+/// Style: the canonical layout a save is stored in (`meta` first, then every key sorted,
+/// two-space indent, doubles as `["d", "<hexfloat>"]`).
 pub const SAVECHAIN_PRETTY: u32 = 0;
 /// Style: the same document on one line, without spaces.
 pub const SAVECHAIN_COMPACT: u32 = 1;

@@ -782,10 +782,26 @@ fn a_current_save_comes_back_canonical_and_unchanged() {
     assert_eq!((from, to, changed, steps_run.len()), (3, 3, false, 0));
     assert_eq!(
         String::from_utf8(canonical.unwrap()).unwrap(),
-        "{\n  \"data\": {\n    \"a\": [\"d\", \"0x1.82p+6\"],\n    \"z\": 1\n  },\n  \"meta\": {\n    \"version\": 3\n  }\n}\n"
+        "{\n  \"meta\": {\n    \"version\": 3\n  },\n  \"data\": {\n    \"a\": [\"d\", \"0x1.82p+6\"],\n    \"z\": 1\n  }\n}\n"
     );
     // SAFETY: made above, freed once.
     unsafe { savechain_chain_free(chain) };
+}
+
+#[test]
+fn formatted_saves_have_meta_first() {
+    // As format revision 2 wrote it, data first.
+    let old = b"{\"data\":{\"meta\":1,\"a\":2},\"meta\":{\"version\":3}}";
+    let pretty = abi_format(old, SAVECHAIN_PRETTY).unwrap();
+    assert_eq!(
+        String::from_utf8(pretty).unwrap(),
+        "{\n  \"meta\": {\n    \"version\": 3\n  },\n  \"data\": {\n    \"a\": 2,\n    \"meta\": 1\n  }\n}\n"
+    );
+    let compact = abi_format(old, SAVECHAIN_COMPACT).unwrap();
+    assert_eq!(
+        String::from_utf8(compact).unwrap(),
+        r#"{"meta":{"version":3},"data":{"a":2,"meta":1}}"#
+    );
 }
 
 fn repo() -> std::path::PathBuf {

@@ -34,7 +34,7 @@ local tests = {}
 
 function tests.canonical_text_passes_through_unchanged()
   for _, text in ipairs({
-    '{"data":{"hp":["d","0x1.8p-3"]},"meta":{"version":1}}',
+    '{"meta":{"version":1},"data":{"hp":["d","0x1.8p-3"]}}',
     '[1,-2,["d","0x1.999999999999ap-4"],["d","-0x0p+0"],["d","0x0.0000000000001p-1022"]]',
     '[["d","inf"],["d","-inf"],["d","nan"],["d","0x1.fffffffffffffp+1023"]]',
     '["Zo\195\171","tab\\there","nul\\u0000",["b","\\u00ff\\u0000a"],["b","abc"]]',
@@ -52,6 +52,27 @@ end
 function tests.pretty_layout()
   local text = savechain.encode(savechain.decode('{"b":[1,["d","0x1.8p-1"]],"a":{"x":[]},"c":["a",["d",5]]}'))
   same(text, '{\n  "a": {\n    "x": []\n  },\n  "b": [1, ["d", "0x1.8p-1"]],\n  "c": ["a", [\n    "d",\n    5\n  ]]\n}\n')
+end
+
+function tests.meta_first_at_the_top_level_alone()
+  -- docs/FORMAT.md 5: the top-level object writes its "meta" first, then the others in
+  -- bytewise order; every deeper object has all its keys in order.
+  local save = { data = { meta = 1, a = { meta = 2, b = 3 } }, meta = { version = 4 }, b = 0 }
+  same(compact(save), '{"meta":{"version":4},"b":0,"data":{"a":{"b":3,"meta":2},"meta":1}}')
+  same(savechain.encode({ meta = 1, a = 2 }), '{\n  "meta": 1,\n  "a": 2\n}\n')
+  same(again('{"data":{"hp":1},"meta":{"version":1}}'), '{"meta":{"version":1},"data":{"hp":1}}')
+  same(compact({ a = 1 }), '{"a":1}')
+  same(compact({ meta = 1 }), '{"meta":1}')
+  -- Not at the top level: in an array, a class instance, a keyed table.
+  same(compact({ { meta = 1, a = 2 } }), '[{"a":2,"meta":1}]')
+  same(compact({ [true] = { meta = 1, a = 2 } }), '["t",[[true,{"a":2,"meta":1}]]]')
+  -- A shared table is defined where the text first has it: in meta, written first.
+  local shared = { 1 }
+  same(compact({ a = shared, meta = { x = shared } }), '{"meta":{"x":["s",[1,[1]]]},"a":["r",[1]]}')
+  same(compact({ { a = shared, meta = shared } }), '[{"a":["s",[1,[1]]],"meta":["r",[1]]}]')
+  -- Tables as keys are ordered by their texts with every key in order, as before.
+  same(compact({ [{ a = 1, meta = 2 }] = 1, [{ b = 0, meta = 1 }] = 2 }),
+    '["t",[[{"a":1,"meta":2},1],[{"b":0,"meta":1},2]]]')
 end
 
 function tests.integral_doubles()

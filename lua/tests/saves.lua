@@ -37,11 +37,12 @@ function tests.save_writes_meta_and_data()
   assert(save.meta.modules.wallet == 2 and save.meta.modules.fleet == nil, text)
   assert(save.data.fleet.ships[1] == "Kestrel" and save.data.wallet.coins == 125, text)
   assert(save.data["savechain.versions"] == nil, text)
-  -- Canonical text, as encode writes it; compact on request.
+  -- Canonical text, as encode writes it, meta first; compact on request.
   assert(savechain.encode(save) == text, text)
+  assert(text:sub(1, 13) == '{\n  "meta": {', text)
   local compact = savechain.save({ version = 4, compact = true })
   assert(not compact:find("\n", 1, true), compact)
-  assert(compact:find('"meta":{"modules":{"wallet":2},"version":4}', 1, true), compact)
+  assert(compact:find('{"meta":{"modules":{"wallet":2},"version":4},"data":{', 1, true) == 1, compact)
 end
 
 function tests.load_restores_every_module_and_returns_meta()

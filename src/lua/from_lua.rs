@@ -16,6 +16,7 @@ use super::raw::{self, lua_bytes};
 use super::slots::{self, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, LAZY_SLOTS, U64_MT, VALUE};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::path::{Path, Segment};
+use crate::text::write::to_string_ordering;
 use crate::text::MAX_DEPTH;
 use crate::value::{Key, Map, Table, Value};
 
@@ -48,7 +49,9 @@ pub(crate) fn convert_lent(
     };
     let mut value = walker.run(lua, value, tables)?;
     if !walker.shared.is_empty() {
-        number_shared_tables(&mut value);
+        // A step's data stands under `data` in its save, not at the top level, where the
+        // text would have a `meta` member first.
+        number_shared_tables(&mut value, !document_paths);
     }
     if walker.lent > 0 {
         loan::resolve(&mut value, &mut tables.loan.borrow_mut(), end_loan)?;
@@ -503,7 +506,8 @@ impl Walker {
         // boxes of the same contents are two keys): their values then decide, so that the
         // order never depends on the order Lua walks the table in.
         pairs.sort_by(|a, b| {
-            key_order(&a.0, &b.0).then_with(|| a.1.to_string().cmp(&b.1.to_string()))
+            key_order(&a.0, &b.0)
+                .then_with(|| to_string_ordering(&a.1).cmp(&to_string_ordering(&b.1)))
         });
         Value::from(Table::Keyed(pairs))
     }

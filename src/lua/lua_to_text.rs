@@ -316,8 +316,14 @@ impl Walk {
         }
         // Taken out while the members are written, since objects among them sort too; put
         // back after, so that the next object of this shape (a sibling) finds it.
-        let order = std::mem::take(&mut self.last_order);
+        let mut order = std::mem::take(&mut self.last_order);
         self.last_keys.clear();
+        // At the top level `meta` goes first (text/write.rs, FIRST_MEMBER); the order is
+        // put back sorted for the objects of this shape that come after.
+        let first = w.first_member_at(depth, order.iter().map(|&i| key(i as usize)));
+        if let Some(first) = first {
+            order[..=first].rotate_right(1);
+        }
         let written = w.object(len, depth, |w, i, depth| {
             let slot = base + 1 + order[i] as c_int;
             // Checked to be UTF-8 when the keys were walked.
@@ -328,6 +334,9 @@ impl Walk {
             ffi::lua_pop(l, 1);
             written
         });
+        if let Some(first) = first {
+            order[..=first].rotate_left(1);
+        }
         self.last_keys.clear();
         self.last_keys.extend((0..len).map(|i| key(i).as_ptr()));
         self.last_order = order;
@@ -490,6 +499,38 @@ mod tests {
             "'\\xff'",
         ] {
             assert!(straight(source), "{source}");
+        }
+    }
+
+    #[test]
+    fn meta_goes_first_at_the_top_level_as_through_a_tree() {
+        let lua = Lua::new();
+        let tables = library::installed(&lua).unwrap();
+        for (source, compact) in [
+            (
+                "{data = {meta = 1, a = 2}, meta = {version = 3}, b = {}}",
+                r#"{"meta":{"version":3},"b":{},"data":{"a":2,"meta":1}}"#,
+            ),
+            // Objects of the top level's shape within it keep their keys in order.
+            (
+                "{meta = {a = 1, meta = 2}, a = {a = 3, meta = 4}}",
+                r#"{"meta":{"a":1,"meta":2},"a":{"a":3,"meta":4}}"#,
+            ),
+            ("{{meta = 1, a = 2}}", r#"[{"a":2,"meta":1}]"#),
+            ("{a = 1}", r#"{"a":1}"#),
+        ] {
+            let value: mlua::Value = lua.load(format!("return {source}")).eval().unwrap();
+            for style in [Style::Compact, Style::Pretty] {
+                let direct = direct(&lua, &tables, &value, style).unwrap().unwrap();
+                let tree = from_lua::convert(&lua, &tables, &value).unwrap();
+                let mut through_tree = Vec::new();
+                write_value(&mut through_tree, &tree, style).unwrap();
+                assert_eq!(direct, through_tree, "{source}");
+            }
+            let text = direct(&lua, &tables, &value, Style::Compact)
+                .unwrap()
+                .unwrap();
+            assert_eq!(String::from_utf8(text).unwrap(), compact);
         }
     }
 

@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 
 use rustc_hash::FxHashMap;
 
+use crate::text::write::{to_string_ordering, FIRST_MEMBER};
 use crate::value::{Table, Value};
 
 /// The order of the entries of a keyed table: booleans, numbers by value, strings, byte
@@ -26,7 +27,7 @@ pub(super) fn key_order(a: &Value, b: &Value) -> Ordering {
         (Value::String(x), Value::String(y)) => x.cmp(y),
         (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
         (x, y) if rank(x) == 2 => number_order(x, y),
-        (x, y) => x.to_string().cmp(&y.to_string()),
+        (x, y) => to_string_ordering(x).cmp(&to_string_ordering(y)),
     })
 }
 
@@ -50,8 +51,9 @@ fn number_order(a: &Value, b: &Value) -> Ordering {
 }
 
 /// Renumbers shared tables so that each is defined where it first appears in the text and
-/// ids count up in text order, whatever order the Lua tables were walked in.
-pub(super) fn number_shared_tables(root: &mut Value) {
+/// ids count up in text order, whatever order the Lua tables were walked in; `top`: `root`
+/// is a whole document, whose `meta` member its text has first.
+pub(super) fn number_shared_tables(root: &mut Value, top: bool) {
     let mut bodies = FxHashMap::default();
     take_bodies(root, &mut bodies);
     // Keys that are tables were sorted by text holding walk-order ids: sort them again by
@@ -62,7 +64,7 @@ pub(super) fn number_shared_tables(root: &mut Value) {
         sort_table_keys(body, &snapshot);
     }
     let mut numbering = FxHashMap::default();
-    place_bodies(root, &mut bodies, &mut numbering);
+    place_bodies(root, &mut bodies, &mut numbering, top);
 }
 
 fn sort_table_keys(value: &mut Value, bodies: &FxHashMap<u64, Value>) {
@@ -202,26 +204,36 @@ fn take_bodies(value: &mut Value, bodies: &mut FxHashMap<u64, Value>) {
     }
 }
 
-/// Walks in text order, putting each shared table's contents at its first reference.
+/// Walks in text order, putting each shared table's contents at its first reference;
+/// `top`: `value` is the whole document, whose `meta` member the text has first.
 fn place_bodies(
     value: &mut Value,
     bodies: &mut FxHashMap<u64, Value>,
     numbering: &mut FxHashMap<u64, u64>,
+    top: bool,
 ) {
     match value {
         Value::Array(items) => items
             .iter_mut()
-            .for_each(|v| place_bodies(v, bodies, numbering)),
-        Value::Object(map) => map
-            .values_mut()
-            .for_each(|v| place_bodies(v, bodies, numbering)),
+            .for_each(|v| place_bodies(v, bodies, numbering, false)),
+        Value::Object(map) => {
+            let first = top.then_some(FIRST_MEMBER);
+            if let Some(v) = first.and_then(|first| map.get_mut(first)) {
+                place_bodies(v, bodies, numbering, false);
+            }
+            for (k, v) in map.iter_mut() {
+                if Some(k) != first {
+                    place_bodies(v, bodies, numbering, false);
+                }
+            }
+        }
         Value::Table(table) => match &mut **table {
             Table::Keyed(entries) => entries.iter_mut().for_each(|(k, v)| {
-                place_bodies(k, bodies, numbering);
-                place_bodies(v, bodies, numbering);
+                place_bodies(k, bodies, numbering, false);
+                place_bodies(v, bodies, numbering, false);
             }),
-            Table::Class { value, .. } => place_bodies(value, bodies, numbering),
-            Table::Shared { value, .. } => place_bodies(value, bodies, numbering),
+            Table::Class { value, .. } => place_bodies(value, bodies, numbering, false),
+            Table::Shared { value, .. } => place_bodies(value, bodies, numbering, false),
             Table::Ref(old) => {
                 if let Some(&new) = numbering.get(old) {
                     **table = Table::Ref(new);
@@ -229,7 +241,7 @@ fn place_bodies(
                     let new = numbering.len() as u64 + 1;
                     numbering.insert(*old, new);
                     let mut body = bodies.remove(old).unwrap_or_default();
-                    place_bodies(&mut body, bodies, numbering);
+                    place_bodies(&mut body, bodies, numbering, false);
                     **table = Table::Shared {
                         id: new,
                         value: body,
@@ -238,5 +250,34 @@ fn place_bodies(
             }
         },
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::{from_str, to_string_compact};
+
+    #[test]
+    fn shared_tables_are_numbered_in_text_order_meta_first_at_the_top_level() {
+        // As a walk of Lua tables may leave them: ids and definitions anywhere.
+        let walked = r#"{"a": ["s", [7, [1]]], "meta": {"x": ["r", [7]]}, "z": ["s", [3, []]], "b": ["r", [3]]}"#;
+        let mut document = from_str(walked).unwrap();
+        number_shared_tables(&mut document, true);
+        assert_eq!(
+            to_string_compact(&document).unwrap(),
+            r#"{"meta":{"x":["s",[1,[1]]]},"a":["r",[1]],"b":["s",[2,[]]],"z":["r",[2]]}"#
+        );
+        // A step's data is no document's top level: its `meta` has its place in key order.
+        let mut data = from_str(walked).unwrap();
+        number_shared_tables(&mut data, false);
+        let mut text = Vec::new();
+        crate::text::write::Writer::new(&mut text, crate::text::Style::Compact)
+            .value(&data, 1)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            r#"{"a":["s",[1,[1]]],"b":["s",[2,[]]],"meta":{"x":["r",[1]]},"z":["r",[2]]}"#
+        );
     }
 }

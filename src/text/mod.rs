@@ -23,8 +23,9 @@ pub use write::{
 
 /// The revision of the format (`docs/FORMAT.md`) this reader and writer implement. It is part
 /// of every chain's identity, so that a cache made by a reader that read the same text
-/// differently is refused: bump it whenever what some text reads as changes.
-pub(crate) const FORMAT_REVISION: u64 = 2;
+/// differently is refused: bump it whenever what some text reads as, or what the writer
+/// writes, changes (revision 3 writes `meta` first and reads every text as 2 did).
+pub(crate) const FORMAT_REVISION: u64 = 3;
 
 /// The deepest nesting of arrays and objects a document may have (tags count as arrays).
 /// Deeper input is refused with an error instead of exhausting the stack.

@@ -11,8 +11,9 @@ use crate::text::tags::{
 use crate::text::MAX_DEPTH;
 use crate::value::{Table, Value};
 
-/// How the text is laid out. Both are canonical: keys in bytewise order, the same value
-/// always gives the same bytes.
+/// How the text is laid out. Both are canonical: keys in bytewise order, but for a `meta`
+/// member of the top-level object, written first (a save's text starts with its `meta`);
+/// the same value always gives the same bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Style {
@@ -53,6 +54,12 @@ impl Style {
     }
 }
 
+/// The member written first in the object at the top level of a document, before the others
+/// in key order: a save's `meta`, so that its version stands in the first bytes of its
+/// text and a reader of a save's head finds it there (format revision 3). Objects deeper
+/// in have every member in key order.
+pub(crate) const FIRST_MEMBER: &str = "meta";
+
 /// Arrays of at most this many numbers (a position, a quaternion) stay on one line.
 pub(crate) const INLINE_NUMBERS: usize = 4;
 
@@ -69,14 +76,17 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value, style: Style) -> Result<()>
 }
 
 /// Writes an object of borrowed members as [`write_value`] writes a [`Value::Object`], for
-/// a document assembled from parts (a save's `data` and `meta`) without copying them into
-/// a map first. The members must be in key order.
+/// a document assembled from parts (a save's `meta` and `data`) without copying them into
+/// a map first. The members must be in the order the text has them: [`FIRST_MEMBER`]
+/// first, then the others in key order.
 pub(crate) fn write_members(
     out: &mut Vec<u8>,
     members: &[(&str, &Value)],
     style: Style,
 ) -> Result<()> {
-    debug_assert!(members.windows(2).all(|w| w[0].0 < w[1].0));
+    debug_assert!(members
+        .windows(2)
+        .all(|w| w[0].0 == FIRST_MEMBER || (w[1].0 != FIRST_MEMBER && w[0].0 < w[1].0)));
     let mut writer = Writer::new(out, style);
     writer
         .members(members.iter().map(|&(k, v)| (k, v)), 0)
@@ -103,6 +113,21 @@ impl std::fmt::Display for Value {
             Ok(bytes) => f.write_str(&String::from_utf8_lossy(&bytes)),
             Err(_) => f.write_str("<value nested too deeply to print>"),
         }
+    }
+}
+
+/// The compact text of `value` with every object's members in key order, the top level's
+/// too: the text that orders tables used as keys among a keyed table's entries
+/// (`lua/order.rs`, and `key_text` in `lua/savechain.lua`). The order of those entries is
+/// one of the deeper levels the top level's [`FIRST_MEMBER`] leaves as they were.
+pub(crate) fn to_string_ordering(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut writer = Writer::new(&mut out, Style::Compact);
+    writer.first_member = false;
+    match writer.value(value, 0) {
+        Ok(()) => String::from_utf8(out).expect("the writer emits UTF-8"),
+        // As `Display` spells it.
+        Err(_) => "<value nested too deeply to print>".to_string(),
     }
 }
 
@@ -194,6 +219,9 @@ pub(crate) struct Writer<'o> {
     /// How many `["a", [...]]` escapes enclose the current value: each adds a level of
     /// nesting to the text but not to the indentation.
     escapes: usize,
+    /// Whether the top-level object writes [`FIRST_MEMBER`] first (canonical text), or
+    /// every member in key order (the text that orders table keys).
+    first_member: bool,
 }
 
 /// The error of a value nested too deeply: the path to it, built as the writer unwinds.
@@ -213,7 +241,24 @@ impl<'o> Writer<'o> {
             style,
             decimal,
             escapes: 0,
+            first_member: true,
         }
+    }
+
+    /// Where [`FIRST_MEMBER`] goes among the members of an object `depth` arrays and objects
+    /// deep, whose keys are `sorted` in key order: `Some(i)` when the one at `i` is
+    /// written first (the top level), `None` when the members go in key order.
+    pub(crate) fn first_member_at<K: AsRef<[u8]>>(
+        &self,
+        depth: usize,
+        sorted: impl IntoIterator<Item = K>,
+    ) -> Option<usize> {
+        if depth != 0 || !self.first_member {
+            return None;
+        }
+        sorted
+            .into_iter()
+            .position(|key| key.as_ref() == FIRST_MEMBER.as_bytes())
     }
 
     /// Ends a whole text: pretty text ends with a newline.
@@ -516,13 +561,20 @@ impl Writer<'_> {
                         .map_err(within(|| Segment::Index(i)))
                 },
             )?,
-            Value::Object(map) => self.members(map.iter(), depth)?,
+            Value::Object(map) => match self.first_member_at(depth, map.keys()) {
+                Some(first) => {
+                    let mut members: Vec<(&str, &Value)> = map.iter().collect();
+                    members[..=first].rotate_right(1);
+                    self.members(members.into_iter(), depth)?
+                }
+                None => self.members(map.iter(), depth)?,
+            },
             Value::Table(table) => self.table(table, depth)?,
         }
         Ok(())
     }
 
-    /// Writes an object of these members, which are in key order.
+    /// Writes an object of these members, which are in the order the text has them.
     fn members<'v>(
         &mut self,
         members: impl ExactSizeIterator<Item = (&'v str, &'v Value)>,
@@ -645,4 +697,44 @@ fn write_latin1(out: &mut Vec<u8>, bytes: &[u8]) {
         }
     }
     out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::from_str;
+
+    fn compact(text: &str) -> String {
+        to_string_compact(&from_str(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn meta_goes_first_at_the_top_level_alone() {
+        assert_eq!(
+            compact(r#"{"z": 1, "data": {"meta": 1, "a": 2}, "meta": {"b": 1, "a": 2}, "a": 0}"#),
+            r#"{"meta":{"a":2,"b":1},"a":0,"data":{"a":2,"meta":1},"z":1}"#
+        );
+        assert_eq!(
+            to_string(&from_str(r#"{"data": 1, "meta": 2}"#).unwrap()).unwrap(),
+            "{\n  \"meta\": 2,\n  \"data\": 1\n}\n"
+        );
+        // Not within an array, a tag or a Lua table: those objects are not the top level.
+        for text in [
+            r#"[{"a":1,"meta":2}]"#,
+            r#"["s",[1,{"a":1,"meta":2}]]"#,
+            r#"["c",["V",{"a":1,"meta":2}]]"#,
+            r#"["t",[[{"a":1,"meta":2},1]]]"#,
+            r#"{"a":1}"#,
+            r#"{"meta":1}"#,
+        ] {
+            assert_eq!(compact(text), text);
+        }
+    }
+
+    #[test]
+    fn the_text_that_orders_table_keys_has_every_key_in_order() {
+        let value = from_str(r#"{"meta": 1, "a": 2}"#).unwrap();
+        assert_eq!(to_string_ordering(&value), r#"{"a":2,"meta":1}"#);
+        assert_eq!(value.to_string(), r#"{"meta":1,"a":2}"#);
+    }
 }

@@ -76,6 +76,16 @@ fn any_table(inner: BoxedStrategy<Value>) -> impl Strategy<Value = Value> {
     ]
 }
 
+/// A key of an object: often `meta`, which goes first at the top level of a document
+/// (docs/FORMAT.md, section 5), among keys before and after it.
+pub fn object_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => any::<String>(),
+        1 => Just("meta".to_string()),
+        1 => "[a-z]{1,5}",
+    ]
+}
+
 /// Any value, nested a few levels, including arrays that look like tags and Lua tables.
 pub fn any_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -97,7 +107,7 @@ pub fn any_value() -> impl Strategy<Value = Value> {
             // null, strings, arrays, objects, tags).
             (prop_oneof![tag_letter(), "[db]"], inner.clone())
                 .prop_map(|(t, v)| Value::Array(vec![Value::String(t), v])),
-            prop::collection::vec((any::<String>(), inner), 0..6)
+            prop::collection::vec((object_key(), inner), 0..6)
                 .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map>())),
         ]
     })

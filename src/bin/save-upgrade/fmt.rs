@@ -13,8 +13,8 @@ use super::output::{self, errln};
 use super::report::print_error;
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
-/// Rewrite saves canonically in place (sorted keys, two-space indentation), or convert
-/// them to and from compressed storage (--compress).
+/// Rewrite saves canonically in place (meta first, sorted keys, two-space indentation), or
+/// convert them to and from compressed storage (--compress).
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
