@@ -507,5 +507,7 @@ fn a_byte_order_mark_is_passed_over_as_a_whole_read_passes_it() {
         Codec::Plain,
     );
     let err = head::read(&path).unwrap_err();
-    assert_eq!((err.line(), err.column()), (Some(1), Some(21)), "{err}");
+    let whole = savechain::Meta::from_slice(&std::fs::read(&path).unwrap()).unwrap_err();
+    assert_eq!((err.line(), err.column()), (whole.line(), whole.column()), "{err}");
+    assert_eq!(err.line(), Some(1), "{err}");
 }
