@@ -198,7 +198,8 @@ impl fmt::Display for Compression {
 
 /// `text` stored as `how` says. The same text and compression give the same bytes (for a
 /// given build of the codec libraries): zstd frames record the text's size and a checksum
-/// and are made on one thread; gzip records no name and a time of 0.
+/// and are made on one thread; gzip records no name and a time of 0. The first
+/// [`HEAD_BLOCK`] bytes of text end a block of their own, so the head decompresses alone.
 pub fn compress(text: &[u8], how: Compression) -> Vec<u8> {
     match how.codec {
         Codec::Plain => text.to_vec(),
@@ -207,28 +208,44 @@ pub fn compress(text: &[u8], how: Compression) -> Vec<u8> {
     }
 }
 
+/// How much of the text goes in the first block of a compressed save: the head, where
+/// `meta` is, decompressed on its own by a reader of the head ([`crate::head`]) without
+/// the 128 KiB block that follows.
+pub const HEAD_BLOCK: usize = 4096;
+
 fn compress_zstd(text: &[u8], level: i32) -> Vec<u8> {
-    use zstd::zstd_safe::CParameter;
-    let mut compressor = zstd::bulk::Compressor::new(level).expect("a level in range");
-    compressor
-        .set_parameter(CParameter::ChecksumFlag(true))
-        .and_then(|()| compressor.set_parameter(CParameter::ContentSizeFlag(true)))
+    use std::io::Write;
+    let (head, rest) = text.split_at(text.len().min(HEAD_BLOCK));
+    let out = Vec::with_capacity(text.len() / 4 + 64);
+    let mut encoder = zstd::stream::write::Encoder::new(out, level).expect("a level in range");
+    encoder
+        .include_checksum(true)
+        .and_then(|()| encoder.include_contentsize(true))
+        .and_then(|()| encoder.set_pledged_src_size(Some(text.len() as u64)))
         .expect("zstd takes its own parameters");
-    compressor
-        .compress(text)
-        .expect("compressing into a growable buffer cannot fail")
+    // The flush ends the block of the head: one frame still, with the whole text's size.
+    encoder
+        .write_all(head)
+        .and_then(|()| encoder.flush())
+        .and_then(|()| encoder.write_all(rest))
+        .expect("writing into memory cannot fail");
+    encoder.finish().expect("writing into memory cannot fail")
 }
 
 fn compress_gzip(text: &[u8], level: i32) -> Vec<u8> {
     use std::io::Write;
+    let (head, rest) = text.split_at(text.len().min(HEAD_BLOCK));
     let out = Vec::with_capacity(text.len() / 4 + 64);
     // OS 255 is "unknown": the bytes do not depend on the machine that wrote them.
     let mut encoder = flate2::GzBuilder::new()
         .mtime(0)
         .operating_system(255)
         .write(out, flate2::Compression::new(level as u32));
+    // A sync flush after the head ends its deflate block, as for zstd.
     encoder
-        .write_all(text)
+        .write_all(head)
+        .and_then(|()| encoder.flush())
+        .and_then(|()| encoder.write_all(rest))
         .expect("writing into memory cannot fail");
     encoder.finish().expect("writing into memory cannot fail")
 }
@@ -649,6 +666,27 @@ mod tests {
         let mut read = Vec::new();
         stream.read_to_end(&mut read).unwrap();
         assert_eq!(read, b"{}");
+    }
+
+    #[test]
+    fn the_head_decompresses_from_the_first_bytes_of_the_file() {
+        let text: Vec<u8> = text().into_iter().cycle().take(1 << 20).collect();
+        for codec in CODECS {
+            let packed = compress(&text, Compression::new(codec));
+            let mut input = Counted::new(&packed);
+            let (_, mut stream) =
+                reader(io::BufReader::with_capacity(64, &mut input), DEFAULT_LIMIT).unwrap();
+            let mut head = vec![0; HEAD_BLOCK];
+            stream.read_exact(&mut head).unwrap();
+            assert_eq!(head, text[..HEAD_BLOCK]);
+            drop(stream);
+            assert!(
+                input.consumed < 3000,
+                "{codec} read {} of {}",
+                input.consumed,
+                packed.len()
+            );
+        }
     }
 
     #[test]

@@ -445,7 +445,7 @@ void savechain_error_free(struct savechain_error *error);
 // file (a FIFO or a device is refused, never waited on). A compressed save (zstd or gzip,
 // known by its first bytes, whatever the file's name) is decompressed only as far as it
 // is read. A save written with `meta` first (format revision 3's canonical text, which
-// every savechain writer writes) costs a read of its head: 64 KiB of text at most unless
+// every savechain writer writes) costs a read of its head: 4 KiB of text unless
 // `meta` is longer; one with `data` first is read whole (`whole`).
 //
 // On success `*head_out` is filled, and, when `meta_out` is not NULL, `*meta_out` is the

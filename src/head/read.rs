@@ -17,7 +17,7 @@ use crate::text::Tree;
 use crate::value::Value;
 
 /// How much text a head read takes first; more is read, doubling, while `meta` goes on.
-pub const FIRST_READ: usize = 64 * 1024;
+pub const FIRST_READ: usize = crate::compress::HEAD_BLOCK;
 
 /// What the head of a save file says: its `meta`, and what reading it cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,7 +118,7 @@ fn read_file(path: &Path, limit: u64) -> Result<Head> {
         count: Rc::clone(&from_file),
     };
     // Small buffers: a decoder takes what it needs, and a plain head is read as asked.
-    let mut buffered = BufReader::with_capacity(16 * 1024, counted);
+    let mut buffered = BufReader::with_capacity(crate::compress::HEAD_BLOCK, counted);
     let codec = Codec::of(buffered.fill_buf().map_err(cannot)?);
     let decoded = Rc::new(Cell::new(0));
     let consumed = Consumed {

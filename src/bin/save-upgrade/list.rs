@@ -41,8 +41,8 @@ an upgrade would run, when outdated) and error (why, for too-new, refused and da
 the other fields but path are then null).
 
 Folders are searched for saves as by every command (files that are not saves are left
-out). A save written with meta first (format revision 3) costs a read of its head: 64 KiB
-of text at most, decompressed only that far; an older save is read whole.
+out). A save written with meta first (format revision 3) costs a read of its head: 4 KiB
+of text unless meta is longer, decompressed only that far; an older save is read whole.
 Exit status: 0 every save is current; 1 a save needs an upgrade, is too new, cannot be
 upgraded or is damaged; 2 a path could not be searched, or a usage error.")]
 pub struct Args {
