@@ -181,6 +181,59 @@ fn any_cut_of_a_long_meta_reads_on() {
 }
 
 #[test]
+fn any_cut_of_long_strings_and_numbers_in_meta_reads_on() {
+    let dir = tempfile::tempdir().unwrap();
+    for shift in 0..24 {
+        let mut save = Save::new(3, Value::Array(vec![Value::from("data"); 10_000]));
+        save.meta
+            .extra
+            .insert("a-pad", Value::from("x".repeat(shift)));
+        // Strings longer than every read, escapes among them, and numbers everywhere.
+        let long = "é\\\"\u{1}".repeat(3000);
+        let entries: Vec<Value> = (0..400)
+            .map(|i| {
+                Value::Array(vec![
+                    Value::from(long.as_str()),
+                    Value::Int(-1234567890123 - i),
+                    Value::Double(0.1 * i as f64),
+                ])
+            })
+            .collect();
+        save.meta.extra.insert("log", Value::Array(entries));
+        let text = meta_first(&save);
+        let path = write(dir.path(), "strings", &text, Codec::Plain);
+        let head = head::read(&path).unwrap();
+        assert_eq!(head.meta, save.meta, "shifted by {shift}");
+    }
+}
+
+#[test]
+fn junk_is_refused_from_its_first_bytes_without_reading_it_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut junk = b"x".to_vec();
+    junk.resize(8 << 20, b' ');
+    let mut damaged = b"{\"meta\": {\"version\": 3, \"slot\": tru}".to_vec();
+    damaged.resize(8 << 20, b' ');
+    for (name, text, place) in [("junk", &junk, (1, 1)), ("damaged", &damaged, (1, 33))] {
+        for codec in CODECS {
+            let path = write(dir.path(), name, text, codec);
+            let err = head::read(&path).unwrap_err();
+            assert_eq!(
+                (err.line(), err.column()),
+                (Some(place.0), Some(place.1)),
+                "{name} {codec}: {err}"
+            );
+            let whole = savechain::Meta::from_slice(text).unwrap_err();
+            assert_eq!(
+                (err.line(), err.column()),
+                (whole.line(), whole.column()),
+                "{name} {codec}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_damaged_head_names_the_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     type Case = (&'static str, ErrorKind, Option<(usize, usize)>);

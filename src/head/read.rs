@@ -167,6 +167,10 @@ fn fill(stream: &mut dyn Read, text: &mut Vec<u8>, want: usize) -> io::Result<bo
     Ok(got < more)
 }
 
+/// How far before the end of the text read a syntax error must be to be final: more than
+/// the longest token a cut can leave unfinished and misread (`false` cut to `fals`).
+const SYNTAX_MARGIN: usize = 64;
+
 /// What the text read so far says.
 enum Parsed {
     /// The save's `meta`, its first member.
@@ -203,8 +207,9 @@ fn parse(bytes: &[u8], ended: bool) -> Result<Parsed> {
             }
             // The end of what was read may be what failed, whatever the failure says (an
             // array that looks like a tag is told from its escape by the bracket after it):
-            // only the whole text's failure is the save's.
-            match ended && !cut {
+            // only the whole text's failure is the save's. But a syntax error well before
+            // the end is the save's whatever follows (a file of junk is not read whole).
+            match (ended && !cut) || failure.is_syntax_before(text.len(), SYNTAX_MARGIN) {
                 true => Err(reader.error(failure)),
                 false => Ok(Parsed::More),
             }

@@ -60,6 +60,16 @@ impl Failure {
         self
     }
 
+    /// Whether this is a syntax error placed before the last `margin` bytes of a text of
+    /// `len` bytes that more text after it cannot undo (a string never closed is placed
+    /// at its start, but more text may close it).
+    pub(crate) fn is_syntax_before(&self, len: usize, margin: usize) -> bool {
+        self.kind == ErrorKind::Syntax
+            && self.offset != UNPLACED
+            && self.offset.saturating_add(margin) < len
+            && self.message != super::strings::NEVER_CLOSED
+    }
+
     /// The error this failure is, placed in `text` (the bytes the offset counts in).
     pub(crate) fn into_error(self, text: &[u8]) -> Error {
         Error::new(self.kind, self.message)

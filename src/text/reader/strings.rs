@@ -8,7 +8,7 @@ use super::failure::{fail, Parsed};
 use crate::error::ErrorKind;
 use crate::text::scan::string_run;
 
-const NEVER_CLOSED: &str =
+pub(super) const NEVER_CLOSED: &str =
     "this string is never closed (expected a '\"' before the end of the text)";
 
 const RUNS_TO_LINE_END: &str = "this string runs to the end of its line: is its closing '\"' \
