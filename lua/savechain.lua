@@ -1408,6 +1408,12 @@ else
     end
 
     function c.decode(text)
+      -- Compressed save text (section 12 of FORMAT.md): this library reads only plain text.
+      local codec = (text:sub(1, 4) == "\40\181\47\253" and "zstd") or (text:sub(1, 2) == "\31\139" and "gzip")
+      if codec then
+        return false, "the text is " .. codec .. "-compressed: the one-file library reads plain text "
+          .. "(decompress it first, e.g. save-upgrade fmt --compress none FILE, or use the native module)"
+      end
       local ok, value = pcall(Reader.read, text)
       if ok then return true, value end
       if type(value) == "table" then return false, value[1] end

@@ -282,7 +282,7 @@ pub fn decompress(bytes: &[u8], limit: u64) -> Result<Cow<'_, [u8]>> {
     };
     match result {
         Ok(()) => Ok(Cow::Owned(text)),
-        Err(e) => Err(decode_error(codec, &e, input.consumed, limit)),
+        Err(e) => Err(decode_error(codec, &e, &input, limit)),
     }
 }
 
@@ -364,9 +364,10 @@ impl fmt::Display for TooLong {
 impl std::error::Error for TooLong {}
 
 /// An error of [`reader`] (or of a read through it) as an error of kind
-/// [`ErrorKind::Compressed`] saying what went wrong with the `codec` stream; `consumed`
-/// is how many compressed bytes had been read, when known.
-pub fn describe(codec: Codec, e: &io::Error, consumed: Option<u64>) -> Error {
+/// [`ErrorKind::Compressed`] saying what went wrong with the `codec` stream; `read` is
+/// how many compressed bytes the decoder had been given when it failed, when known (the
+/// damage is at or before that byte).
+pub fn describe(codec: Codec, e: &io::Error, read: Option<u64>) -> Error {
     let limit = e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<TooLong>())
@@ -374,7 +375,9 @@ pub fn describe(codec: Codec, e: &io::Error, consumed: Option<u64>) -> Error {
     match limit {
         Some(limit) => too_long(codec, limit),
         None => {
-            let at = consumed.map_or(String::new(), |n| format!(" (at compressed byte {n})"));
+            let at = read.map_or(String::new(), |n| {
+                format!(" (found by compressed byte {n})")
+            });
             Error::new(
                 ErrorKind::Compressed,
                 format!("the {codec} data is damaged{at}: {}", what_broke(e)),
@@ -383,11 +386,33 @@ pub fn describe(codec: Codec, e: &io::Error, consumed: Option<u64>) -> Error {
     }
 }
 
-fn decode_error(codec: Codec, e: &io::Error, consumed: u64, limit: u64) -> Error {
+fn decode_error(codec: Codec, e: &io::Error, input: &Counted<'_>, limit: u64) -> Error {
     if e.get_ref().is_some_and(|inner| inner.is::<TooLong>()) {
         return too_long(codec, limit);
     }
-    describe(codec, e, Some(consumed))
+    if let Some(after) = bytes_after_gzip(input.all) {
+        return Error::new(
+            ErrorKind::Compressed,
+            format!(
+                "the gzip data is damaged: {after} bytes follow its end (at compressed byte {}) \
+                 that are no gzip member",
+                input.all.len() - after
+            ),
+        );
+    }
+    describe(codec, e, Some(input.handed))
+}
+
+/// When `bytes` are gzip members that decode whole followed by bytes that are no member,
+/// how many bytes follow: said as such rather than as the truncated member they read as.
+fn bytes_after_gzip(bytes: &[u8]) -> Option<usize> {
+    let mut rest = bytes;
+    while Codec::of(rest) == Codec::Gzip {
+        let mut member = flate2::bufread::GzDecoder::new(rest);
+        io::copy(&mut member, &mut io::sink()).ok()?;
+        rest = member.into_inner();
+    }
+    (rest.len() < bytes.len() && !rest.is_empty()).then_some(rest.len())
 }
 
 fn too_long(codec: Codec, limit: u64) -> Error {
@@ -395,7 +420,8 @@ fn too_long(codec: Codec, limit: u64) -> Error {
         ErrorKind::Compressed,
         format!(
             "the {codec} data decompresses to more than {limit} bytes, the limit \
-             (a decompression bomb, or a save larger than this program accepts: raise the limit to read it)"
+             (a decompression bomb, or a save larger than this program accepts: save-upgrade \
+             and fmt take --max-text BYTES, a program Options::max_text)"
         ),
     )
 }
@@ -470,15 +496,27 @@ impl<R: Read> Read for Limited<R> {
     }
 }
 
-/// A reader of a slice that counts what the decoder has taken, to say where it failed.
+/// A reader of a slice, handed to a decoder a chunk at a time, that counts what the
+/// decoder has been given, to say where it failed.
 struct Counted<'b> {
+    all: &'b [u8],
     bytes: &'b [u8],
     consumed: u64,
+    /// The end of the last chunk handed out: a decoder that fails has read no further.
+    handed: u64,
 }
+
+/// What a decoder is given at a time: small enough to place a failure.
+const CHUNK: usize = 16 * 1024;
 
 impl<'b> Counted<'b> {
     fn new(bytes: &'b [u8]) -> Counted<'b> {
-        Counted { bytes, consumed: 0 }
+        Counted {
+            all: bytes,
+            bytes,
+            consumed: 0,
+            handed: 0,
+        }
     }
 }
 
@@ -493,7 +531,9 @@ impl Read for Counted<'_> {
 
 impl BufRead for Counted<'_> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        Ok(self.bytes)
+        let chunk = &self.bytes[..self.bytes.len().min(CHUNK)];
+        self.handed = self.handed.max(self.consumed + chunk.len() as u64);
+        Ok(chunk)
     }
 
     fn consume(&mut self, n: usize) {
@@ -565,9 +605,16 @@ mod tests {
                 );
             }
             let mut longer = packed.clone();
-            longer.push(b'x');
+            longer.extend_from_slice(b"junk");
             let err = decompress(&longer, DEFAULT_LIMIT).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Compressed, "{codec}: {err}");
+            if codec == Codec::Gzip {
+                let says = format!(
+                    "4 bytes follow its end (at compressed byte {})",
+                    packed.len()
+                );
+                assert!(err.to_string().contains(&says), "{err}");
+            }
         }
     }
 
@@ -576,7 +623,10 @@ mod tests {
         let packed = compress(&text(), Compression::new(Codec::Zstd));
         let err = decompress(&packed[..packed.len() / 2], DEFAULT_LIMIT).unwrap_err();
         assert!(err.to_string().contains("ends early"), "{err}");
-        assert!(err.to_string().contains("at compressed byte"), "{err}");
+        assert!(
+            err.to_string().contains("found by compressed byte"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -714,3 +714,19 @@ fn test_compares_compressed_fixtures_by_their_text() {
         assert_eq!(snapshot(&at), before, "{codec}: nothing blessed");
     }
 }
+
+#[test]
+fn compress_with_no_change_writes_nothing_and_says_how_to_convert() {
+    let (dir, name, bytes, _) = folder(Codec::Zstd);
+    let set = save_upgrade(
+        &["set", "--compress", "gzip", &name, "meta.version", "9"],
+        dir.path(),
+    );
+    let edited = edit_with(dir.path(), "true", &["--compress", "gzip"], &name);
+    for out in [set, edited] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let says = format!("save-upgrade fmt --compress gzip {name}");
+        assert!(stderr(&out).contains(&says), "{}", stderr(&out));
+        assert_eq!(fs::read(dir.path().join(&name)).unwrap(), bytes);
+    }
+}

@@ -75,6 +75,17 @@ function tests.meta_first_at_the_top_level_alone()
     '["t",[[{"a":1,"meta":2},1],[{"b":0,"meta":1},2]]]')
 end
 
+function tests.compressed_text_is_never_read_as_text()
+  -- docs/FORMAT.md 12: zstd and gzip text is known by its first bytes. The one-file
+  -- library reads plain text only and says so; the Rust core decompresses (this is not
+  -- a whole stream, so it is damaged there).
+  for _, case in ipairs({ { "\40\181\47\253garbage", "zstd" }, { "\31\139garbage", "gzip" } }) do
+    local ok, err = pcall(savechain.decode, case[1])
+    assert(not ok, case[2])
+    assert(tostring(err):find(case[2], 1, true), tostring(err))
+  end
+end
+
 function tests.integral_doubles()
   -- A double 3.0 in a save: a float on 5.3+, the integer 3 where numbers are doubles.
   if DOUBLES_ONLY then

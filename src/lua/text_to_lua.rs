@@ -406,8 +406,10 @@ fn refusal(text: &str, at: usize, message: String) -> Error {
     reader.error(failure)
 }
 
-/// Reads a whole JSON text straight into Lua values.
+/// Reads a whole JSON text, plain or compressed, straight into Lua values.
 pub(crate) fn read(lua: &Lua, tables: &Metatables, bytes: &[u8]) -> Result<mlua::Value> {
+    let plain = crate::compress::decompress(bytes, crate::compress::DEFAULT_LIMIT)?;
+    let bytes = plain.as_ref();
     let text = utf8(bytes)?;
     if u32::try_from(text.len()).is_err() {
         // Offsets on the tape are 32 bits: a text of 4 GiB goes through a tree.

@@ -164,6 +164,7 @@ pub fn run(args: Args) -> i32 {
         };
         if edited == view {
             errln!("{}: no change; nothing written", file.display());
+            super::set::note_not_recompressed(file, compression);
             return draft.remove();
         }
         let mut edited_save = match Save::from_slice(&edited) {
@@ -315,6 +316,7 @@ fn write_back(file: &Path, was: &Written, edited: &Save, text: &[u8], draft: Dra
     let changes = edit::diff(was.save, edited);
     if changes.is_empty() {
         errln!("{}: no value changed; nothing written", file.display());
+        super::set::note_not_recompressed(file, was.compression);
         return draft.remove();
     }
     match super::set::store_edited(file, was.read, edited, was.compression) {

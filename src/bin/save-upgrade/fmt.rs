@@ -29,8 +29,8 @@ A compressed save (zstd or gzip, known by its first bytes whatever its name) is 
 when its text is, and is rewritten in its own compression. With --compress, each save is
 stored in that compression, its canonical text inside; the files keep their names (a game
 opens its saves by name and reads either), and no backup is kept (the text is the same).
-A save already canonical in the compression asked is left as it is: --level alone does not
-rewrite it. `-` reads plain or compressed text and writes plain text, or --compress's.
+A save already canonical in the compression asked is left as it is, whatever --level says
+(the level a file was written at is not recorded in it). `-` reads plain or compressed text and writes plain text, or --compress's.
 
 A file that fails to load is left untouched and reported; the others are still done. A
 file in a folder that is not a save (its \"meta\" holds no integer \"version\") is skipped

@@ -217,6 +217,7 @@ pub fn run(args: Args) -> i32 {
             args.file.display(),
             args.path
         );
+        note_not_recompressed(&args.file, compression);
         return EXIT_OK;
     }
     match store_edited(&args.file, &read, &changed, compression) {
@@ -325,6 +326,19 @@ pub fn note_unread(
         after.meta.version,
         shell_words(&words)
     );
+}
+
+/// Says that `--compress` changed nothing when nothing was edited, and what converts.
+pub fn note_not_recompressed(file: &Path, compression: Option<Compression>) {
+    if let Some(how) = compression {
+        errln!(
+            "note: --compress applies to what an edit writes; to store {} as {} without an edit: save-upgrade fmt --compress {} {}",
+            file.display(),
+            how,
+            how.codec(),
+            shlex::try_quote(&file.to_string_lossy()).unwrap_or_default()
+        );
+    }
 }
 
 /// Writes `save`, edited from the bytes `read`, in place of `file`: in the compression
