@@ -550,3 +550,32 @@ fn compression_usage_errors_exit_2() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_output_that_differs_only_in_its_compression_is_said_to() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("in")).unwrap();
+    fs::write(dir.path().join("in/p1.json"), fixture("v3/small.json")).unwrap();
+    assert_eq!(
+        run(&["-q", "--out-dir", "out", "in"], dir.path())
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        run(&["fmt", "-q", "--compress", "gzip", "in"], dir.path())
+            .status
+            .code(),
+        Some(0)
+    );
+    let before = files(dir.path());
+    let out = run(&["--out-dir", "out", "in"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("holds the same save stored as none, where this run writes it as gzip"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(files(dir.path()), before);
+}

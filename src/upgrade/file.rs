@@ -286,7 +286,13 @@ impl ToWrite {
         }
         let backup = output_backup(out, &there);
         if !options.replace_outputs {
-            return Err(refused_output(out, &there, &backup, self.report.to));
+            return Err(refused_output(
+                out,
+                &there,
+                &self.bytes,
+                &backup,
+                self.report.to,
+            ));
         }
         self.report.written = Some(out.to_path_buf());
         self.report.backup = Some(backup);
@@ -318,8 +324,18 @@ fn output_backup(out: &Path, there: &[u8]) -> PathBuf {
 /// The refusal of an output that holds something else than the upgrade writes, a save at
 /// version `to`. A save at `to` there, with other bytes, was played on since it was written,
 /// or the source changed since: the message says so, without guessing which.
-fn refused_output(out: &Path, there: &[u8], backup: &Path, to: u64) -> Error {
+fn refused_output(out: &Path, there: &[u8], writes: &[u8], backup: &Path, to: u64) -> Error {
+    let (stored, writing) = (Codec::of(there), Codec::of(writes));
+    let text = |bytes| compress::decompress(bytes, compress::DEFAULT_LIMIT).ok();
     let what = match Meta::from_slice(there) {
+        // Only the compression differs: the source was converted since, or --compress asks
+        // another than an earlier run.
+        Ok(_) if stored != writing && text(there).is_some_and(|t| Some(t) == text(writes)) => {
+            format!(
+                "the same save stored as {stored}, where this run writes it as {writing} (the \
+                 source's compression, or --compress's)"
+            )
+        }
         Ok(meta) if meta.version == to => format!(
             "a save at version {to}, the version this upgrade writes, with other content: it \
              has changed since it was written, or the source changed"
@@ -552,7 +568,7 @@ fn check_output<'c>(
         todo.report.already_written = true;
     } else if !options.replace_outputs {
         let backup = output_backup(out, &there);
-        return Err(refused_output(out, &there, &backup, todo.report.to));
+        return Err(refused_output(out, &there, &bytes, &backup, todo.report.to));
     }
     Ok(todo)
 }
