@@ -126,7 +126,7 @@ fn the_table_lists_every_save_with_its_status() {
         "a file that is not a save is left out"
     );
     assert_eq!(
-        stderr(&out).trim(),
+        stderr(&out).trim().lines().last().unwrap(),
         "listed 5 saves: 1 current, 1 to upgrade, 1 too new, 1 refused, 1 damaged"
     );
 }
@@ -295,4 +295,26 @@ fn help_names_the_columns_and_the_json_fields() {
     ] {
         assert!(help.contains(word), "{word}: {help}");
     }
+}
+
+#[test]
+fn files_that_are_not_saves_are_left_out_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    put(dir.path(), "a.json", &fixture("fixtures/v9/small.json"), Codec::Zstd);
+    put(
+        dir.path(),
+        "settings.json",
+        b"{\"volume\": 3}",
+        Codec::Plain,
+    );
+    let out = save_upgrade(&["list", "."], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("settings"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("skipped ./settings.json: not a save"),
+        "{}",
+        stderr(&out)
+    );
+    let quiet = save_upgrade(&["list", "-q", "."], dir.path());
+    assert_eq!(stderr(&quiet), "");
 }

@@ -49,7 +49,7 @@ pub struct Args {
     /// Print one JSON object per save and line (JSON Lines) instead of a table.
     #[arg(long)]
     json: bool,
-    /// Print no summary on standard error.
+    /// Print no summary and no notes on files skipped as not saves (standard error).
     #[arg(long, short = 'q')]
     quiet: bool,
     #[command(flatten)]
@@ -85,10 +85,20 @@ pub fn run(args: Args) -> i32 {
     for error in &plan.errors {
         print_error(error, None);
     }
+    // Files that are not saves are left out with a note, as every folder search leaves them.
+    let note_skipped = |path: &std::path::Path, why: &str| {
+        if !args.quiet {
+            errln!("skipped {}: {why}", path.display());
+        }
+    };
+    for (path, why) in &plan.skipped {
+        note_skipped(path, why);
+    }
     let mut counts = Counts::default();
     let mut table = Table::default();
     head::list_each(&plan.saves, Some(&chain), &Options::default(), |listed| {
-        if matches!(listed.status, Status::NotASave(_)) {
+        if let Status::NotASave(e) = &listed.status {
+            note_skipped(&listed.path, e.message());
             return ControlFlow::Continue(());
         }
         counts.add(&listed.status);
