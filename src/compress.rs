@@ -214,22 +214,35 @@ pub fn compress(text: &[u8], how: Compression) -> Vec<u8> {
 pub const HEAD_BLOCK: usize = 4096;
 
 fn compress_zstd(text: &[u8], level: i32) -> Vec<u8> {
-    use std::io::Write;
+    use zstd::zstd_safe::{self, zstd_sys::ZSTD_EndDirective, CParameter, InBuffer, OutBuffer};
     let (head, rest) = text.split_at(text.len().min(HEAD_BLOCK));
-    let out = Vec::with_capacity(text.len() / 4 + 64);
-    let mut encoder = zstd::stream::write::Encoder::new(out, level).expect("a level in range");
-    encoder
-        .include_checksum(true)
-        .and_then(|()| encoder.include_contentsize(true))
-        .and_then(|()| encoder.set_pledged_src_size(Some(text.len() as u64)))
-        .expect("zstd takes its own parameters");
-    // The flush ends the block of the head: one frame still, with the whole text's size.
-    encoder
-        .write_all(head)
-        .and_then(|()| encoder.flush())
-        .and_then(|()| encoder.write_all(rest))
-        .expect("writing into memory cannot fail");
-    encoder.finish().expect("writing into memory cannot fail")
+    let mut cctx = zstd_safe::CCtx::create();
+    for parameter in [
+        CParameter::CompressionLevel(level),
+        CParameter::ChecksumFlag(true),
+        CParameter::ContentSizeFlag(true),
+    ] {
+        cctx.set_parameter(parameter)
+            .expect("zstd takes its own parameters");
+    }
+    cctx.set_pledged_src_size(Some(text.len() as u64))
+        .expect("before the first byte");
+    // One frame (a cut file is never a whole shorter one), its head ended by a flush, the
+    // rest given at once with the end, which compresses as a one-shot call does.
+    let mut out = Vec::with_capacity(zstd_safe::compress_bound(text.len()) + 64);
+    let mut output = OutBuffer::around(&mut out);
+    for (part, end) in [
+        (head, ZSTD_EndDirective::ZSTD_e_flush),
+        (rest, ZSTD_EndDirective::ZSTD_e_end),
+    ] {
+        let mut input = InBuffer::around(part);
+        while cctx
+            .compress_stream2(&mut output, &mut input, end)
+            .expect("the output has room for the bound")
+            != 0
+        {}
+    }
+    out
 }
 
 fn compress_gzip(text: &[u8], level: i32) -> Vec<u8> {
@@ -286,15 +299,24 @@ pub fn decompress(bytes: &[u8], limit: u64) -> Result<Cow<'_, [u8]>> {
     }
 }
 
-/// A zstd frame that records its size (savechain's do) decodes in one call into one
-/// allocation of exactly that size, a third faster than streaming. `None` when the size
+/// zstd frames that record their sizes (savechain's do) decode in one call into one
+/// allocation of exactly their text's size, a third faster than streaming. `None` when the size
 /// is not recorded, is past the limit, is more than any real text could be for so few
 /// bytes (a lying header must not make a tiny file allocate the limit), or the frames do
 /// not decode: the streaming decoder then decides, and says what broke.
 fn zstd_in_one_pass(bytes: &[u8], limit: u64) -> Option<Vec<u8>> {
-    let size = zstd::zstd_safe::get_frame_content_size(bytes)
-        .ok()
-        .flatten()?;
+    // The sizes the frames record, summed (savechain writes two: the head and the rest).
+    let mut size = 0u64;
+    let mut frames = bytes;
+    while !frames.is_empty() {
+        let length = zstd::zstd_safe::find_frame_compressed_size(frames).ok()?;
+        size = size.checked_add(
+            zstd::zstd_safe::get_frame_content_size(frames)
+                .ok()
+                .flatten()?,
+        )?;
+        frames = frames.get(length..)?;
+    }
     if size > limit || size > plausible_text(bytes.len()) {
         return None;
     }

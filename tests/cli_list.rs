@@ -300,7 +300,12 @@ fn help_names_the_columns_and_the_json_fields() {
 #[test]
 fn files_that_are_not_saves_are_left_out_with_a_note() {
     let dir = tempfile::tempdir().unwrap();
-    put(dir.path(), "a.json", &fixture("fixtures/v9/small.json"), Codec::Zstd);
+    put(
+        dir.path(),
+        "a.json",
+        &fixture("fixtures/v9/small.json"),
+        Codec::Zstd,
+    );
     put(
         dir.path(),
         "settings.json",
