@@ -84,6 +84,13 @@ fn check_reading(data: &[u8]) {
             e.get_ref().is_some_and(|inner| inner.is::<TooLong>())
                 || whole.to_string().contains("decompresses to more than")
         }
+        (Err(e), Ok(_)) if codec == Codec::Zstd && e.kind() == ErrorKind::Compressed => {
+            // libzstd's streaming decoder, given its input in other pieces (the reader's
+            // small buffer against `decompress`'s chunks), may pass a damaged header field
+            // the other refuses. Neither hands out other text than the frame holds:
+            // `check_compressing` checks both against the text compressed.
+            false
+        }
         (Err(_), Ok(_))
             if codec == Codec::Zstd && declared_size(data) != Some(text.len() as u64) =>
         {
@@ -194,6 +201,19 @@ fn check_compressing(text: &[u8], how: Compression, at: usize, mask: u8) {
             "{how}: byte {at} ^ {mask:#04x} reads as other text"
         ),
         Err(e) => assert_eq!(e.kind(), ErrorKind::Compressed, "{e}"),
+    }
+    // The reader, through a small buffer, never gives other text either.
+    let capacity = 1 + at % 61;
+    if let Ok((_, mut stream)) =
+        compress::reader(BufReader::with_capacity(capacity, &damaged[..]), LIMIT)
+    {
+        let mut read = Vec::new();
+        if stream.read_to_end(&mut read).is_ok() && Codec::of(&damaged) != Codec::Plain {
+            assert!(
+                read[..] == text[..],
+                "{how}: byte {at} ^ {mask:#04x} streams as other text"
+            );
+        }
     }
     check_reading(&damaged);
 }

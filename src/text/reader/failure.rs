@@ -14,6 +14,10 @@ pub(crate) struct Failure {
     message: String,
 }
 
+/// What a string that is never closed fails with, at its opening quote.
+pub(crate) const NEVER_CLOSED: &str =
+    "this string is never closed (expected a '\"' before the end of the text)";
+
 /// Failures travel boxed to keep results small on the hot path.
 pub(crate) type Parsed<T> = std::result::Result<T, Box<Failure>>;
 
@@ -67,7 +71,7 @@ impl Failure {
         self.kind == ErrorKind::Syntax
             && self.offset != UNPLACED
             && self.offset.saturating_add(margin) < len
-            && self.message != super::strings::NEVER_CLOSED
+            && self.message != NEVER_CLOSED
     }
 
     /// The error this failure is, placed in `text` (the bytes the offset counts in).

@@ -4,12 +4,9 @@
 use std::borrow::Cow;
 
 use super::cursor::Cursor;
-use super::failure::{fail, Parsed};
+use super::failure::{fail, Parsed, NEVER_CLOSED};
 use crate::error::ErrorKind;
 use crate::text::scan::string_run;
-
-pub(super) const NEVER_CLOSED: &str =
-    "this string is never closed (expected a '\"' before the end of the text)";
 
 const RUNS_TO_LINE_END: &str = "this string runs to the end of its line: is its closing '\"' \
      missing? (a line break inside a string is written \\n)";
