@@ -106,7 +106,15 @@ impl Save {
     /// [`ErrorKind::NotASave`], whatever else is wrong with it; what is wrong with a save
     /// (an envelope, a tag, a key twice) is an error of its own kind.
     pub fn from_slice(bytes: &[u8]) -> Result<Save> {
-        let text = compress::decompress(bytes, compress::DEFAULT_LIMIT)?;
+        Save::from_slice_within(bytes, compress::DEFAULT_LIMIT)
+    }
+
+    /// [`Save::from_slice`] decompressing at most `limit` bytes of text
+    /// ([`Options::max_text`](crate::Options::max_text)), for the library's own readers: one
+    /// that decompressed a file first passes its limit on, so text that is itself
+    /// compressed again is held to it too.
+    pub(crate) fn from_slice_within(bytes: &[u8], limit: u64) -> Result<Save> {
+        let text = compress::decompress(bytes, limit)?;
         let text = utf8(&text)?;
         let (document, offsets) = read_document(text).map_err(|e| unless_a_save(text, e))?;
         checked_envelope(text, document, &offsets)
@@ -350,7 +358,8 @@ fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<For
     let bytes = fsio::read_save(path, held.as_ref())?;
     let codec = Codec::of(&bytes);
     let text = compress::decompress(&bytes, options.max_text)?;
-    let canonical = Save::from_slice(&text).and_then(|save| save.to_vec())?;
+    let canonical =
+        Save::from_slice_within(&text, options.max_text).and_then(|save| save.to_vec())?;
     let how = options
         .compression
         .unwrap_or_else(|| Compression::new(codec));

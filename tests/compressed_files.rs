@@ -321,3 +321,38 @@ proptest! {
         prop_assert_eq!(fs::read(&path).unwrap(), text);
     }
 }
+
+#[test]
+fn a_stream_compressed_twice_is_held_to_the_limit_asked_for_inside_too() {
+    // A bomb inside a small stream: the outer text is well within the limit, the inner one
+    // far beyond it.
+    let mut big = save_text(1);
+    big.resize(big.len() + 2_000_000, b'\n');
+    let inner = packed(&big, Codec::Zstd);
+    let mut options = Options::default();
+    options.max_text = 1_000_000;
+    for codec in CODECS {
+        let twice = packed(&inner, codec);
+        assert!(twice.len() < 1_000 && inner.len() < 1_000_000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("twice.json");
+        fs::write(&path, &twice).unwrap();
+        let in_place = Target::InPlace { backup: true };
+        let err = upgrade_file(&mut chain().upgrader(), &path, in_place, &options).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Compressed, "{codec}: {err}");
+        assert!(err.to_string().contains("more than 1000000 bytes"), "{err}");
+        let err = format_file_with(&path, false, &options).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Compressed, "{codec}: {err}");
+        let err = chain()
+            .upgrader()
+            .upgrade_text(&twice, &options)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Compressed, "{codec}: {err}");
+        let err = savechain::cache::load(&path, &chain(), &options)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), ErrorKind::Compressed, "{codec}: {err}");
+        assert_eq!(fs::read(&path).unwrap(), twice);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

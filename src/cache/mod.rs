@@ -614,7 +614,7 @@ fn upgrade_and_build(
 ) -> Result<(Aligned, Vec<StepReport>, Vec<ModReport>)> {
     // The identity (`provenance`) is of the bytes as stored; the save is their text.
     let text = compress::decompress(json, options.max_text)?;
-    let save = Save::from_slice(&text)?;
+    let save = Save::from_slice_within(&text, options.max_text)?;
     let upgraded = upgrader.upgrade(save, options)?;
     let built = build::build(&upgraded.save, &provenance(json, mtime, upgrader.chain()))?;
     Ok((built, upgraded.steps, upgraded.mods))

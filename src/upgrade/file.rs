@@ -413,7 +413,7 @@ fn upgrade_in_memory(
         Cow::Owned(text) => Some(text),
         Cow::Borrowed(_) => None,
     };
-    let save = Save::from_slice(unpacked.as_deref().unwrap_or(&original))?;
+    let save = Save::from_slice_within(unpacked.as_deref().unwrap_or(&original), options.max_text)?;
     // How what is written is stored: as asked, or as the save is.
     let how = options
         .compression
@@ -637,7 +637,7 @@ impl Upgrader<'_> {
     /// ```
     pub fn upgrade_text(&mut self, text: &[u8], options: &Options) -> Result<UpgradedText> {
         let text = compress::decompress(text, options.max_text)?;
-        let save = Save::from_slice(&text)?;
+        let save = Save::from_slice_within(&text, options.max_text)?;
         let from = save.meta.version;
         let plan = self.chain().plan_upgrade(&save, options)?;
         if nothing_to_do(&plan, &save.meta) {
