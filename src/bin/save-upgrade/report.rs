@@ -18,16 +18,12 @@ pub fn print_error(error: &Error, source: Option<&[u8]>) {
     let read;
     let source = match (source, error.file()) {
         (Some(source), _) => source,
-        // A compressed save's line is in its text.
-        (None, Some(file)) => match std::fs::read(file).map(|bytes| {
-            savechain::compress::decompress(&bytes, savechain::compress::DEFAULT_LIMIT)
-                .map(std::borrow::Cow::into_owned)
-        }) {
-            Ok(Ok(text)) => {
-                read = text;
+        (None, Some(file)) => match std::fs::read(file) {
+            Ok(bytes) => {
+                read = bytes;
                 &read
             }
-            _ => return,
+            Err(_) => return,
         },
         (None, None) => return,
     };
