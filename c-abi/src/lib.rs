@@ -54,8 +54,8 @@ pub extern "C" fn savechain_version() -> *const std::ffi::c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 
-// The header's version macros are the crate's version: a release that changes one and not
-// the other does not build.
+// The header's version macros are the crate's version, and its format revision the
+// library's: a release that changes one and not the other does not build.
 const _: () = {
     const fn number(digits: &str) -> u32 {
         let bytes = digits.as_bytes();
@@ -106,6 +106,10 @@ const _: () = {
     assert!(
         SAVECHAIN_VERSION_PATCH == number(env!("CARGO_PKG_VERSION_PATCH")),
         "SAVECHAIN_VERSION_PATCH (src/version.rs) is not the crate's"
+    );
+    assert!(
+        SAVECHAIN_FORMAT_REVISION as u64 == savechain::FORMAT_REVISION,
+        "SAVECHAIN_FORMAT_REVISION (src/version.rs) is not the library's format revision"
     );
     assert!(
         SAVECHAIN_VERSION_NUMBER

@@ -27,22 +27,3 @@ fn the_header_is_up_to_date() {
          SAVECHAIN_BLESS=1 cargo test -p savechain-c --test header, and read the difference"
     );
 }
-
-/// The library keeps its format revision to itself, so the macro cannot be checked when the
-/// crate compiles: it is held to the revision docs/FORMAT.md states in its first lines.
-#[test]
-fn the_format_revision_is_format_md_s() {
-    let format =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/FORMAT.md")).unwrap();
-    let stated = format
-        .lines()
-        .take(10)
-        .find_map(|line| line.split("Format revision ").nth(1))
-        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-        .expect("docs/FORMAT.md states its revision (\"Format revision N.\") in its first lines");
-    assert_eq!(
-        stated,
-        savechain_c::SAVECHAIN_FORMAT_REVISION.to_string(),
-        "SAVECHAIN_FORMAT_REVISION (c-abi/src/version.rs) is not docs/FORMAT.md's revision"
-    );
-}
