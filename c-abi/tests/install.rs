@@ -306,6 +306,41 @@ fn the_installed_command_runs_from_the_prefix() {
 }
 
 #[test]
+fn the_completions_and_the_man_page_are_where_shells_and_man_look() {
+    let prefix = &installed().prefix;
+    for (kind, file) in [
+        (
+            "complete-bash",
+            "share/bash-completion/completions/save-upgrade",
+        ),
+        ("complete-zsh", "share/zsh/site-functions/_save-upgrade"),
+        (
+            "complete-fish",
+            "share/fish/vendor_completions.d/save-upgrade.fish",
+        ),
+        ("man", "share/man/man1/save-upgrade.1"),
+    ] {
+        let installed = std::fs::read(prefix.join(file))
+            .unwrap_or_else(|e| panic!("no {file} in the prefix ({e})"));
+        let printed = run(
+            "save-upgrade --generate",
+            Command::new(prefix.join("bin/save-upgrade"))
+                .args(["--generate", kind])
+                .env_clear(),
+        )
+        .stdout;
+        assert!(
+            String::from_utf8_lossy(&installed).contains("save-upgrade"),
+            "{file} does not name the command"
+        );
+        assert!(
+            installed == printed,
+            "{file} is not what save-upgrade --generate {kind} prints"
+        );
+    }
+}
+
+#[test]
 fn a_c_program_built_with_pkg_config_runs_against_the_shared_library() {
     let dir = consumer("c-shared");
     let program = dir.join("consumer");
@@ -433,6 +468,7 @@ fn destdir_is_put_before_every_installed_path() {
     let root = stage.join("opt/savechain-test");
     assert!(root.join("lib/libsavechain.a").is_file());
     assert!(root.join("bin/save-upgrade").is_file());
+    assert!(root.join("share/man/man1/save-upgrade.1").is_file());
     // The files name the prefix the package will be installed in, not the stage.
     let pc = std::fs::read_to_string(root.join("lib/pkgconfig/savechain.pc")).unwrap();
     assert!(pc.contains("prefix=/opt/savechain-test\n"), "{pc}");
