@@ -75,8 +75,8 @@ cd "$root"
 # Build. Two cargo runs, not one: in one, Cargo would unify the library's features
 # between the command line and the C library, and compile the command line's crates
 # into the C library's build of savechain.
-cargo build --release --locked --bin save-upgrade
-cargo build --release --locked -p savechain-c
+cargo build --release --locked --bin save-upgrade || fail "cargo could not build save-upgrade: nothing installed"
+cargo build --release --locked -p savechain-c || fail "cargo could not build the C library: nothing installed"
 
 target=${CARGO_TARGET_DIR:-}
 if [[ -z $target ]]; then

@@ -518,7 +518,12 @@ fn a_failed_build_installs_nothing() {
         .arg(&prefix)
         .output()
         .unwrap();
-    assert!(!output.status.success(), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output).contains("nothing installed"),
+        "{}",
+        text(&output)
+    );
     assert!(
         text(&output).contains("could not compile"),
         "{}",
