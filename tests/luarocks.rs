@@ -241,6 +241,12 @@ fn the_native_rock_builds_with_cargo_and_loads_in_lua54() {
     );
     let module = tree.join("lib/lua/5.4/savechain.so");
     assert!(module.is_file(), "no {}", module.display());
+    // Stripped, without the release profile's debug information (36 MB with it).
+    let size = std::fs::metadata(&module).unwrap().len();
+    assert!(
+        size < 8 << 20,
+        "savechain.so is {size} bytes: not stripped?"
+    );
     assert!(!tree.join("share/lua/5.4/savechain.lua").exists());
 
     let source = format!(
