@@ -55,6 +55,9 @@ else
     -- Lua 5.3 and later tell integers from floats; before, every number is a double.
     local INTEGERS = mtype ~= nil
     local MAX_DEPTH = 512
+    -- The deepest nesting the text being read may have: MAX_DEPTH, or less as the caller
+    -- set it with savechain.decode_max_depth (Reader.read sets it for each text).
+    local read_depth = MAX_DEPTH
     -- Made at run time: Lua 5.1 merges the constants 0 and -0.0 of a function into one.
     local NEGATIVE_ZERO = -1 / huge
     local EXACT = 2 ^ 53
@@ -1254,8 +1257,8 @@ else
     -- `literal` array (what an ["a", ...] escape holds) is an array whatever its shape.
     local function read_array(r, at, depth, literal)
       local text = r.text
-      if depth > MAX_DEPTH then
-        fail(text, at, "nested more than " .. MAX_DEPTH .. " arrays and objects deep")
+      if depth > read_depth then
+        fail(text, at, "nested more than " .. read_depth .. " arrays and objects deep")
       end
       if byte(text, at + 1) == 34 and not literal then
         -- A double as the writer spells it, the commonest array of all.
@@ -1319,8 +1322,8 @@ else
 
     local function read_object(r, at, depth)
       local text = r.text
-      if depth > MAX_DEPTH then
-        fail(text, at, "nested more than " .. MAX_DEPTH .. " arrays and objects deep")
+      if depth > read_depth then
+        fail(text, at, "nested more than " .. read_depth .. " arrays and objects deep")
       end
       local t = {}
       local i = at + 1
@@ -1382,7 +1385,8 @@ else
       return read_number(text, at)
     end
 
-    function Reader.read(text)
+    function Reader.read(text, max_depth)
+      read_depth = max_depth or MAX_DEPTH
       -- The whole text first, as the Rust reader does, so that an invalid byte is the error
       -- wherever it stands (Lua 5.3 and later check it in C; before, invalid_at walks the
       -- bytes above 127).
@@ -1407,14 +1411,14 @@ else
       return v
     end
 
-    function c.decode(text)
+    function c.decode(text, max_depth)
       -- Compressed save text (section 12 of FORMAT.md): this library reads only plain text.
       local codec = (text:sub(1, 4) == "\40\181\47\253" and "zstd") or (text:sub(1, 2) == "\31\139" and "gzip")
       if codec then
         return false, "the text is " .. codec .. "-compressed: the one-file library reads plain text "
           .. "(decompress it first, e.g. save-upgrade fmt --compress none FILE, or use the native module)"
       end
-      local ok, value = pcall(Reader.read, text)
+      local ok, value = pcall(Reader.read, text, max_depth)
       if ok then return true, value end
       if type(value) == "table" then return false, value[1] end
       error(value, 0)
@@ -1459,6 +1463,9 @@ else
 end
 
 local M = {}
+
+-- The version of savechain this file is part of (the crates' and the rocks' version).
+M._VERSION = "0.1.0"
 
 -- JSON null. A null read from a save arrives as this value (a table cannot hold nil) and
 -- is written back as null.
@@ -1604,13 +1611,32 @@ function M.encode(value, opts)
   return text
 end
 
+-- The deepest nesting of arrays and objects (tags count as arrays) that decode reads, in
+-- this Lua state; a deeper text is refused where it goes too deep, with its line and
+-- column. The format's own limit, 512, is the default and the most it may be.
+local FORMAT_MAX_DEPTH = 512
+local decode_depth = FORMAT_MAX_DEPTH
+
+-- savechain.decode_max_depth(n) sets the nesting limit of later decodes (and loads) to n,
+-- an integer from 1 to 512, and returns it; savechain.decode_max_depth() returns it.
+function M.decode_max_depth(n)
+  if n ~= nil then
+    if type(n) ~= "number" or n ~= math.floor(n) or n < 1 or n > FORMAT_MAX_DEPTH then
+      error("savechain.decode_max_depth: the limit is an integer from 1 to " .. FORMAT_MAX_DEPTH
+        .. " (the format never nests deeper), not " .. shown(n), 2)
+    end
+    decode_depth = math.tointeger and math.tointeger(n) or n
+  end
+  return decode_depth
+end
+
 -- The value that save text spells (nil for a text that is `null`). An error is its message
 -- alone, with the line and column in the text.
 function M.decode(text)
   if type(text) ~= "string" then
     error("savechain.decode expects a string of save text", 2)
   end
-  local ok, value = core.decode(text)
+  local ok, value = core.decode(text, decode_depth)
   if not ok then error(value, 0) end
   -- A null alone is nil here (in a table, where nil cannot stand, it is savechain.null).
   if rawequal(value, M.null) then return nil end

@@ -27,6 +27,45 @@ fn the_limit_is_exact() {
 }
 
 #[test]
+fn a_lower_limit_asked_by_the_caller_is_exact_too() {
+    use savechain::lua::{from_text_with_max_depth, mlua::Lua};
+    let lua = Lua::new();
+    for limit in [1, 2, 7, 511, MAX_DEPTH] {
+        let fits = nested_arrays(limit);
+        let deeper = nested_arrays(limit + 1);
+        assert!(text::from_slice_with_max_depth(fits.as_bytes(), limit).is_ok());
+        assert!(from_text_with_max_depth(&lua, fits.as_bytes(), limit).is_ok());
+        let errors = [
+            text::from_slice_with_max_depth(deeper.as_bytes(), limit).unwrap_err(),
+            from_text_with_max_depth(&lua, deeper.as_bytes(), limit)
+                .map(|_| ())
+                .unwrap_err(),
+        ];
+        for err in errors {
+            assert_eq!(err.kind(), ErrorKind::Value);
+            assert_eq!(err.column(), Some(limit + 1));
+            assert!(
+                err.message()
+                    .contains(&format!("nested more than {limit} arrays and objects deep")),
+                "{err}"
+            );
+        }
+    }
+    // Objects and tags count as arrays do; the default stays the format's.
+    let tagged = r#"{"a": [["d", "0x1p+0"]]}"#;
+    assert!(text::from_slice_with_max_depth(tagged.as_bytes(), 3).is_ok());
+    let err = text::from_slice_with_max_depth(tagged.as_bytes(), 2).unwrap_err();
+    assert_eq!(err.column(), Some(8));
+    // No limit the format has no room for.
+    for limit in [0, MAX_DEPTH + 1] {
+        let err = text::from_slice_with_max_depth(b"[]", limit).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert!(err.message().contains("from 1 to 512"), "{err}");
+        assert!(from_text_with_max_depth(&lua, b"[]", limit).is_err());
+    }
+}
+
+#[test]
 fn absurd_depth_is_an_error_not_a_stack_overflow() {
     for open in ["[", "{\"k\":", "[\"a\", ["] {
         let text = open.repeat(1_000_000);

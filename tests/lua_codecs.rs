@@ -25,8 +25,8 @@ use common::any_value;
 use common::stock_lua::{self, Script};
 use proptest::prelude::*;
 use savechain::lua::mlua::{self, Lua};
-use savechain::lua::{from_lua, from_text, install, to_text};
-use savechain::text::{self, Style};
+use savechain::lua::{from_lua, from_text, from_text_with_max_depth, install, to_text};
+use savechain::text::{self, Style, MAX_DEPTH};
 use savechain::value::Table;
 use savechain::Value;
 
@@ -98,11 +98,19 @@ enum Outcome {
 /// Runs a batch in `imp`: `mode` is `texts` (`input` holds texts) or `values` (`input` is
 /// Lua source returning builders); gives one outcome a case.
 fn batch(imp: Imp, mode: &str, input: &[u8], count: usize) -> Vec<Outcome> {
-    batch_with(imp, mode, input, count, false)
+    batch_with(imp, mode, input, count, false, MAX_DEPTH)
 }
 
-/// [`batch`], with LuaJIT's compiler off or on (`luajit_compiler_...`).
-fn batch_with(imp: Imp, mode: &str, input: &[u8], count: usize, jit_off: bool) -> Vec<Outcome> {
+/// [`batch`], with LuaJIT's compiler off or on (`luajit_compiler_...`), decoding with the
+/// nesting limit `max_depth` (`savechain.decode_max_depth`).
+fn batch_with(
+    imp: Imp,
+    mode: &str,
+    input: &[u8],
+    count: usize,
+    jit_off: bool,
+    max_depth: usize,
+) -> Vec<Outcome> {
     let dir = tempfile::tempdir().unwrap();
     let cases = dir.path().join("cases");
     let out = dir.path().join("out");
@@ -112,6 +120,7 @@ fn batch_with(imp: Imp, mode: &str, input: &[u8], count: usize, jit_off: bool) -
         std::fs::write(Path::new(&keep).join(format!("{imp:?}.{mode}")), input).unwrap();
     }
     let driver = stock_lua::repo().join("lua/tests/drivers/codec_batch.lua");
+    let max_depth = max_depth.to_string();
     let output = run(
         imp,
         &driver,
@@ -120,6 +129,7 @@ fn batch_with(imp: Imp, mode: &str, input: &[u8], count: usize, jit_off: bool) -
             cases.as_os_str(),
             out.as_os_str(),
             OsStr::new(if jit_off { "jit-off" } else { "jit-on" }),
+            OsStr::new(&max_depth),
         ],
     );
     assert!(
@@ -1134,7 +1144,7 @@ fn luajit_compiler_on_gives_the_same_text() {
     }
     let rust = Rust::new();
     for run in 0..8 {
-        let outcomes = batch_with(Imp::PureJit, "texts", &input, texts.len(), false);
+        let outcomes = batch_with(Imp::PureJit, "texts", &input, texts.len(), false, MAX_DEPTH);
         for (text, got) in texts.iter().zip(&outcomes) {
             if let Err(why) = compare(&expected_lua51(&rust, text), got, false) {
                 panic!("run {run}, input text:\n{}\n{why}", show(text));
@@ -1321,13 +1331,18 @@ fn lua51_only(message: &str) -> bool {
 /// Decodes `texts` in `imps` and checks that each refuses exactly the texts the Rust reader
 /// refuses, each at the line and column the Rust reader names (the byte that is wrong).
 fn check_positions(imps: &[Imp], texts: &[Vec<u8>]) -> Result<(), String> {
+    check_positions_within(imps, texts, MAX_DEPTH)
+}
+
+/// [`check_positions`], each reader decoding with the nesting limit `max_depth`.
+fn check_positions_within(imps: &[Imp], texts: &[Vec<u8>], max_depth: usize) -> Result<(), String> {
     let rust = Rust::new();
     let input = texts_input(texts);
     let mut wrong = Vec::new();
     for &imp in imps {
-        let outcomes = batch(imp, "texts", &input, texts.len());
+        let outcomes = batch_with(imp, "texts", &input, texts.len(), false, max_depth);
         for (text, got) in texts.iter().zip(&outcomes) {
-            let want = match from_text(&rust.lua, text) {
+            let want = match from_text_with_max_depth(&rust.lua, text, max_depth) {
                 Err(e) => Some(e.to_string()),
                 Ok(_) => None,
             };
@@ -1336,10 +1351,16 @@ fn check_positions(imps: &[Imp], texts: &[Vec<u8>]) -> Result<(), String> {
                 Outcome::Done { .. } => None,
             };
             let (interpreter, shown) = (imp.interpreter(), show(text));
+            // A text nested too deep is refused as such in every reader.
+            let too_deep = format!("nested more than {max_depth} arrays and objects deep");
+            let deep = |m: &Option<String>| m.as_ref().is_some_and(|m| m.contains(&too_deep));
             match (&want, &got) {
                 (None, None) => {}
                 (None, Some(g)) if imp != Imp::Native && lua51_only(g) => {}
-                (Some(w), Some(g)) if position(w) == position(g) && position(w).is_some() => {}
+                (Some(w), Some(g))
+                    if position(w) == position(g)
+                        && position(w).is_some()
+                        && deep(&want) == deep(&got) => {}
                 (Some(_), Some(g)) if imp != Imp::Native && lua51_only(g) => {}
                 _ => wrong.push(format!(
                     "{imp:?} ({interpreter}), text {shown:?}:\n  rust: {want:?}\n  got:  {got:?}"
@@ -1494,6 +1515,69 @@ fn what_lua_tables_of_tags_must_be_is_refused_at_the_tag_with_its_path() {
             .map(|_| ())
             .unwrap_err();
         assert_eq!(got.to_string(), message, "{text}");
+    }
+}
+
+/// Texts nested around the nesting limits 1 to 4: arrays, objects, tags (which count as
+/// arrays), escapes and Lua tables, on one line and on several.
+fn nested_texts() -> Vec<Vec<u8>> {
+    let mut texts: Vec<Vec<u8>> = [
+        "1",
+        "[]",
+        "{}",
+        "[1]",
+        "[[]]",
+        "[{}]",
+        "{\"a\": []}",
+        "{\"a\": {\"b\": 1}}",
+        "[\"d\", \"0x1p+0\"]",
+        "[[\"d\", \"0x1p+0\"]]",
+        "{\"hp\": [\"d\", 3]}",
+        "[\"b\", \"abc\"]",
+        "[\"a\", [\"d\", 1]]",
+        "[[\"a\", [\"x\", [1]]]]",
+        "[\"t\", [[1, {}]]]",
+        "[\"t\", [[[\"d\", \"0x1p+0\"], 2]]]",
+        "[[\"s\", [1, {\"x\": []}]], [\"r\", [1]]]",
+        "[[\"c\", [\"Ship\", {\"hull\": [1]}]]]",
+        "{\"a\":\n  {\"b\":\n    [1, 2, [3]]}}",
+        "[1, [2, [3, [4, [5]]]], 6]",
+        "[[[[[]]]], {\"a\": 1,}]",
+    ]
+    .iter()
+    .map(|t| t.as_bytes().to_vec())
+    .collect();
+    for n in [1, 2, 3, 4, 5] {
+        texts.push(format!("{}{}", "[".repeat(n), "]".repeat(n)).into_bytes());
+        texts.push(format!("{}1{}", "{\"k\": ".repeat(n), "}".repeat(n)).into_bytes());
+    }
+    texts
+}
+
+#[test]
+fn a_nesting_limit_set_by_the_caller_is_kept_alike_in_every_reader() {
+    // savechain.decode_max_depth(n) in each reader, savechain::lua::from_text_with_max_depth
+    // in Rust: the same texts refused, at the same place, as nested too deep.
+    let texts = nested_texts();
+    for max_depth in 1..=4 {
+        check_positions_within(&ALL, &texts, max_depth)
+            .unwrap_or_else(|e| panic!("limit {max_depth}:\n{e}"));
+    }
+}
+
+/// Canonical texts of random documents, and a nesting limit that some of them exceed.
+fn texts_and_a_limit() -> impl Strategy<Value = (Texts, usize)> {
+    (canonical_texts(), 1..=6usize)
+}
+
+proptest! {
+    #![proptest_config(config(8))]
+
+    #[test]
+    fn random_documents_under_a_nesting_limit_are_read_alike_in_every_reader(
+        (texts, max_depth) in texts_and_a_limit()
+    ) {
+        check_positions_within(&ALL, &texts.0, max_depth).map_err(TestCaseError::fail)?;
     }
 }
 

@@ -34,6 +34,8 @@ fn require_gives_the_library_and_the_native_functions() {
           assert(type(savechain[name]) == "function", name)
         end
         assert(savechain.null ~= nil)
+        assert(tostring(savechain._VERSION):match("^%d+%.%d+%.%d+$"), "no _VERSION")
+        assert(savechain.decode_max_depth() == 512)
         assert(require("savechain") == savechain)
         local text = savechain.encode({ hull = 0.965, ids = savechain.array() }, { compact = true })
         print(text)
@@ -76,6 +78,12 @@ fn run_library_tests(file: &str) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}", printed(&output));
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn codec_tests_pass_in_stock_lua() {
+    // The nesting limit a caller sets (savechain.decode_max_depth) and _VERSION among them.
+    run_library_tests("codec.lua");
 }
 
 #[test]

@@ -72,6 +72,9 @@ fn set_up(lua: &Lua) -> mlua::Result<Table> {
     lua.load(include_str!("native.lua"))
         .set_name("=savechain (native)")
         .call::<()>((&module, native))?;
+    // This crate's version, the rock's: one version for everything (lua/savechain.lua
+    // writes the same).
+    module.raw_set("_VERSION", env!("CARGO_PKG_VERSION"))?;
     lua.set_app_data(NativeAdded);
     Ok(module)
 }

@@ -26,7 +26,12 @@ local savechain = require("savechain")
 
 local M = {}
 
-local type, error, tostring, tonumber, tointeger = type, error, tostring, tonumber, math.tointeger
+local type, error, tostring, tonumber = type, error, tostring, tonumber
+-- Lua 5.1, 5.2 and LuaJIT (the pure-Lua rock) have no math.tointeger: every number is a
+-- double there, an integer when it is integral.
+local tointeger = math.tointeger or function(x)
+  if type(x) == "number" and x == math.floor(x) and x - 1 ~= x then return x end
+end
 local byte, sub, concat = string.byte, string.sub, table.concat
 
 local PATH_ERROR = "a path is a string such as \"ship.cargo[0].mass\" or a list of keys"

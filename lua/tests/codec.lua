@@ -163,6 +163,49 @@ function tests.nesting_limit()
   fails_with(function() savechain.decode(string.rep("[", 513) .. string.rep("]", 513)) end, "512")
 end
 
+function tests.the_nesting_limit_of_decode_is_set_by_the_caller()
+  local function nest(n) return string.rep("[", n) .. string.rep("]", n) end
+  -- Where (the Rust core names the path too, after the place) and what.
+  local function too_deep(text, place, limit)
+    fails_with(function() savechain.decode(text) end, place .. ": ")
+    fails_with(function() savechain.decode(text) end, "nested more than " .. limit .. " arrays and objects deep")
+  end
+  same(savechain.decode_max_depth(), 512, "the default limit")
+  local ok, why = pcall(function()
+    same(savechain.decode_max_depth(3), 3, "the limit set")
+    same(savechain.decode_max_depth(), 3, "the limit kept")
+    same(again(nest(3)), nest(3))
+    too_deep(nest(4), "line 1, column 4", 3)
+    -- Objects count, and tags count as arrays.
+    same(again('{"a": {"b": [1, 2]}}'), '{"a":{"b":[1,2]}}')
+    too_deep('{"a": {"b": [1, ["d", "0x1p+0"]]}}', "line 1, column 17", 3)
+    too_deep('{"a":\n {"b": {"c": {}}}}', "line 2, column 14", 3)
+    -- Loads read with it; encode writes what the format allows.
+    fails_with(function()
+      savechain.load('{"meta": {"version": 1}, "data": {"m": {"deep": []}}}', { version = 1 })
+    end, "nested more than 3 arrays and objects deep")
+    same(compact({ { { { 1 } } } }), nest(4):gsub("%]", "1]", 1))
+    same(savechain.decode_max_depth(1), 1, "the least limit")
+    same(again("[1]"), "[1]")
+    too_deep("[[]]", "line 1, column 2", 1)
+    same(savechain.decode_max_depth(512.0), 512, "an integral float")
+    same(math.type and math.type(savechain.decode_max_depth()) or "integer", "integer", "the limit's type")
+  end)
+  savechain.decode_max_depth(512)
+  if not ok then error(why, 0) end
+  for _, bad in ipairs({ 0, 513, 2.5, -1, "10", true, 0 / 0, 1 / 0 }) do
+    fails_with(function() savechain.decode_max_depth(bad) end,
+      "savechain.decode_max_depth: the limit is an integer from 1 to 512 (the format never nests deeper), not ")
+  end
+  same(savechain.decode_max_depth(), 512, "the limit after refusals")
+  same(again(nest(512)), nest(512))
+end
+
+function tests.the_version_is_a_version()
+  -- The crates' (tests/versions.rs and tests/luarocks.rs hold it to Cargo.toml's).
+  assert(string.match(tostring(savechain._VERSION), "^%d+%.%d+%.%d+$"), tostring(savechain._VERSION))
+end
+
 function tests.careless_calls_get_plain_messages()
   fails_with(function() savechain.array("abc") end, "savechain.array expects a table")
   fails_with(function() savechain.register("", { save = print, load = print }) end, "module name")

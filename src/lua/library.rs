@@ -198,10 +198,14 @@ fn core(lua: &Lua, tables: &Metatables) -> mlua::Result<Table> {
         })
     })?;
     let decode = kept(lua, "library decode", || {
-        lua.create_function(|lua, source: mlua::String| {
-            // True and the value, or false and the message, which the library raises.
+        lua.create_function(|lua, (source, max_depth): (mlua::String, Option<usize>)| {
+            // True and the value, or false and the message, which the library raises. The
+            // library checks `max_depth` (savechain.decode_max_depth) before it gets here.
             let tables = installed(lua)?;
-            match super::text_to_lua::read(lua, &tables, &source.as_bytes()) {
+            let max_depth = max_depth
+                .unwrap_or(text::MAX_DEPTH)
+                .clamp(1, text::MAX_DEPTH);
+            match super::text_to_lua::read(lua, &tables, &source.as_bytes(), max_depth) {
                 Ok(value) => Ok((true, value)),
                 Err(e) => Ok((
                     false,

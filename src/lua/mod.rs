@@ -122,7 +122,30 @@ pub fn to_lua(lua: &Lua, value: &Value) -> Result<mlua::Value> {
 /// them but without a document tree in between. Errors say where, as the text reader's do.
 pub fn from_text(lua: &Lua, text: &[u8]) -> Result<mlua::Value> {
     let tables = library::installed(lua)?;
-    text_to_lua::read(lua, &tables, text)
+    text_to_lua::read(lua, &tables, text, crate::text::MAX_DEPTH)
+}
+
+/// [`from_text`], refusing arrays and objects nested more than `max_depth` deep (tags
+/// count as arrays) where [`from_text`] refuses those nested more than
+/// [`MAX_DEPTH`](crate::text::MAX_DEPTH), with the same kind of error: the line, the column
+/// and the path where the text goes too deep. `max_depth` is from 1 to `MAX_DEPTH` (the
+/// format never nests deeper); the Lua library's `savechain.decode_max_depth(n)` sets it
+/// for the `decode`s of a state.
+///
+/// ```
+/// use savechain::lua::{from_text_with_max_depth, mlua};
+///
+/// let lua = mlua::Lua::new();
+/// assert!(from_text_with_max_depth(&lua, br#"{"a": [1]}"#, 2).is_ok());
+/// let err = from_text_with_max_depth(&lua, br#"{"a": [[1]]}"#, 2).unwrap_err();
+/// assert_eq!(err.to_string(), "line 1, column 8: at a[0]: nested more than 2 arrays and objects deep");
+/// assert!(from_text_with_max_depth(&lua, b"[]", 513).is_err());
+/// # Ok::<(), savechain::Error>(())
+/// ```
+pub fn from_text_with_max_depth(lua: &Lua, text: &[u8], max_depth: usize) -> Result<mlua::Value> {
+    crate::text::check_max_depth(max_depth)?;
+    let tables = library::installed(lua)?;
+    text_to_lua::read(lua, &tables, text, max_depth)
 }
 
 /// Writes a Lua value as save text, as [`text::write_value`](crate::text::write_value) of

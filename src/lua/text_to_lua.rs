@@ -406,17 +406,23 @@ fn refusal(text: &str, at: usize, message: String) -> Error {
     reader.error(failure)
 }
 
-/// Reads a whole JSON text, plain or compressed, straight into Lua values.
-pub(crate) fn read(lua: &Lua, tables: &Metatables, bytes: &[u8]) -> Result<mlua::Value> {
+/// Reads a whole JSON text, plain or compressed, straight into Lua values, refusing
+/// arrays and objects nested more than `max_depth` deep (from 1 to `text::MAX_DEPTH`).
+pub(crate) fn read(
+    lua: &Lua,
+    tables: &Metatables,
+    bytes: &[u8],
+    max_depth: usize,
+) -> Result<mlua::Value> {
     let plain = crate::compress::decompress(bytes, crate::compress::DEFAULT_LIMIT)?;
     let bytes = plain.as_ref();
     let text = utf8(bytes)?;
     if u32::try_from(text.len()).is_err() {
         // Offsets on the tape are 32 bits: a text of 4 GiB goes through a tree.
-        let value = crate::text::from_slice(bytes)?;
+        let value = crate::text::from_slice_with_max_depth(bytes, max_depth)?;
         return to_lua::convert(lua, tables, &value);
     }
-    let mut reader = Reader::new(text, Tape::new(text, &tables.classes));
+    let mut reader = Reader::new(text, Tape::new(text, &tables.classes)).with_max_depth(max_depth);
     reader.value().map_err(|e| reader.error(e))?;
     reader.end().map_err(|e| reader.error(e))?;
     if let Some((at, message)) = reader.builder.refused() {

@@ -15,7 +15,7 @@ pub(crate) mod tags;
 mod tree;
 pub(crate) mod write;
 
-pub use tree::{from_slice, from_str};
+pub use tree::{from_slice, from_slice_with_max_depth, from_str};
 pub(crate) use tree::{Sparse, Tree};
 pub use write::{
     reformat, to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style,
@@ -38,3 +38,17 @@ pub const FORMAT_REVISION: u64 = 3;
 /// The deepest nesting of arrays and objects a document may have (tags count as arrays).
 /// Deeper input is refused with an error instead of exhausting the stack.
 pub const MAX_DEPTH: usize = 512;
+
+/// Refuses a nesting limit a caller asks for that the format has no room for: below 1, or
+/// above [`MAX_DEPTH`].
+pub(crate) fn check_max_depth(max_depth: usize) -> crate::Result<()> {
+    if (1..=MAX_DEPTH).contains(&max_depth) {
+        return Ok(());
+    }
+    Err(crate::Error::new(
+        crate::ErrorKind::Usage,
+        format!(
+            "a nesting limit is from 1 to {MAX_DEPTH} (the format never nests deeper), not {max_depth}"
+        ),
+    ))
+}

@@ -86,7 +86,31 @@ impl<'a> Build<'a> for Tree {
 /// Reads a whole JSON text into a value (no save envelope required).
 pub fn from_slice(bytes: &[u8]) -> Result<Value> {
     let text = utf8(bytes)?;
-    let mut reader = Reader::new(text, Tree);
+    read(Reader::new(text, Tree))
+}
+
+/// Reads a whole JSON text into a value as [`from_slice`] does, refusing arrays and objects
+/// nested more than `max_depth` deep (tags count as arrays) as [`from_slice`] refuses
+/// those nested more than [`MAX_DEPTH`](super::MAX_DEPTH): for a program that reads text
+/// from elsewhere and wants a lower limit, as the Lua library's `decode_max_depth` sets.
+/// `max_depth` is from 1 to [`MAX_DEPTH`](super::MAX_DEPTH); the format never nests deeper.
+///
+/// ```
+/// use savechain::text::from_slice_with_max_depth;
+///
+/// assert!(from_slice_with_max_depth(b"[[1], {\"a\": 2}]", 2).is_ok());
+/// let err = from_slice_with_max_depth(b"[[[1]]]", 2).unwrap_err();
+/// assert_eq!(err.to_string(), "line 1, column 3: at [0][0]: nested more than 2 arrays and objects deep");
+/// assert!(from_slice_with_max_depth(b"[]", 0).is_err());
+/// # Ok::<(), savechain::Error>(())
+/// ```
+pub fn from_slice_with_max_depth(bytes: &[u8], max_depth: usize) -> Result<Value> {
+    super::check_max_depth(max_depth)?;
+    let text = utf8(bytes)?;
+    read(Reader::new(text, Tree).with_max_depth(max_depth))
+}
+
+fn read(mut reader: Reader<'_, Tree>) -> Result<Value> {
     let value = reader.value().map_err(|e| reader.error(e))?;
     reader.end().map_err(|e| reader.error(e))?;
     Ok(value)

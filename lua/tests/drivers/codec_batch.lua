@@ -11,16 +11,18 @@
 -- `values`: CASES is a Lua file returning a list of functions (s, Ship, V) -> value, which
 -- build Lua values; each value is encoded, decoded and compared likewise.
 --
--- A fourth argument `jit-off` turns LuaJIT's compiler off.
+-- A fourth argument `jit-off` turns LuaJIT's compiler off; a fifth, a number, is the
+-- nesting limit of decoding (savechain.decode_max_depth).
 --
 -- OUT gets one record per step, "O <length>\n<text>\n" when the step worked and
 -- "E <length>\n<message>\n" when it raised: the decoding (or building), then, when it
 -- worked, the pretty text, the compact text and "equal" or "different" (or the error of
 -- decoding the compact text). Lua 5.1 syntax: it runs in every stock interpreter.
 
-local mode, input, output, options = arg[1], arg[2], arg[3], arg[4]
+local mode, input, output, options, max_depth = arg[1], arg[2], arg[3], arg[4], arg[5]
 if options == "jit-off" and jit then jit.off() end
 local s = require("savechain")
+if max_depth then s.decode_max_depth(tonumber(max_depth)) end
 local Ship = s.register_class("Ship", {})
 local V = s.register_class("v", {})
 

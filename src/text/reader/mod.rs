@@ -56,6 +56,9 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str> {
 pub(crate) struct Reader<'a, B: Build<'a>> {
     cursor: Cursor<'a>,
     depth: usize,
+    /// The deepest nesting read: [`MAX_DEPTH`], or less as a caller asks
+    /// ([`Reader::with_max_depth`]).
+    max_depth: usize,
     pub(crate) builder: B,
     /// Offsets of the keys of the objects being read, innermost last, so a duplicate key
     /// can be reported where it stands.
@@ -93,12 +96,20 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         Reader {
             cursor: Cursor::new(text),
             depth: 0,
+            max_depth: MAX_DEPTH,
             builder,
             key_offsets: Vec::new(),
             items: Vec::new(),
             members: Vec::new(),
             escaped: vec![None; MAX_DEPTH + 2],
         }
+    }
+
+    /// Refuses nesting deeper than `max_depth` (at most [`MAX_DEPTH`], which the format
+    /// never exceeds) as it refuses nesting deeper than [`MAX_DEPTH`].
+    pub(crate) fn with_max_depth(mut self, max_depth: usize) -> Reader<'a, B> {
+        self.max_depth = max_depth.min(MAX_DEPTH);
+        self
     }
 
     /// Turns a failure into an [`Error`] with line and column.
@@ -203,11 +214,14 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     #[inline]
     fn enter(&mut self) -> Parsed<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > self.max_depth {
             return fail(
                 ErrorKind::Value,
                 self.cursor.pos,
-                format!("nested more than {MAX_DEPTH} arrays and objects deep"),
+                format!(
+                    "nested more than {} arrays and objects deep",
+                    self.max_depth
+                ),
             );
         }
         Ok(())
