@@ -584,10 +584,9 @@ fn a_changelog_of_another_release_is_named() {
 
 // ---- The README's dependency lines ---------------------------------------------------------
 
-/// The text has a `savechain = { version = "REQ", ... }` line and each accepts `version`
-/// (path dependencies state none), and its mentions of the minimum Rust (`Rust 1.NN or
-/// later`) are the manifests' `rust-version`.
-fn check_readme(readme: &str, version: &Version, rust_version: &str) -> Vec<String> {
+/// The README has a `savechain = { version = "REQ", ... }` line and each accepts `version`
+/// (path dependencies state none).
+fn check_readme(readme: &str, version: &Version) -> Vec<String> {
     let mut problems = Vec::new();
     let mut lines = 0;
     for (n, line) in readme.lines().enumerate() {
@@ -613,21 +612,6 @@ fn check_readme(readme: &str, version: &Version, rust_version: &str) -> Vec<Stri
             "README.md: no dependency line `savechain = { version = \"...\", ... }`".to_owned(),
         );
     }
-    for (n, line) in readme.lines().enumerate() {
-        let Some((_, after)) = line.split_once("Rust 1.") else {
-            continue;
-        };
-        let Some((minor, _)) = after.split_once(" or later") else {
-            continue;
-        };
-        if format!("1.{minor}") != rust_version {
-            problems.push(format!(
-                "README.md:{}: says Rust 1.{minor} or later, the crates declare rust-version \
-                 {rust_version}",
-                n + 1
-            ));
-        }
-    }
     problems
 }
 
@@ -643,33 +627,88 @@ fn root_rust_version() -> String {
 fn the_readme_dependency_lines_accept_the_version() {
     assert_agree(
         "README.md's dependency lines",
-        check_readme(&read("README.md"), &version(), &root_rust_version()),
+        check_readme(&read("README.md"), &version()),
     );
 }
 
 #[test]
 fn a_readme_line_of_another_release_is_named() {
     let readme = "```toml\nsavechain = { version = \"0.1\", default-features = false }\n```\n\
-                  Rust 1.85 or later.\nsavechain = { path = \"../savechain\" }\n";
+                  savechain = { path = \"../savechain\" }\n";
     assert_eq!(
-        check_readme(readme, &Version::new(1, 0, 0), "1.89"),
+        check_readme(readme, &Version::new(1, 0, 0)),
         [
-            "README.md:2: `savechain = { version = \"0.1\", default-features = false }` does \
-             not accept 1.0.0",
-            "README.md:4: says Rust 1.85 or later, the crates declare rust-version 1.89",
+            "README.md:2: `savechain = { version = \"0.1\", default-features = false }` does not \
+          accept 1.0.0"
         ]
     );
     assert_eq!(
-        check_readme(readme, &Version::new(0, 1, 7), "1.85"),
+        check_readme(readme, &Version::new(0, 1, 7)),
         Vec::<String>::new()
     );
     assert_eq!(
-        check_readme(
-            "savechain = { path = \"..\" }\n",
-            &Version::new(0, 1, 7),
-            "1.85"
-        ),
+        check_readme("savechain = { path = \"..\" }\n", &Version::new(0, 1, 7)),
         ["README.md: no dependency line `savechain = { version = \"...\", ... }`"]
+    );
+}
+
+// ---- The minimum Rust, where the guides state it -------------------------------------------
+
+/// Each line of a text that names Rust and says `1.NN or later` says the manifests'
+/// `rust-version`.
+fn check_minimum_rust(path: &str, text: &str, rust_version: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if !line.contains("Rust") {
+            continue;
+        }
+        for (at, _) in line.match_indices(" or later") {
+            let stated = line[..at].rsplit([' ', '(']).next().unwrap_or_default();
+            let is_rust_version = stated.strip_prefix("1.").is_some_and(|minor| {
+                !minor.is_empty() && minor.chars().all(|c| c.is_ascii_digit() || c == '.')
+            });
+            if is_rust_version && stated != rust_version {
+                problems.push(format!(
+                    "{path}:{}: says Rust {stated} or later, the crates declare rust-version \
+                     {rust_version}",
+                    n + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_guides_state_the_minimum_rust() {
+    let rust_version = root_rust_version();
+    let mut files = vec!["README.md".to_owned(), "lua-module/README.md".to_owned()];
+    if let Ok(entries) = fs::read_dir(root().join("rockspecs")) {
+        for entry in entries {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".rockspec") {
+                files.push(format!("rockspecs/{name}"));
+            }
+        }
+    }
+    let problems = files
+        .iter()
+        .flat_map(|path| check_minimum_rust(path, &read(path), &rust_version))
+        .collect();
+    assert_agree("The minimum Rust the guides state", problems);
+}
+
+#[test]
+fn a_guide_stating_another_minimum_rust_is_named() {
+    let text = "The crates need\nRust 1.85 or later.\n-- (a Rust toolchain of version 1.89 or \
+                later)\nLua 5.1 or later, zstd 1.5 or later\n";
+    assert_eq!(
+        check_minimum_rust("README.md", text, "1.89"),
+        ["README.md:2: says Rust 1.85 or later, the crates declare rust-version 1.89"]
+    );
+    assert_eq!(
+        check_minimum_rust("x.rockspec", text, "1.85"),
+        ["x.rockspec:3: says Rust 1.89 or later, the crates declare rust-version 1.85"]
     );
 }
 
