@@ -157,4 +157,5 @@ pub use save::{format_file, format_file_with, Formatted, Meta, Save};
 #[cfg(feature = "derive")]
 pub use savechain_derive::Declare;
 pub use semver;
+pub use text::FORMAT_REVISION;
 pub use value::{Map, Value};

@@ -18,9 +18,10 @@
 // does not load.
 //
 // Build (README.md, "From C and C++"; Debian: apt-get install nlohmann-json3-dev):
-//   cargo build --release -p savechain-c
-//   c++ -std=c++17 -Wall -O2 -Ic-abi/include c-abi/examples/engine.cpp
-//       -Ltarget/release -lsavechain_c -Wl,-rpath,"$PWD/target/release" -o target/engine
+//   ./install.sh --prefix "$PWD/target/prefix"
+//   export PKG_CONFIG_PATH="$PWD/target/prefix/lib/pkgconfig"
+//   c++ -std=c++17 -Wall -O2 c-abi/examples/engine.cpp $(pkg-config --cflags --libs savechain)
+//       -Wl,-rpath,"$PWD/target/prefix/lib" -o target/engine
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

@@ -24,10 +24,10 @@
  * does not load, or a check that failed.
  *
  * Build (README.md, "From C and C++"):
- *   cargo build --release -p savechain-c
- *   cc -Wall -O2 -Ic-abi/include c-abi/examples/upgrade_saves.c \
- *      -Ltarget/release -lsavechain_c -Wl,-rpath,"$PWD/target/release" -lpthread \
- *      -o target/upgrade_saves
+ *   ./install.sh --prefix "$PWD/target/prefix"
+ *   export PKG_CONFIG_PATH="$PWD/target/prefix/lib/pkgconfig"
+ *   cc -Wall -O2 c-abi/examples/upgrade_saves.c $(pkg-config --cflags --libs savechain) \
+ *      -Wl,-rpath,"$PWD/target/prefix/lib" -lpthread -o target/upgrade_saves
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

@@ -1,9 +1,17 @@
 /*
  * savechain: lossless, versioned JSON saves, for C and C++ engines.
  *
- * Link with -lsavechain_c (cargo build --release -p savechain-c makes
- * target/release/libsavechain_c.so and libsavechain_c.a; the static library also
- * needs -lpthread -ldl -lm). README.md, "From C and C++", has a worked example.
+ * Installed (./install.sh --prefix DIR; README.md, "Installing"), a program links with
+ * `pkg-config --cflags --libs savechain`, or in CMake with find_package(savechain) and the
+ * target savechain::savechain (the shared library) or savechain::savechain_static. The
+ * shared library's soname is libsavechain.so.<SAVECHAIN_ABI_VERSION>: a program linked
+ * against it loads only a library of the same ABI. In a checkout, cargo build --release
+ * -p savechain-c makes target/release/libsavechain_c.so and libsavechain_c.a (the static
+ * library also needs -lpthread -ldl -lm). README.md, "From C and C++", has a worked
+ * example.
+ *
+ * Versions. SAVECHAIN_VERSION and its parts are the version of the header the program
+ * compiles with, savechain_version() that of the library it runs with.
  *
  * Ownership. Every object savechain hands out (a chain, a report, an error, a text) is
  * owned by the caller and freed by the free function of its type: savechain_chain_free,
@@ -71,6 +79,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The version of savechain this header comes with, known when the program compiles:
+// SAVECHAIN_VERSION as a string ("0.1.0"), its parts SAVECHAIN_VERSION_MAJOR, _MINOR and
+// _PATCH, and SAVECHAIN_VERSION_NUMBER (major * 1000000 + minor * 1000 + patch: 1000 for
+// 0.1.0) to compare with #if. savechain_version() is the version of the library the
+// program runs with, which may be newer than the header's (a shared library upgraded
+// under the program, within the same SAVECHAIN_ABI_VERSION): a program that wants to know
+// compares them, strcmp(savechain_version(), SAVECHAIN_VERSION).
+#define SAVECHAIN_VERSION "0.1.0"
+
 // Codec: plain text.
 #define SAVECHAIN_CODEC_NONE 0
 
@@ -121,6 +138,28 @@
 // Flag, for `savechain_upgrade_file`: store the save written as gzip, at its default
 // level (6).
 #define SAVECHAIN_COMPRESS_GZIP 64
+
+// The major part of `SAVECHAIN_VERSION` (the string "0.1.0", in the header's first lines).
+#define SAVECHAIN_VERSION_MAJOR 0
+
+// The minor part of `SAVECHAIN_VERSION`.
+#define SAVECHAIN_VERSION_MINOR 1
+
+// The patch part of `SAVECHAIN_VERSION`.
+#define SAVECHAIN_VERSION_PATCH 0
+
+// `SAVECHAIN_VERSION` as one number, major * 1000000 + minor * 1000 + patch, for `#if
+// SAVECHAIN_VERSION_NUMBER >= 1000`.
+#define SAVECHAIN_VERSION_NUMBER 1000
+
+// The major version of this C ABI: raised whenever a function, struct or enum value of
+// this header is removed or changed, never when one is added. It is the number in the
+// shared library's soname (`libsavechain.so.0`), so a program linked against one ABI
+// never loads a library of another.
+#define SAVECHAIN_ABI_VERSION 0
+
+// The revision of the save format (docs/FORMAT.md) this library reads and writes.
+#define SAVECHAIN_FORMAT_REVISION 3
 
 // What a call did: `SAVECHAIN_OK`, or the kind of problem that stopped it (the kinds of the
 // library's `ErrorKind`, and two of the ABI's own).
@@ -343,7 +382,8 @@ typedef struct savechain_report {
 extern "C" {
 #endif // __cplusplus
 
-// The version of savechain this library is, as a NUL-terminated string ("0.1.0"), static.
+// The version of savechain this library is, as a NUL-terminated string ("0.1.0"), static:
+// the library's own, where `SAVECHAIN_VERSION` is the header's.
 const char *savechain_version(void);
 
 // Makes the chain of the game at version `writer` (a semantic version such as "2.3.0",

@@ -70,14 +70,22 @@ fn programs() -> &'static Programs {
     static PROGRAMS: OnceLock<Programs> = OnceLock::new();
     PROGRAMS.get_or_init(|| {
         let shared_library = library("libsavechain_c.", "so");
-        let libs = shared_library.parent().unwrap();
         let static_library = library("libsavechain_c", ".a");
         let dir = tempfile::tempdir().unwrap();
+        // The shared library's soname is libsavechain.so.<ABI> (build.rs), the name the
+        // programs then load: it is laid out under that name, as install.sh lays it out,
+        // with the link the linker's -lsavechain finds. A copy, so that a later build
+        // does not change it under the programs.
+        let libs = dir.path().join("lib");
+        std::fs::create_dir(&libs).unwrap();
+        let soname = format!("libsavechain.so.{}", savechain_c::SAVECHAIN_ABI_VERSION);
+        std::fs::copy(&shared_library, libs.join(&soname)).unwrap();
+        std::os::unix::fs::symlink(&soname, libs.join("libsavechain.so")).unwrap();
         let include = format!("-I{}", repo().join("c-abi/include").display());
         let examples = repo().join("c-abi/examples");
         let link_shared = os(&[
             &format!("-L{}", libs.display()),
-            &"-lsavechain_c",
+            &"-lsavechain",
             &format!("-Wl,-rpath,{}", libs.display()),
         ]);
         let warnings = os(&[&"-Wall", &"-Wextra", &"-Werror", &"-O1", &"-g", &include]);

@@ -25,7 +25,15 @@ pub use write::{
 /// of every chain's identity, so that a cache made by a reader that read the same text
 /// differently is refused: bump it whenever what some text reads as, or what the writer
 /// writes, changes (revision 3 writes `meta` first and reads every text as 2 did).
-pub(crate) const FORMAT_REVISION: u64 = 3;
+///
+/// A program that reports its versions names it beside the crate's, as `save-upgrade
+/// --version` does:
+///
+/// ```
+/// let line = format!("mygame 2.3.0 (savechain format revision {})", savechain::FORMAT_REVISION);
+/// assert_eq!(line, "mygame 2.3.0 (savechain format revision 3)");
+/// ```
+pub const FORMAT_REVISION: u64 = 3;
 
 /// The deepest nesting of arrays and objects a document may have (tags count as arrays).
 /// Deeper input is refused with an error instead of exhausting the stack.

@@ -14,8 +14,10 @@ mod diff;
 mod edit;
 mod fixtures;
 mod fmt;
+mod generate;
 mod inspect;
 mod list;
+mod manual;
 mod output;
 mod report;
 mod schema;
@@ -27,7 +29,7 @@ mod upgrade;
 mod validate;
 mod view;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use output::errln;
 
@@ -45,8 +47,14 @@ pub const EXIT_USAGE: i32 = 2;
 #[derive(Parser)]
 #[command(
     name = "save-upgrade",
-    version,
     about = "Upgrade, check and format savechain saves",
+    long_about = "\
+Upgrade, check and format savechain saves.
+
+Without a command, save-upgrade upgrades each save named, and each save in the folders
+named, to the latest version of the chain: the built-in chain of the example game, or the
+steps of --upgrades DIR, and the mods' of --mods DIR. Each command does one other thing,
+with options of its own (save-upgrade COMMAND --help).",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     after_help = "\
@@ -129,6 +137,41 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     upgrade: upgrade::Args,
+    /// Print a shell's completion script or the man page, then exit.
+    #[arg(
+        long,
+        value_name = "KIND",
+        exclusive = true,
+        hide_short_help = true,
+        long_help = "\
+Print KIND on standard output, made from the definitions this help is printed from, then
+exit: the completion script of bash, zsh or fish, or the man page, save-upgrade(1), every
+command in one page. install.sh puts them in place; by hand, for zsh, with ~/.zfunc in
+fpath before compinit in ~/.zshrc:
+  save-upgrade --generate complete-zsh > ~/.zfunc/_save-upgrade"
+    )]
+    generate: Option<generate::Kind>,
+}
+
+/// The line of `--version` (set by [`command`]): the program's version, the library's, and
+/// the revision of the format it reads and writes (`docs/FORMAT.md`). The program is built
+/// from the library's crate, so the two versions are one today; both are named so that a
+/// report says which library a build carries, whatever the packaging becomes.
+fn version() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        format!(
+            "{} (savechain {}, format revision {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("CARGO_PKG_VERSION"),
+            savechain::FORMAT_REVISION
+        )
+    })
+}
+
+/// The command line as `--help`, `--version`, the completions and the man page show it.
+fn command() -> clap::Command {
+    Cli::command().version(version())
 }
 
 #[derive(Subcommand)]
@@ -155,7 +198,10 @@ fn main() {
 }
 
 fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let parsed = command()
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to standard output (which may be a closed pipe: `| head`),
@@ -169,6 +215,9 @@ fn run() -> i32 {
             return EXIT_OK;
         }
     };
+    if let Some(kind) = cli.generate {
+        return generate::run(kind, command());
+    }
     match cli.command {
         Some(Command::Fmt(args)) => fmt::run(args),
         Some(Command::Chain(args)) => chain::run(args),
