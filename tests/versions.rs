@@ -772,6 +772,11 @@ fn the_format_revision_constants_agree_with_the_specification() {
         rust_sources(&root().join(dir), &mut sources);
     }
     let revision = format_revision();
+    assert_eq!(
+        savechain::FORMAT_REVISION,
+        revision,
+        "savechain::FORMAT_REVISION is not docs/FORMAT.md's revision"
+    );
     let constants = sources
         .iter()
         .filter(|(_, text)| text.contains("FORMAT_REVISION"))
