@@ -354,6 +354,30 @@ fn a_c_program_built_with_pkg_config_runs_against_the_shared_library() {
     let lib = installed().prefix.join("lib");
     loads_the_prefix_s_library(&program, Some(&lib));
     run_consumer(&program, Some(&lib));
+    // The README's advice holds for the installed library: under Valgrind with the
+    // suppressions of c-abi/valgrind.supp (which name functions: the install keeps the
+    // symbol table), nothing leaks and nothing is misused.
+    let steps = tempfile::tempdir().unwrap();
+    run(
+        "valgrind of the installed library",
+        Command::new("valgrind")
+            .args([
+                "--error-exitcode=9",
+                "--leak-check=full",
+                "--show-leak-kinds=definite,indirect,possible",
+                "--errors-for-leak-kinds=definite,indirect,possible",
+            ])
+            .arg(format!(
+                "--suppressions={}",
+                repo().join("c-abi/valgrind.supp").display()
+            ))
+            .arg(&program)
+            .arg(steps.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("LD_LIBRARY_PATH", &lib)
+            .current_dir(steps.path()),
+    );
 }
 
 #[test]
@@ -468,6 +492,35 @@ fn cmake_accepts_the_versions_cargo_s_caret_accepts() {
         // An older minor version: another API while 0.x, the same one from 1.0 on.
         assert_eq!(cmake_accepts(&format!("{major}.{}", minor - 1)), major > 0);
     }
+}
+
+#[test]
+fn cmake_finds_the_package_before_any_language_is_enabled() {
+    // `project(x NONE)`: CMAKE_SIZEOF_VOID_P is unset, and the version file's check of the
+    // pointer size must not take that for another size.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.16)\nproject(no_language NONE)\n\
+             find_package(savechain {}.{} REQUIRED)\n",
+            savechain_c::SAVECHAIN_VERSION_MAJOR,
+            savechain_c::SAVECHAIN_VERSION_MINOR
+        ),
+    )
+    .unwrap();
+    run(
+        "cmake (configure, no language)",
+        Command::new("cmake")
+            .arg("-S")
+            .arg(dir.path())
+            .arg("-B")
+            .arg(dir.path().join("build"))
+            .arg(format!(
+                "-DCMAKE_PREFIX_PATH={}",
+                installed().prefix.display()
+            )),
+    );
 }
 
 #[test]
