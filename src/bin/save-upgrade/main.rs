@@ -127,8 +127,8 @@ SIGINT after SIGTERM) stops at once: the saves under way are abandoned as they w
 no temporary file left, and the summary and report still come; a third ends the run as
 the default would, and the next run removes what that left.
 
-Exit status, as diff and grep: 0 all good; 1 --check, fmt --check or cache verify found
-work, validate found a save the game does not read, or --keep-going held a mod back, and
+Exit status, as diff and grep: 0 all good; 1 --check, fmt --check, list or cache verify
+found work, validate found a save the game does not read, or --keep-going held a mod back, and
 nothing failed; 2 a save failed, or a usage error; 130 or 143 stopped by SIGINT or
 SIGTERM."
 )]
