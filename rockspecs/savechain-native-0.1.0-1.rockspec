@@ -34,8 +34,8 @@ dependencies = {
 }
 build = {
    type = "command",
-   -- Built without debug information and stripped (3 MB, not the 36 MB of the workspace's
-   -- release profile, which keeps line tables for profiling). cargo writes the module as
+   -- Built without debug information and stripped (3 MB), whatever the workspace's release
+   -- profile says. cargo writes the module as
    -- libsavechain_lua.so under its target folder (target/, or $CARGO_TARGET_DIR when set);
    -- luarocks installs a library under its file's own name, so it is copied as
    -- savechain.so first. The file exports luaopen_savechain and luaopen_savechain_upgrade:
