@@ -102,12 +102,22 @@ patch=${BASH_REMATCH[3]}
 soname=$(readelf -d "$shared" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 [[ $soname =~ ^libsavechain\.so\.([0-9]+)$ ]] || fail "$shared has no soname libsavechain.so.<ABI> (it has '$soname')"
 abi=${BASH_REMATCH[1]}
-real="libsavechain.so.$abi.$minor.$patch"
+# The real file's name carries the ABI and the whole version, so that a later release's
+# file always sorts after an earlier one's with the same ABI (ldconfig points the soname at
+# the highest) and no two releases share a name.
+real="libsavechain.so.$abi.$version"
 
 # What the static library needs from the system besides: rustc's native-static-libs on
 # glibc, less its Lua (inside the archive) and what every C compiler links anyway (-lc,
 # -lgcc_s, which a fully static link (-static) could not even find).
 libs_private="-lutil -lrt -lpthread -lm -ldl"
+
+# The pointer size the CMake package checks a project against: the built library's.
+case $(readelf -h "$shared" | sed -n 's/^ *Class: *//p') in
+    ELF64) bits=64 ;;
+    ELF32) bits=32 ;;
+    *) fail "cannot tell whether $shared is 32 or 64 bits" ;;
+esac
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -136,14 +146,15 @@ generate complete-zsh "$stage/share/zsh/site-functions/_save-upgrade"
 generate complete-fish "$stage/share/fish/vendor_completions.d/save-upgrade.fish"
 generate man "$stage/share/man/man1/save-upgrade.1"
 
-# The templates of c-abi/install/, filled in.
+# The templates of c-abi/install/, filled in; the prefix escaped for sed's replacement.
+sed_prefix=$(printf '%s' "$prefix" | sed -e 's/[\\|&]/\\&/g')
 fill() {
-    sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" \
+    sed -e "s|@PREFIX@|$sed_prefix|g" -e "s|@VERSION@|$version|g" \
         -e "s|@VERSION_MAJOR@|$major|g" -e "s|@VERSION_MINOR@|$minor|g" \
-        -e "s|@ABI@|$abi|g" -e "s|@REAL_VERSION@|$abi.$minor.$patch|g" \
+        -e "s|@ABI@|$abi|g" -e "s|@REAL_VERSION@|$abi.$version|g" \
         -e "s|@LIBS_PRIVATE@|$libs_private|g" \
         -e "s|@CMAKE_LIBS_PRIVATE@|${libs_private// /;}|g" \
-        -e "s|@SIZEOF_VOID_P@|8|g" -e "s|@BITS@|64|g" \
+        -e "s|@SIZEOF_VOID_P@|$((bits / 8))|g" -e "s|@BITS@|$bits|g" \
         "c-abi/install/$1" >"$2"
 }
 fill savechain.pc.in "$stage/lib/pkgconfig/savechain.pc"
@@ -151,14 +162,27 @@ fill savechainConfig.cmake "$stage/lib/cmake/savechain/savechainConfig.cmake"
 fill savechainConfigVersion.cmake.in "$stage/lib/cmake/savechain/savechainConfigVersion.cmake"
 fill savechainTargets.cmake.in "$stage/lib/cmake/savechain/savechainTargets.cmake"
 
-# Into place: each file copied beside its destination and renamed over it.
+# Into place: each file copied beside its destination and renamed over it; the files
+# first, then the links, so that no link ever points at a file not there yet (a new
+# release's libsavechain.so.0 at its libsavechain.so.0.X.Y.Z), even if a copy fails.
 dest="$destdir$prefix"
 cd "$stage"
-while IFS= read -r -d '' path; do
-    path=${path#./}
-    mkdir -p "$dest/$(dirname "$path")"
-    temporary="$dest/$(dirname "$path")/.$(basename "$path").installing"
-    cp -P --preserve=mode "$path" "$temporary"
-    mv -fT "$temporary" "$dest/$path"
-done < <(find . \( -type f -o -type l \) -print0 | sort -z)
+place() {
+    while IFS= read -r -d '' path; do
+        path=${path#./}
+        mkdir -p "$dest/$(dirname "$path")"
+        temporary="$dest/$(dirname "$path")/.$(basename "$path").installing"
+        cp -P --preserve=mode "$path" "$temporary"
+        mv -fT "$temporary" "$dest/$path"
+    done < <(find . -type "$1" -print0 | sort -z)
+}
+place f
+place l
 echo "install.sh: savechain $version installed into $dest" >&2
+# The loader finds a library of /usr/local/lib only once ldconfig has cached it.
+if [[ -z $destdir ]] && ! { /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } |
+    grep -qF "=> $prefix/lib/libsavechain.so.$abi"; then
+    echo "install.sh: programs find $prefix/lib/libsavechain.so.$abi through a run path" \
+        "(CMake gives one; with pkg-config, -Wl,-rpath,$prefix/lib), or, for a folder the" \
+        "loader searches (/etc/ld.so.conf), once 'ldconfig' has run as root" >&2
+fi

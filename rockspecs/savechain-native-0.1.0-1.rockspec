@@ -35,12 +35,13 @@ dependencies = {
 build = {
    type = "command",
    -- Built without debug information and stripped (3 MB), whatever the workspace's release
-   -- profile says. cargo writes the module as
-   -- libsavechain_lua.so under its target folder (target/, or $CARGO_TARGET_DIR when set);
-   -- luarocks installs a library under its file's own name, so it is copied as
-   -- savechain.so first. The file exports luaopen_savechain and luaopen_savechain_upgrade:
-   -- Lua's all-in-one loader finds require("savechain.upgrade") in it too.
-   build_command = [[CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=true cargo build --release --locked -p savechain-lua && mkdir -p target/luarocks && cp "${CARGO_TARGET_DIR:-target}/release/libsavechain_lua.so" target/luarocks/savechain.so]],
+   -- profile says. cargo writes the module as libsavechain_lua.so under its target folder,
+   -- named here (target/, or $CARGO_TARGET_DIR when set) so that a target-dir of the
+   -- user's cargo configuration does not move it; luarocks installs a library under its
+   -- file's own name, so it is copied as savechain.so first. The file exports
+   -- luaopen_savechain and luaopen_savechain_upgrade: Lua's all-in-one loader finds
+   -- require("savechain.upgrade") in it too.
+   build_command = [[export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" && CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=true cargo build --release --locked -p savechain-lua && mkdir -p target/luarocks && cp "$CARGO_TARGET_DIR/release/libsavechain_lua.so" target/luarocks/savechain.so]],
    install = {
       lib = {
          savechain = "target/luarocks/savechain.so",

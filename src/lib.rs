@@ -158,4 +158,12 @@ pub use save::{format_file, format_file_with, Formatted, Meta, Save};
 pub use savechain_derive::Declare;
 pub use semver;
 pub use text::FORMAT_REVISION;
+
+/// This library's version, `MAJOR.MINOR.PATCH`, the one every part of a savechain release
+/// carries (docs/VERSIONING.md): for a program's `--version` or a bug report.
+///
+/// ```
+/// assert_eq!(savechain::VERSION.split('.').count(), 3);
+/// ```
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub use value::{Map, Value};

@@ -34,10 +34,9 @@ fn soname() -> String {
 
 fn real_name() -> String {
     format!(
-        "libsavechain.so.{}.{}.{}",
+        "libsavechain.so.{}.{}",
         savechain_c::SAVECHAIN_ABI_VERSION,
-        savechain_c::SAVECHAIN_VERSION_MINOR,
-        savechain_c::SAVECHAIN_VERSION_PATCH
+        env!("CARGO_PKG_VERSION")
     )
 }
 

@@ -163,7 +163,7 @@ fn version() -> &'static str {
         format!(
             "{} (savechain {}, format revision {})",
             env!("CARGO_PKG_VERSION"),
-            env!("CARGO_PKG_VERSION"),
+            savechain::VERSION,
             savechain::FORMAT_REVISION
         )
     })
