@@ -600,3 +600,26 @@ fn a_failed_build_installs_nothing() {
     );
     assert!(!prefix.exists(), "a failed build installed into the prefix");
 }
+
+#[test]
+fn a_copy_that_fails_leaves_no_link_to_a_missing_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("prefix");
+    // Where the real file goes stands a folder the rename cannot replace: its copy fails.
+    std::fs::create_dir_all(prefix.join("lib").join(real_name()).join("in-the-way")).unwrap();
+    installed();
+    let output = install_sh()
+        .args(["--prefix"])
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "{}", text(&output));
+    // Files go in place before the links: the soname's link, which would point at the
+    // library that failed, was never made.
+    for link in [soname(), "libsavechain.so".to_string()] {
+        assert!(
+            std::fs::symlink_metadata(prefix.join("lib").join(&link)).is_err(),
+            "lib/{link} was installed though its library was not"
+        );
+    }
+}
