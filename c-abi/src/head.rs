@@ -9,7 +9,7 @@ use savechain::head;
 use crate::args;
 use crate::codec;
 use crate::error::{guard, savechain_error, savechain_status};
-use crate::text::hand_out;
+use crate::text::{clear_meta_out, hand_out_meta};
 
 /// What `savechain_read_head` found besides `meta`: the caller's memory, filled on
 /// success.
@@ -67,10 +67,8 @@ pub unsafe extern "C" fn savechain_read_head(
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
     guard(error_out, || {
-        if !meta_out.is_null() {
-            // SAFETY: the caller's promise.
-            unsafe { *meta_out = std::ptr::null_mut() };
-        }
+        // SAFETY: the caller's promise.
+        unsafe { clear_meta_out(meta_out) };
         args::out(head_out, "head_out")?;
         // SAFETY: the caller's promise.
         let path = unsafe { args::path(path, "path") }?;
@@ -97,10 +95,7 @@ pub unsafe extern "C" fn savechain_read_head(
             modified_seconds: modified.map_or(0, |m| m.0),
             modified_nanoseconds: modified.map_or(0, |m| m.1),
         };
-        if !meta_out.is_null() {
-            let meta = savechain::text::to_vec_compact(&head.meta.to_value())?;
-            hand_out(&meta, meta_out, meta_len_out)?;
-        }
+        hand_out_meta(&head.meta, meta_out, meta_len_out)?;
         // SAFETY: checked non-NULL above.
         unsafe { *head_out = filled };
         Ok(())

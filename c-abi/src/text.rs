@@ -45,6 +45,32 @@ pub(crate) fn hand_out(
     Ok(())
 }
 
+/// Sets `*meta_out` to NULL when the caller asks for `meta` (`meta_out` not NULL): a caller
+/// that frees it after a failure frees nothing.
+///
+/// # Safety
+/// `meta_out` is NULL or writable.
+pub(crate) unsafe fn clear_meta_out(meta_out: *mut *mut c_char) {
+    if !meta_out.is_null() {
+        // SAFETY: the caller's promise.
+        unsafe { *meta_out = ptr::null_mut() };
+    }
+}
+
+/// Hands `meta` out as compact text through `meta_out` (and its length through
+/// `meta_len_out`) when the caller asks for it: `meta_out` not NULL.
+pub(crate) fn hand_out_meta(
+    meta: &Meta,
+    meta_out: *mut *mut c_char,
+    meta_len_out: *mut usize,
+) -> Result<(), Failure> {
+    if meta_out.is_null() {
+        return Ok(());
+    }
+    let text = savechain::text::to_vec_compact(&meta.to_value())?;
+    hand_out(&text, meta_out, meta_len_out)
+}
+
 /// Writes the document whose text is the `text_len` bytes at `text` in `style`
 /// (`SAVECHAIN_PRETTY`, `SAVECHAIN_COMPACT` or `SAVECHAIN_DECIMAL`), every value kept
 /// exactly. Any document of the format is accepted, a save or not. The bytes may be the
@@ -112,23 +138,15 @@ pub unsafe extern "C" fn savechain_read_meta(
     error_out: *mut *mut savechain_error,
 ) -> savechain_status {
     guard(error_out, || {
-        if !meta_out.is_null() {
-            // SAFETY: the caller's promise.
-            unsafe { *meta_out = ptr::null_mut() };
-        }
+        // SAFETY: the caller's promise.
+        unsafe { clear_meta_out(meta_out) };
         args::out(version_out, "version_out")?;
         // SAFETY: the caller's promise.
         let text = unsafe { args::bytes(text, text_len, "text") }?;
         let meta = Meta::from_slice(text)?;
         // SAFETY: checked non-NULL above.
         unsafe { *version_out = meta.version };
-        match meta_out.is_null() {
-            true => Ok(()),
-            false => {
-                let meta = savechain::text::to_vec_compact(&meta.to_value())?;
-                hand_out(&meta, meta_out, meta_len_out)
-            }
-        }
+        hand_out_meta(&meta, meta_out, meta_len_out)
     })
 }
 
