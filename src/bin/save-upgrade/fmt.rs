@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use savechain::batch::{Found, Plan};
+use savechain::batch::Found;
 use savechain::compress;
 use savechain::{Formatted, Options, Save};
 
@@ -85,13 +85,9 @@ pub fn run(args: Args) -> i32 {
         }
         return stdin(args.check, &options);
     }
-    if !super::named_paths_exist(&args.paths) {
+    let Some(search) = super::find_named(&args.paths) else {
         return EXIT_USAGE;
-    }
-    let search = Plan::find(&args.paths);
-    for error in &search.errors {
-        print_error(error, None);
-    }
+    };
     let outcomes: Vec<Outcome> = search
         .saves
         .par_iter()

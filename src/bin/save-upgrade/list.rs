@@ -4,13 +4,11 @@
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use savechain::batch::Plan;
 use savechain::head::{self, Listed, Status};
 use savechain::{Map, Options, Value};
 
 use super::chain::ChainArg;
 use super::output::{self, errln, outln};
-use super::report::print_error;
 use super::{shell_quoted, EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// List saves from their heads: path, game, version, writer, mods, time, compression, and
@@ -78,13 +76,9 @@ pub fn run(args: Args) -> i32 {
     let Some(chain) = args.chain.load() else {
         return EXIT_USAGE;
     };
-    if !super::named_paths_exist(&args.paths) {
+    let Some(plan) = super::find_named(&args.paths) else {
         return EXIT_USAGE;
-    }
-    let plan = Plan::find(&args.paths);
-    for error in &plan.errors {
-        print_error(error, None);
-    }
+    };
     // Files that are not saves are left out with a note, as every folder search leaves them.
     let note_skipped = |path: &std::path::Path, why: &str| {
         if !args.quiet {

@@ -310,6 +310,20 @@ pub(crate) fn shell_quoted(arg: &str) -> String {
     }
 }
 
+/// The saves `paths` names: files, and folders searched for saves, each error of the
+/// search printed (the plan keeps them, for the count). None, a usage error, when a named
+/// path does not exist ([`named_paths_exist`] says which).
+pub(crate) fn find_named(paths: &[std::path::PathBuf]) -> Option<savechain::batch::Plan> {
+    if !named_paths_exist(paths) {
+        return None;
+    }
+    let plan = savechain::batch::Plan::find(paths);
+    for error in &plan.errors {
+        report::print_error(error, None);
+    }
+    Some(plan)
+}
+
 /// Whether every path named on the command line exists, saying which do not: a typo must
 /// not leave a batch half done. Checked before any save is touched, by every command that
 /// takes paths (`-`, standard input, is not a path). The paths of a `--files-from` list

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use savechain::batch::Plan;
 use savechain::{edit, Save};
 
 use super::chain::ChainArg;
@@ -57,13 +56,9 @@ pub fn run(args: Args) -> i32 {
     let Some(chain) = args.chain.load() else {
         return EXIT_USAGE;
     };
-    if !super::named_paths_exist(&args.paths) {
+    let Some(search) = super::find_named(&args.paths) else {
         return EXIT_USAGE;
-    }
-    let search = Plan::find(&args.paths);
-    for error in &search.errors {
-        print_error(error, None);
-    }
+    };
     let outcomes: Vec<Outcome> = search
         .saves
         .par_iter()
