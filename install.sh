@@ -119,8 +119,14 @@ case $(readelf -h "$shared" | sed -n 's/^ *Class: *//p') in
     *) fail "cannot tell whether $shared is 32 or 64 bits" ;;
 esac
 
+# A stop (Ctrl-C, a scheduler's SIGTERM) ends through the EXIT trap too, which removes the
+# scratch folder and a copy not yet renamed into place.
+stage=""
+temporary=""
+trap '[[ -z $stage ]] || rm -rf "$stage"; [[ -z $temporary ]] || rm -f "$temporary"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,include,lib/pkgconfig,lib/cmake/savechain} \
     "$stage"/share/{bash-completion/completions,zsh/site-functions,fish/vendor_completions.d,man/man1}
 
@@ -174,6 +180,7 @@ place() {
         temporary="$dest/$(dirname "$path")/.$(basename "$path").installing"
         cp -P --preserve=mode "$path" "$temporary"
         mv -fT "$temporary" "$dest/$path"
+        temporary=""
     done < <(find . -type "$1" -print0 | sort -z)
 }
 place f

@@ -623,3 +623,76 @@ fn a_copy_that_fails_leaves_no_link_to_a_missing_library() {
         );
     }
 }
+
+/// The files under `dir` whose names end in `.installing`: copies not yet renamed.
+fn copies_in_flight(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(copies_in_flight(&path));
+        } else if path.to_string_lossy().ends_with(".installing") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_stop_while_installing_leaves_no_temporary_file() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A cp that hangs once it has begun a copy into the prefix, as a slow disk would, so
+    // that the stop comes mid-install; any other copy is the real one.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let cp = bin.join("cp");
+    std::fs::write(
+        &cp,
+        "#!/bin/sh\nfor last; do :; done\ncase $last in\n  *.installing) : > \"$last\"; exec sleep 60 ;;\nesac\nexec /bin/cp \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cp, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let scratch = dir.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
+    let prefix = dir.path().join("prefix");
+    installed();
+
+    let mut child = install_sh()
+        .env("PATH", path)
+        .env("TMPDIR", &scratch)
+        .arg("--prefix")
+        .arg(&prefix)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while copies_in_flight(&prefix).is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "install.sh never began copying into the prefix"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // A scheduler's stop reaches the whole job: the script and its cp.
+    // SAFETY: kill(2) on the process group the child leads.
+    assert_eq!(
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) },
+        0
+    );
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert_eq!(copies_in_flight(&prefix), Vec::<PathBuf>::new());
+    // The scratch folder the files were laid out in went too.
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+}
