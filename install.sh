@@ -98,7 +98,6 @@ version=${pkgid##*[#@]}
 [[ $version =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] || fail "no version in '$pkgid'"
 major=${BASH_REMATCH[1]}
 minor=${BASH_REMATCH[2]}
-patch=${BASH_REMATCH[3]}
 soname=$(readelf -d "$shared" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 [[ $soname =~ ^libsavechain\.so\.([0-9]+)$ ]] || fail "$shared has no soname libsavechain.so.<ABI> (it has '$soname')"
 abi=${BASH_REMATCH[1]}
