@@ -12,6 +12,10 @@
 //!
 //! Counting is on only while [`peak_of`] runs; otherwise it costs one relaxed load an
 //! allocation.
+//!
+//! Underneath is the system allocator, what a Rust program gets by default, or mimalloc
+//! when the bench is built with `SAVECHAIN_BENCH_MIMALLOC=1` in the environment (read at
+//! compile time, so cargo rebuilds the bench when it changes): [`UNDERNEATH`] names it.
 
 #![allow(dead_code)] // Each bench that includes this file uses a different part of it.
 
@@ -20,6 +24,53 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 pub struct Counting;
+
+const MIMALLOC: bool = option_env!("SAVECHAIN_BENCH_MIMALLOC").is_some();
+
+/// The allocator the counts are of, for the tables.
+pub const UNDERNEATH: &str = if MIMALLOC { "mimalloc" } else { "system" };
+
+/// The system allocator or mimalloc, fixed when the bench is compiled.
+struct Underneath;
+
+unsafe impl GlobalAlloc for Underneath {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's guarantees, passed on (here and below).
+        unsafe {
+            match MIMALLOC {
+                true => mimalloc::MiMalloc.alloc(layout),
+                false => System.alloc(layout),
+            }
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        unsafe {
+            match MIMALLOC {
+                true => mimalloc::MiMalloc.alloc_zeroed(layout),
+                false => System.alloc_zeroed(layout),
+            }
+        }
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe {
+            match MIMALLOC {
+                true => mimalloc::MiMalloc.dealloc(p, layout),
+                false => System.dealloc(p, layout),
+            }
+        }
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        unsafe {
+            match MIMALLOC {
+                true => mimalloc::MiMalloc.realloc(p, layout, new_size),
+                false => System.realloc(p, layout, new_size),
+            }
+        }
+    }
+}
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static IN_USE: AtomicIsize = AtomicIsize::new(0);
@@ -34,8 +85,8 @@ fn count(delta: isize) {
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded to the system allocator with the caller's layout.
-        let p = unsafe { System.alloc(layout) };
+        // SAFETY: forwarded with the caller's layout.
+        let p = unsafe { Underneath.alloc(layout) };
         if !p.is_null() {
             count(layout.size() as isize);
         }
@@ -44,7 +95,7 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
-        let p = unsafe { System.alloc_zeroed(layout) };
+        let p = unsafe { Underneath.alloc_zeroed(layout) };
         if !p.is_null() {
             count(layout.size() as isize);
         }
@@ -53,7 +104,7 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
         // SAFETY: `p` came from this allocator with this layout.
-        unsafe { System.dealloc(p, layout) };
+        unsafe { Underneath.dealloc(p, layout) };
         count(-(layout.size() as isize));
     }
 
@@ -61,7 +112,7 @@ unsafe impl GlobalAlloc for Counting {
     // costs what it costs with the system allocator. Counted as if in place.
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's guarantees, passed on.
-        let q = unsafe { System.realloc(p, layout, new_size) };
+        let q = unsafe { Underneath.realloc(p, layout, new_size) };
         if !q.is_null() {
             count(new_size as isize - layout.size() as isize);
         }

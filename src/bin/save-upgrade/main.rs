@@ -193,6 +193,11 @@ enum Command {
     Validate(validate::Args),
 }
 
+// Loads build trees of many small allocations, and batches allocate on every core at once:
+// mimalloc is faster at both than the system allocator (docs/PERFORMANCE.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     std::process::exit(run());
 }
