@@ -169,7 +169,21 @@ pub(crate) fn find_saves(roots: &[impl AsRef<Path>], named: usize, exclude: &[Pa
 /// that is not itself a link, so that its backup sits beside it, or else by the first in
 /// path order.
 fn take_each_once(mut candidates: Vec<Found>, search: &mut Search) {
-    let is_link = |f: &Found| fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_symlink());
+    // Only a file reached twice needs to know which of its paths are links: a look at the
+    // disk for each of those, none for the others.
+    let mut reached = std::collections::HashMap::<&Path, usize>::new();
+    for found in &candidates {
+        *reached.entry(found.canonical.as_path()).or_default() += 1;
+    }
+    let repeated: HashSet<PathBuf> = reached
+        .into_iter()
+        .filter(|&(_, count)| count > 1)
+        .map(|(canonical, _)| canonical.to_path_buf())
+        .collect();
+    let is_link = |f: &Found| {
+        repeated.contains(&f.canonical)
+            && fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_symlink())
+    };
     candidates.sort_by_cached_key(|f| (is_link(f), f.path.clone()));
     let mut taken: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
     let mut repeats = Vec::new();
@@ -198,7 +212,28 @@ fn push_file(
     search: &mut Search,
     found: &mut Vec<Found>,
 ) {
-    match fs::canonicalize(path) {
+    push_resolved(
+        path,
+        fs::canonicalize(path),
+        relative,
+        named,
+        exclude,
+        search,
+        found,
+    );
+}
+
+/// [`push_file`] for a file whose resolved path, `canonical`, is known already.
+fn push_resolved(
+    path: &Path,
+    canonical: std::io::Result<PathBuf>,
+    relative: PathBuf,
+    named: bool,
+    exclude: &HashSet<PathBuf>,
+    search: &mut Search,
+    found: &mut Vec<Found>,
+) {
+    match canonical {
         Ok(canonical) if exclude.contains(&canonical) => search
             .skipped
             .push((path.to_path_buf(), "written by this run".to_string())),
@@ -264,6 +299,25 @@ impl Walk<'_> {
                 continue;
             }
             let child = entry.path();
+            // A regular file that is not a link, as the folder's listing says (no look at
+            // the file itself): it sits in the resolved folder under its own name. A
+            // folder of thousands of saves is planned without a call to the disk a save.
+            let plain_file = entry.file_type().is_ok_and(|t| t.is_file());
+            if plain_file && looks_like_a_save(&name) {
+                let canonical = self.ancestors.last().expect("pushed above").join(&name);
+                let relative = child.strip_prefix(root).unwrap_or(&child).to_path_buf();
+                let (exclude, search) = (self.exclude, &mut *self.search);
+                push_resolved(
+                    &child,
+                    Ok(canonical),
+                    relative,
+                    false,
+                    exclude,
+                    search,
+                    self.found,
+                );
+                continue;
+            }
             // Follows links: a link to a folder is searched, a link to a file taken.
             match fs::metadata(&child) {
                 Ok(m) if m.is_dir() => {
@@ -423,6 +477,33 @@ mod tests {
         let other = dir.path().join("world.save");
         fs::write(&other, "{}").unwrap();
         assert_eq!(find_saves(&[other], 1, &[]).saves.len(), 1);
+    }
+
+    /// A file found in a folder is known by its resolved path without a look at it (its
+    /// folder's, resolved, and its name): the same as the path of the file named itself,
+    /// through a link to its folder or not, so each file is still taken once.
+    #[test]
+    fn a_file_found_in_a_folder_reached_through_a_link_is_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::write(real.join("a.json"), "{}").unwrap();
+        let link = dir.path().join("link");
+        symlink(&real, &link).unwrap();
+        let named = dir.path().join("real/../real/a.json");
+        let search = find_saves(&[link.clone(), named], 1, &[]);
+        assert_eq!(search.saves.len(), 1, "{:?}", search.saves);
+        let found = &search.saves[0];
+        assert_eq!(
+            found.canonical,
+            fs::canonicalize(real.join("a.json")).unwrap()
+        );
+        assert_eq!(search.skipped.len(), 1, "{:?}", search.skipped);
+        assert!(search.skipped[0].1.starts_with("the same file as"));
+        // Excluded by its resolved path, though found through the link.
+        let search = find_saves(&[&link], 1, &[real.join("a.json")]);
+        assert!(search.saves.is_empty());
+        assert_eq!(search.skipped[0].1, "written by this run");
     }
 
     /// A link from a saves folder into `/proc` is not followed; a folder given in memory

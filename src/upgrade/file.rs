@@ -665,9 +665,11 @@ impl Upgrader<'_> {
     }
 }
 
-/// Makes the folder `out` goes in.
+/// Makes the folder `out` goes in, unless it is there (a save's own folder, an output
+/// folder's made for an earlier save): one look rather than a failed `mkdir` and a look.
 fn make_folder(out: &Path) -> Result<()> {
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(parent) = parent.filter(|p| !p.is_dir()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::io(e, format!("cannot make the folder {}", parent.display())))?;
     }
@@ -871,7 +873,10 @@ pub(crate) fn upgrade_file_in_group<K>(
             ),
             None => None,
         };
-        make_folder(out)?;
+        // In place, the save's folder is there: the save was read from it.
+        if !todo.in_place {
+            make_folder(out)?;
+        }
         let save = fsio::write_temporary(out, &todo.bytes, Some(path))
             .map_err(|e| todo.write_error(e, ""))?;
         // The bytes are in the temporaries now.
