@@ -14,7 +14,9 @@
 //! Other settings: `SAVECHAIN_BENCH_BATCH_KB` (size of each save of the batch, default
 //! 100), `SAVECHAIN_BENCH_JOBS` (the jobs set against `--jobs 1`, default 2),
 //! `SAVECHAIN_BENCH_BATCH_DIR` (where the batch's folders are made, default `target/tmp`,
-//! which must be on a disk, not tmpfs, for the durable writes to cost what they cost).
+//! which must be on a disk, not tmpfs, for the durable writes to cost what they cost),
+//! `SAVECHAIN_BENCH_BATCH_KEEP` (a folder to which the batch's saves are also copied and
+//! left, to time `save-upgrade` on copies of them from outside).
 //!
 //! The saves are version 1 saves of the example game (`src/bin/save-upgrade/starlane.rs`),
 //! made by the generator of `support/game.rs` with the fields the example chain expects.
@@ -663,6 +665,12 @@ fn batch_master(base: &Path, saves: usize, bytes: usize) -> (tempfile::TempDir, 
             text
         })
         .collect();
+    if let Some(keep) = std::env::var_os("SAVECHAIN_BENCH_BATCH_KEEP") {
+        std::fs::create_dir_all(&keep).unwrap();
+        for (i, text) in texts.iter().enumerate() {
+            std::fs::write(Path::new(&keep).join(format!("s{i:04}.json")), text).unwrap();
+        }
+    }
     (dir, texts)
 }
 
