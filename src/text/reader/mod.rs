@@ -389,7 +389,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             return self.array(0);
         }
         let (value, shape) = self.value_shaped()?;
-        self.items.push(value);
+        push(&mut self.items, value);
         Ok(shape)
     }
 
@@ -402,7 +402,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         if let Some(d) = self.tagged_double(chain)? {
             self.depth -= 1;
             let value = self.builder.double(d);
-            self.items.push(value);
+            push(&mut self.items, value);
             return Ok(Shape::Double);
         }
         self.builder.begin_array();
@@ -427,7 +427,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                         // are in x; errors in what it means are the tag's.
                         match within(self.scalar_tag(l, chain), || Segment::Index(1))? {
                             Second::Element((value, shape)) => {
-                                self.items.push(value);
+                                push(&mut self.items, value);
                                 shape
                             }
                             tagged => {
@@ -435,7 +435,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                                 self.items.truncate(base);
                                 self.builder.drop_array();
                                 let (value, shape) = self.decode_scalar_tag(l, second.1, tagged)?;
-                                self.items.push(value);
+                                push(&mut self.items, value);
                                 return Ok(shape);
                             }
                         }
@@ -498,12 +498,12 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             // The content of an escape: an array, whatever it looks like.
             Some(tag) if !self.is_escaped(self.cursor.pos, chain, self.depth + 1) => {
                 let (value, shape) = self.decode_tag(tag, base, second)?;
-                self.items.push(value);
+                push(&mut self.items, value);
                 Ok(shape)
             }
             _ => {
                 let value = self.builder.array_of(&mut self.items, base);
-                self.items.push(value);
+                push(&mut self.items, value);
                 Ok(Shape::Array)
             }
         }
@@ -710,6 +710,25 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             }
         }
     }
+}
+
+/// Pushes `value` onto `items` with the vector's growth out of line: the common push then
+/// has no call between making the value and storing it, so it is stored straight into
+/// its slot rather than first into a temporary on the stack (whose copy, in wider loads than
+/// the stores that wrote it, stalled each array's close).
+#[inline(always)]
+fn push<V>(items: &mut Vec<V>, value: V) {
+    if items.len() < items.capacity() {
+        items.push(value);
+    } else {
+        push_growing(items, value);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn push_growing<V>(items: &mut Vec<V>, value: V) {
+    items.push(value);
 }
 
 /// Text as it was typed, for a message: itself when short and on one line, otherwise `[...]`,
