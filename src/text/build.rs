@@ -44,6 +44,22 @@ pub(crate) trait Build<'a> {
     /// the tag expects.
     fn table(&mut self, tag: u8, content: Self::Value, at: usize) -> Result<Self::Value, String>;
 
+    /// [`Build::array`] of the elements at `items[base..]`, which it takes out of `items`:
+    /// for builders that can move them out at once rather than one at a time.
+    fn array_of(&mut self, items: &mut Vec<Self::Value>, base: usize) -> Self::Value {
+        self.array(items.drain(base..))
+    }
+
+    /// [`Build::object`] of the members at `members[base..]`, which it takes out of
+    /// `members` (also on `Err`).
+    fn object_of(
+        &mut self,
+        members: &mut Vec<(Self::Key, Self::Value)>,
+        base: usize,
+    ) -> Result<Self::Value, (usize, usize)> {
+        self.object(members.drain(base..))
+    }
+
     // For builders that make a container before its contents: the reader says where each
     // starts, and what became of an array that turned out to be a tag.
 

@@ -70,9 +70,21 @@ impl<'a> Build<'a> for Tree {
         &mut self,
         members: Drain<'_, (Key, Value)>,
     ) -> std::result::Result<Value, (usize, usize)> {
-        Map::from_entries(members.collect())
-            .map(Value::Object)
-            .map_err(|(_, first, second)| (first, second))
+        object(members.collect())
+    }
+
+    #[inline]
+    fn array_of(&mut self, items: &mut Vec<Value>, base: usize) -> Value {
+        Value::Array(take_tail(items, base))
+    }
+
+    #[inline]
+    fn object_of(
+        &mut self,
+        members: &mut Vec<(Key, Value)>,
+        base: usize,
+    ) -> std::result::Result<Value, (usize, usize)> {
+        object(take_tail(members, base))
     }
 
     fn table(&mut self, tag: u8, content: Value, _at: usize) -> std::result::Result<Value, String> {
@@ -81,6 +93,34 @@ impl<'a> Build<'a> for Tree {
         };
         Table::from_tag(tag, items).map(Value::from)
     }
+}
+
+#[inline]
+fn object(members: Vec<(Key, Value)>) -> std::result::Result<Value, (usize, usize)> {
+    Map::from_entries(members)
+        .map(Value::Object)
+        .map_err(|(_, first, second)| (first, second))
+}
+
+/// The elements at `items[base..]`, moved into a vector of their own with no spare room:
+/// what `Vec::split_off` does, except that it never hands over `items`' own buffer (its
+/// capacity that of the scratch stack) when `base` is 0. Moving them all at once rather
+/// than through a `Drain` one at a time is most of what a small array costs besides its
+/// allocation (the 500-deep arrays of the hostile texts).
+#[inline]
+fn take_tail<T>(items: &mut Vec<T>, base: usize) -> Vec<T> {
+    assert!(base <= items.len());
+    let n = items.len() - base;
+    let mut out = Vec::with_capacity(n);
+    // SAFETY: `out` has room for `n` values and is a new allocation, so the copy does not
+    // overlap; the `n` values at `items[base..]` are initialised. After the copy they are
+    // owned by `out` alone: `items` forgets them by its length going back to `base`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(items.as_ptr().add(base), out.as_mut_ptr(), n);
+        items.set_len(base);
+        out.set_len(n);
+    }
+    out
 }
 
 /// Reads a whole JSON text into a value (no save envelope required).
@@ -172,6 +212,30 @@ impl<'a> Build<'a> for Sparse {
         self.or_null(|| Tree.array(items))
     }
 
+    fn array_of(&mut self, items: &mut Vec<Value>, base: usize) -> Value {
+        match self.skipping {
+            true => {
+                items.truncate(base);
+                Value::Null
+            }
+            false => <Tree as Build<'a>>::array_of(&mut Tree, items, base),
+        }
+    }
+
+    fn object_of(
+        &mut self,
+        members: &mut Vec<(Key, Value)>,
+        base: usize,
+    ) -> std::result::Result<Value, (usize, usize)> {
+        match self.skipping {
+            true => {
+                members.truncate(base);
+                Ok(Value::Null)
+            }
+            false => <Tree as Build<'a>>::object_of(&mut Tree, members, base),
+        }
+    }
+
     fn object(
         &mut self,
         members: Drain<'_, (Key, Value)>,
@@ -197,5 +261,51 @@ impl Sparse {
             true => Value::Null,
             false => build(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn take_tail_moves_the_tail_at_its_own_size_and_leaves_the_head() {
+        for len in 0..6 {
+            for base in 0..=len {
+                let mut items: Vec<String> = Vec::with_capacity(64);
+                items.extend((0..len).map(|i| i.to_string()));
+                let tail = take_tail(&mut items, base);
+                let expected: Vec<String> = (base..len).map(|i| i.to_string()).collect();
+                assert_eq!(tail, expected, "len {len} base {base}");
+                assert_eq!(tail.capacity(), len - base, "no spare room");
+                assert_eq!(items.len(), base);
+                assert_eq!(items.capacity(), 64, "the scratch stack keeps its buffer");
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_builds_nothing_while_skipping_and_drops_what_it_skipped() {
+        let mut items = vec![Value::Int(1), Value::String("x".into()), Value::Int(3)];
+        let mut sparse = Sparse { skipping: true };
+        assert_eq!(sparse.array_of(&mut items, 1), Value::Null);
+        assert_eq!(items, [Value::Int(1)]);
+        let mut members = vec![(Key::new("a"), Value::Int(1)), (Key::new("b"), Value::Null)];
+        assert_eq!(sparse.object_of(&mut members, 0), Ok(Value::Null));
+        assert!(members.is_empty());
+
+        let mut sparse = Sparse { skipping: false };
+        let mut items = vec![Value::Int(1), Value::Int(2)];
+        assert_eq!(
+            sparse.array_of(&mut items, 0),
+            Value::Array(vec![Value::Int(1), Value::Int(2)])
+        );
+        let mut members = vec![(Key::new("b"), Value::Int(1)), (Key::new("a"), Value::Null)];
+        let Ok(Value::Object(map)) = sparse.object_of(&mut members, 0) else {
+            panic!("an object")
+        };
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "b"]);
+        let mut members = vec![(Key::new("a"), Value::Int(1)), (Key::new("a"), Value::Null)];
+        assert_eq!(sparse.object_of(&mut members, 0), Err((0, 1)));
     }
 }

@@ -181,7 +181,11 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     fn value_shaped(&mut self) -> Parsed<(B::Value, Shape)> {
         self.skip_whitespace();
         match self.peek() {
-            Some(b'[') => self.array(0),
+            Some(b'[') => {
+                let shape = self.array(0)?;
+                let value = self.items.pop().expect("an array leaves its value");
+                Ok((value, shape))
+            }
             Some(b'{') => Ok((self.object()?, Shape::Object)),
             Some(b'"') => {
                 let s = self.string_text()?;
@@ -255,7 +259,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             }
         }
         self.depth -= 1;
-        match self.builder.object(self.members.drain(base..)) {
+        match self.builder.object_of(&mut self.members, base) {
             Ok(object) => {
                 self.key_offsets.truncate(first_key);
                 Ok(object)
@@ -347,7 +351,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             }
         }
         self.depth -= 1;
-        match self.builder.object(self.members.drain(base..)) {
+        match self.builder.object_of(&mut self.members, base) {
             Ok(object) => Ok((object, value_offsets)),
             Err((first, second)) => self.duplicate_key(key_offsets[first], key_offsets[second]),
         }
@@ -374,14 +378,32 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         escaped
     }
 
-    /// Reads an array starting at `[`, deciding at its end whether it is a tag.
-    fn array(&mut self, chain: EscapeChain) -> Parsed<(B::Value, Shape)> {
+    /// Reads one element of an array, skipping whitespace before it, and pushes it onto
+    /// `items`: arrays push their own value, so that nested arrays are not moved from
+    /// one return to the next (most of what one level of the deep texts cost besides its
+    /// allocation).
+    #[inline]
+    fn element(&mut self) -> Parsed<Shape> {
+        self.skip_whitespace();
+        if self.peek() == Some(b'[') {
+            return self.array(0);
+        }
+        let (value, shape) = self.value_shaped()?;
+        push(&mut self.items, value);
+        Ok(shape)
+    }
+
+    /// Reads an array starting at `[`, deciding at its end whether it is a tag, and pushes
+    /// what it is onto `items`.
+    fn array(&mut self, chain: EscapeChain) -> Parsed<Shape> {
         self.enter()?;
         self.cursor.pos += 1;
         self.escaped[self.depth] = None;
         if let Some(d) = self.tagged_double(chain)? {
             self.depth -= 1;
-            return Ok((self.builder.double(d), Shape::Double));
+            let value = self.builder.double(d);
+            push(&mut self.items, value);
+            return Ok(Shape::Double);
         }
         self.builder.begin_array();
         let base = self.items.len();
@@ -397,19 +419,24 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                 if self.peek() == Some(b']') && index > 0 {
                     return self.syntax("another value after ',' (JSON allows no trailing comma)");
                 }
-                let element = match (index, letter) {
+                let shape = match (index, letter) {
                     (1, Some(l @ (TAG_DOUBLE | TAG_BYTES))) => {
                         second.1 = self.cursor.pos;
                         // `["d", x]` and `["b", x]` with a scalar x: decoded here, without
                         // building the array, when it ends after x. Errors in reading x
                         // are in x; errors in what it means are the tag's.
                         match within(self.scalar_tag(l, chain), || Segment::Index(1))? {
-                            Second::Element(element) => element,
+                            Second::Element((value, shape)) => {
+                                push(&mut self.items, value);
+                                shape
+                            }
                             tagged => {
                                 self.depth -= 1;
                                 self.items.truncate(base);
                                 self.builder.drop_array();
-                                return self.decode_scalar_tag(l, second.1, tagged);
+                                let (value, shape) = self.decode_scalar_tag(l, second.1, tagged)?;
+                                push(&mut self.items, value);
+                                return Ok(shape);
                             }
                         }
                     }
@@ -419,16 +446,15 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
                     }
                     (1, _) => {
                         second.1 = self.cursor.pos;
-                        within(self.value_shaped(), || Segment::Index(1))?
+                        within(self.element(), || Segment::Index(1))?
                     }
-                    (_, _) => within(self.value_shaped(), || Segment::Index(index))?,
+                    (_, _) => within(self.element(), || Segment::Index(index))?,
                 };
-                match (index, element.1) {
+                match (index, shape) {
                     (0, Shape::Letter(l)) => letter = Some(l),
                     (1, shape) => second.0 = shape,
                     _ => {}
                 }
-                self.items.push(element.0);
                 if !self.after_element()? {
                     break;
                 }
@@ -457,7 +483,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
 
     /// The array whose elements stand at `items[base..]`, just closed: a tag if it is one
     /// (`letter` its first element's, `second` its second's shape and offset), unless it is
-    /// the content of an escape.
+    /// the content of an escape. What it is takes the elements' place in `items`.
     #[inline]
     fn close_array(
         &mut self,
@@ -465,16 +491,21 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         letter: Option<u8>,
         second: (Shape, usize),
         chain: EscapeChain,
-    ) -> Parsed<(B::Value, Shape)> {
+    ) -> Parsed<Shape> {
         let count = self.items.len() - base;
         let tag = letter.filter(|&l| count == 2 && tags::is_tag(l, second.0));
         match tag {
-            Some(_) if self.is_escaped(self.cursor.pos, chain, self.depth + 1) => {
-                // The content of an escape: an array, whatever it looks like.
-                Ok((self.builder.array(self.items.drain(base..)), Shape::Array))
+            // The content of an escape: an array, whatever it looks like.
+            Some(tag) if !self.is_escaped(self.cursor.pos, chain, self.depth + 1) => {
+                let (value, shape) = self.decode_tag(tag, base, second)?;
+                push(&mut self.items, value);
+                Ok(shape)
             }
-            Some(tag) => self.decode_tag(tag, base, second),
-            None => Ok((self.builder.array(self.items.drain(base..)), Shape::Array)),
+            _ => {
+                let value = self.builder.array_of(&mut self.items, base);
+                push(&mut self.items, value);
+                Ok(Shape::Array)
+            }
         }
     }
 
@@ -679,6 +710,25 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
             }
         }
     }
+}
+
+/// Pushes `value` onto `items` with the vector's growth out of line: the common push then
+/// has no call between making the value and storing it, so it is stored straight into
+/// its slot rather than first into a temporary on the stack (whose copy, in wider loads than
+/// the stores that wrote it, stalled each array's close).
+#[inline(always)]
+fn push<V>(items: &mut Vec<V>, value: V) {
+    if items.len() < items.capacity() {
+        items.push(value);
+    } else {
+        push_growing(items, value);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn push_growing<V>(items: &mut Vec<V>, value: V) {
+    items.push(value);
 }
 
 /// Text as it was typed, for a message: itself when short and on one line, otherwise `[...]`,
