@@ -19,17 +19,22 @@
 //! - to typed state: a `#[derive(Deserialize)]` struct through the serde `Deserializer`
 //!   over the view, against the same struct from the text (`Save::load` and `data_as`).
 //!
-//! Peak heap of each (a counting allocator; the mapped cache is not heap and not counted).
+//! Peak heap of each (the shared counting allocator of `support/alloc.rs`, over the
+//! system allocator or mimalloc; the mapped cache is not heap and not counted).
+//!
+//! Then issue 32's goal 6 where it is stated: a content-checked `cache::load` against a
+//! plain `fs::read` of the cache file, and of the JSON file, the three alternating, 21
+//! rounds: the ratio of the best times, and the median of each round's ratio.
 
+#[path = "support/alloc.rs"]
+mod alloc;
 #[path = "support/game.rs"]
 mod game;
 #[path = "../src/bin/save-upgrade/starlane.rs"]
 mod starlane;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
@@ -40,40 +45,8 @@ use serde::Deserialize;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// Counts the heap in use and its peak.
-struct Counting;
-
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded to the system allocator with the caller's layout.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = IN_USE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        // SAFETY: `p` came from `alloc` above with this layout.
-        unsafe { System.dealloc(p, layout) };
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Runs `f` and returns the peak heap it added above what was in use before.
-fn peak_of(f: impl FnOnce()) -> usize {
-    let base = IN_USE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    f();
-    PEAK.load(Ordering::Relaxed) - base
-}
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 #[derive(Deserialize)]
 #[allow(dead_code)] // Read to be deserialized, not used.
@@ -164,6 +137,55 @@ fn serde_text(f: &Fixture) {
     drop(black_box(data));
 }
 
+/// Goal 6 of issue 32, side by side: a content-checked load against plain reads of the
+/// cache file and of the JSON file, alternating.
+fn goal_against_reads(f: &Fixture, cache_file: &Path) {
+    const ROUNDS: usize = 21;
+    let ops: [&dyn Fn(); 3] = [
+        &|| through_cache(f, &Options::default()),
+        &|| read(cache_file),
+        &|| read(&f.json),
+    ];
+    let mut times = [[0.0f64; 3]; ROUNDS];
+    for round in times.iter_mut() {
+        for (time, op) in round.iter_mut().zip(ops) {
+            let t = Instant::now();
+            op();
+            *time = t.elapsed().as_secs_f64();
+        }
+    }
+    let best = |i: usize| times.iter().map(|round| round[i]).fold(f64::MAX, f64::min);
+    let median_ratio = |i: usize| {
+        let mut ratios: Vec<f64> = times.iter().map(|round| round[0] / round[i]).collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios[ROUNDS / 2]
+    };
+    println!();
+    println!("Goal 6: a content-checked load against a plain read ({ROUNDS} alternating rounds)");
+    println!(
+        "{:<34} {:>8} {:>22} {:>22}",
+        "operation", "best ms", "load / this, of bests", "median of round ratios"
+    );
+    let names = [
+        "cache::load (content hash)",
+        "fs::read of the cache file",
+        "fs::read of the JSON file",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        println!(
+            "{:<34} {:>8.2} {:>21.2}x {:>21.2}x",
+            name,
+            best(i) * 1e3,
+            best(0) / best(i),
+            median_ratio(i)
+        );
+    }
+    println!(
+        "content-checked load / fs::read of the cache file: {:.2}x (goal: at most 1.5x)",
+        best(0) / best(1)
+    );
+}
+
 fn main() {
     let mib = std::env::var("SAVECHAIN_BENCH_GAME_MB")
         .ok()
@@ -202,12 +224,14 @@ fn main() {
             best[i] = best[i].min(t.elapsed());
         }
     }
-    let peaks: Vec<usize> = ops.iter().map(|(_, op)| peak_of(op)).collect();
+    let peaks: Vec<usize> = ops.iter().map(|(_, op)| alloc::peak_of(op).1).collect();
     println!();
     println!(
-        "Game save: {:.1} MiB of JSON, {:.1} MiB of cache (best of 5; peak heap of one run)",
+        "Game save: {:.1} MiB of JSON, {:.1} MiB of cache (best of 5; peak heap of one run; \
+         {} allocator)",
         json_len / MIB,
-        cache_len / MIB
+        cache_len / MIB,
+        alloc::UNDERNEATH
     );
     println!("{:<30} {:>10} {:>14}", "operation", "ms", "peak heap MiB");
     for (i, (name, _)) in ops.iter().enumerate() {
@@ -228,7 +252,7 @@ fn main() {
         ratio(2, 1)
     );
     println!(
-        "cache load / plain read of the cache file: {:.2}x (goal: within 2x)",
+        "cache load / plain read of the cache file: {:.2}x (goal: at most 1.5x)",
         ratio(0, 3)
     );
     println!(
@@ -237,6 +261,7 @@ fn main() {
     );
     println!("text to Value / cache to Value: {:.1}x", ratio(2, 5));
     println!("serde over text / serde over the view: {:.1}x", ratio(7, 6));
+    goal_against_reads(&f, &cache_file);
 
     if std::env::var_os("SAVECHAIN_BENCH_TABLE_ONLY").is_some() {
         return;

@@ -505,3 +505,66 @@ fn storing_again_keeps_the_history_and_other_meta() {
     cache::store(&save, &path, &chain()).unwrap();
     assert_eq!(Save::load(&path).unwrap().meta, expected.meta);
 }
+
+/// A save of several 1 MiB hash chunks, stored with its cache: most of its text is one
+/// string of letters, so a letter changed anywhere in it keeps the JSON valid and its
+/// length the same.
+fn big_world() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.json");
+    let letters: String = (0..(3 << 20) + 12345)
+        .map(|i: usize| char::from(b'a' + (i * 7 % 26) as u8))
+        .collect();
+    // The fixture's meta (the game's name, its version), the letters as its data.
+    let mut save = Save::load(format!("{FIXTURES}/v9/small.json")).unwrap();
+    save.data = Value::from(letters);
+    cache::store(&save, &path, &chain()).unwrap();
+    (dir, path)
+}
+
+fn verify(path: &Path) -> Source {
+    cache::verify(path, &chain(), &Options::default()).unwrap()
+}
+
+#[test]
+fn a_letter_changed_at_any_chunk_boundary_of_a_large_save_is_seen() {
+    let (_dir, path) = big_world();
+    assert_eq!(verify(&path), Source::Cache);
+    let text = fs::read(&path).unwrap();
+    let chunk = 1 << 20;
+    for at in [
+        chunk - 1,
+        chunk,
+        chunk + 1,
+        2 * chunk,
+        3 * chunk - 1,
+        3 * chunk,
+    ] {
+        assert!(text[at].is_ascii_lowercase(), "{at} is in the string");
+        let mut changed = text.clone();
+        changed[at] = if text[at] == b'z' { b'a' } else { text[at] + 1 };
+        fs::write(&path, &changed).unwrap();
+        assert_eq!(verify(&path), Source::Json(Refusal::SaveChanged), "at {at}");
+    }
+    fs::write(&path, &text).unwrap();
+    assert_eq!(verify(&path), Source::Cache);
+}
+
+#[test]
+fn a_large_save_one_byte_shorter_or_longer_is_seen_and_reloaded() {
+    let (_dir, path) = big_world();
+    let text = fs::read(&path).unwrap();
+    assert_eq!(text.last(), Some(&b'\n'));
+    fs::write(&path, &text[..text.len() - 1]).unwrap();
+    assert_eq!(verify(&path), Source::Json(Refusal::SaveChanged));
+    let mut longer = text.clone();
+    longer.push(b'\n');
+    fs::write(&path, &longer).unwrap();
+    let (source, save) = load(&path);
+    assert_eq!(source, Source::Json(Refusal::SaveChanged));
+    assert_eq!(save, Save::from_slice(&text).unwrap());
+    // The cache now made is of the longer file.
+    assert_eq!(load(&path).0, Source::Cache);
+    fs::write(&path, &text).unwrap();
+    assert_eq!(verify(&path), Source::Json(Refusal::SaveChanged));
+}

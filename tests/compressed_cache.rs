@@ -311,3 +311,42 @@ proptest! {
         prop_assert_eq!(loaded.to_save().unwrap(), save);
     }
 }
+
+#[test]
+fn a_large_compressed_save_is_checked_chunk_by_chunk_as_stored() {
+    // Letters in no short pattern: they compress to several 1 MiB hash chunks.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let letters: String = (0..6 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect();
+    let chain = chain();
+    for codec in CODECS {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("world.json{}", codec.extension()));
+        let save = Save::new(chain.latest(), Value::from(letters.clone()));
+        cache::store_with(&save, &path, &chain, Compression::new(codec)).unwrap();
+        let stored = fs::read(&path).unwrap();
+        assert!(stored.len() > 2 << 20, "{codec:?}: {} bytes", stored.len());
+        assert_eq!(verify(&path), Source::Cache, "{codec:?}");
+        let loaded = cache::load(&path, &chain, &Options::default()).unwrap();
+        assert_eq!(loaded.source, Source::Cache);
+        assert_eq!(loaded.to_save().unwrap(), save);
+        for at in [(1 << 20) - 1, 1 << 20, 2 << 20] {
+            let mut changed = stored.clone();
+            changed[at] ^= 0x10;
+            fs::write(&path, &changed).unwrap();
+            assert_eq!(
+                verify(&path),
+                Source::Json(Refusal::SaveChanged),
+                "{codec:?} at {at}"
+            );
+        }
+        fs::write(&path, &stored).unwrap();
+        assert_eq!(verify(&path), Source::Cache, "{codec:?}");
+    }
+}

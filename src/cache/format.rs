@@ -83,11 +83,18 @@ pub const HASH_CHUNK: usize = 1 << 20;
 /// little-endian) of the bytes' 1 MiB chunks, so the chunks hash on all cores.
 pub fn hash(bytes: &[u8]) -> [u8; 16] {
     use rayon::prelude::*;
-    let chunk_hashes: Vec<[u8; 16]> = bytes
-        .par_chunks(HASH_CHUNK)
-        .map(|chunk| xxhash_rust::xxh3::xxh3_128(chunk).to_le_bytes())
-        .collect();
-    xxhash_rust::xxh3::xxh3_128(bytemuck::cast_slice(&chunk_hashes)).to_le_bytes()
+    let chunk_hashes: Vec<[u8; 16]> = bytes.par_chunks(HASH_CHUNK).map(chunk_hash).collect();
+    hash_of_chunks(&chunk_hashes)
+}
+
+/// The hash of one chunk of [`hash`] (its last may be shorter).
+pub fn chunk_hash(chunk: &[u8]) -> [u8; 16] {
+    xxhash_rust::xxh3::xxh3_128(chunk).to_le_bytes()
+}
+
+/// [`hash`] from the hashes of the chunks, in order ([`chunk_hash`]).
+pub fn hash_of_chunks(chunk_hashes: &[[u8; 16]]) -> [u8; 16] {
+    xxhash_rust::xxh3::xxh3_128(bytemuck::cast_slice(chunk_hashes)).to_le_bytes()
 }
 
 impl Header {

@@ -41,6 +41,7 @@ mod aligned;
 mod build;
 mod check;
 mod de;
+mod file_hash;
 mod format;
 mod view;
 
@@ -243,8 +244,7 @@ pub fn load_with(
     options: &Options,
 ) -> Result<Loaded> {
     let path = path.as_ref();
-    let looked = look(path, upgrader.chain(), options)?;
-    match looked.verdict {
+    match look(path, upgrader.chain(), options)? {
         Ok(map) => Ok(Loaded {
             backing: Backing::Mapped(map),
             path: Some(path.to_path_buf()),
@@ -254,11 +254,10 @@ pub fn load_with(
             write_error: None,
         }),
         Err(refusal) => {
-            let json = match looked.json {
-                Some(json) => json,
-                None => read_json(path)?.0,
-            };
-            from_json(path, &json, looked.mtime, upgrader, options, refusal)
+            // Read again, whole this time: the look only hashed it, chunk by chunk. What
+            // is read now is what the new cache records (length, hash, time).
+            let (json, mtime) = read_json(path)?;
+            from_json(path, &json, mtime, upgrader, options, refusal)
         }
     }
 }
@@ -281,8 +280,7 @@ pub fn rebuild(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Resu
 /// Whether [`load`] would use the cache of `path` ([`Source::Cache`]) or why not, without
 /// writing anything and without loading the JSON. Fails when the JSON cannot be read.
 pub fn verify(path: impl AsRef<Path>, chain: &Chain, options: &Options) -> Result<Source> {
-    let looked = look(path.as_ref(), chain, options)?;
-    Ok(match looked.verdict {
+    Ok(match look(path.as_ref(), chain, options)? {
         Ok(_) => Source::Cache,
         Err(refusal) => Source::Json(refusal),
     })
@@ -521,58 +519,37 @@ pub fn clear(path: impl AsRef<Path>) -> Result<bool> {
     }
 }
 
-/// What a load found: the cache to use or why not, and the JSON if it was read.
-struct Looked {
-    verdict: std::result::Result<memmap2::Mmap, Refusal>,
-    json: Option<Vec<u8>>,
-    mtime: u64,
-}
-
-/// Checks the cache of `path` against its JSON, `chain` and the target version.
-fn look(path: &Path, chain: &Chain, options: &Options) -> Result<Looked> {
-    let mut file = fsio::open_regular(path).map_err(|e| read_error(e, path))?;
+/// Checks the cache of `path` against its JSON, `chain` and the target version: the cache
+/// to use, or why not.
+fn look(
+    path: &Path,
+    chain: &Chain,
+    options: &Options,
+) -> Result<std::result::Result<memmap2::Mmap, Refusal>> {
+    let file = fsio::open_regular(path).map_err(|e| read_error(e, path))?;
     let metadata = file.metadata().map_err(|e| read_error(e, path))?;
     let mtime = mtime_ns(&metadata);
     let fingerprint = chain.fingerprint();
-    let version = options.target.unwrap_or(chain.latest());
-    let cache_file = cache_path(path);
-    if options.trust_mtime {
-        let expected = Expected {
-            source_len: metadata.len(),
-            source: SourceCheck::Mtime(mtime),
-            chain: &fingerprint,
-            version,
-        };
-        let verdict = check::map_file(&cache_file).and_then(|map| {
-            let body_ok = check::body_hash_matches(&map);
-            check::check(&map, &expected, body_ok).map(|()| map)
-        });
-        return Ok(Looked {
-            verdict,
-            json: None,
-            mtime,
-        });
-    }
-    // One after the other: run side by side, reading the JSON (faulting in a fresh
-    // buffer) and populating the cache's mapping contend for the same memory-map lock and
-    // were measured slower.
-    let mut json = Vec::with_capacity(metadata.len() as usize);
-    std::io::Read::read_to_end(&mut file, &mut json).map_err(|e| read_error(e, path))?;
-    let expected = Expected {
-        source_len: json.len() as u64,
-        source: SourceCheck::Hash(format::hash(&json)),
-        chain: &fingerprint,
-        version,
+    let (source_len, source) = match options.trust_mtime {
+        true => (metadata.len(), SourceCheck::Mtime(mtime)),
+        false => {
+            // The JSON's content, read to its end (not its size when opened): a byte
+            // flipped anywhere, or one more or fewer, is another hash.
+            let (len, hash) = file_hash::hash_file(&file).map_err(|e| read_error(e, path))?;
+            (len, SourceCheck::Hash(hash))
+        }
     };
-    let verdict = check::map_file(&cache_file).and_then(|map| {
+    let expected = Expected {
+        source_len,
+        source,
+        chain: &fingerprint,
+        version: options.target.unwrap_or(chain.latest()),
+    };
+    // After the JSON is hashed, not beside it: both cores read and hash the JSON.
+    Ok(check::map_file(&cache_path(path)).and_then(|map| {
         let body_ok = check::body_hash_matches(&map);
         check::check(&map, &expected, body_ok).map(|()| map)
-    });
-    Ok(Looked {
-        verdict,
-        json: Some(json),
-        mtime,
-    })
+    }))
 }
 
 /// Loads and upgrades the JSON of `path`, and writes its cache.
