@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::path::Segment;
 use crate::value::{Key, Map, Table, Value};
 
-/// One node of the tape. Containers are followed by their contents (an object's as key,
+/// One node of the tape, as it is read (stored [`Packed`]). Containers are followed by their contents (an object's as key,
 /// value, key, value...), and know the index just past their last node.
 #[derive(Clone, Copy, Debug)]
 enum Slot {
@@ -65,8 +65,73 @@ enum Slot {
     Table(u32),
 }
 
-// Small nodes are the point of the tape: keep them at two words.
-const _: () = assert!(std::mem::size_of::<Slot>() == 16);
+/// A [`Slot`] as the tape stores it: three 32-bit words, the kind and a 64-bit payload in
+/// two halves, so that a node takes 12 bytes where a `Slot` takes 16 (its 64-bit payloads
+/// align it to 8). The tape is most of what a load holds besides the text.
+#[derive(Clone, Copy, Debug)]
+struct Packed {
+    kind: u32,
+    low: u32,
+    high: u32,
+}
+
+// Small nodes are the point of the tape.
+const _: () = assert!(std::mem::size_of::<Packed>() == 12);
+
+impl Slot {
+    fn pack(self) -> Packed {
+        let wide = |kind, v: u64| Packed {
+            kind,
+            low: v as u32,
+            high: (v >> 32) as u32,
+        };
+        let two = |kind, low, high| Packed { kind, low, high };
+        match self {
+            Slot::Null => two(0, 0, 0),
+            Slot::Bool(b) => two(1, u32::from(b), 0),
+            Slot::Int(i) => wide(2, i as u64),
+            Slot::UInt(u) => wide(3, u),
+            Slot::Double(d) => wide(4, d.to_bits()),
+            Slot::Text { at, len } => two(5, at, len),
+            Slot::Unescaped { at, len } => two(6, at, len),
+            Slot::Bytes { at, len } => two(7, at, len),
+            Slot::Array { len, end } => two(8, len, end),
+            Slot::Object { len, end, sorted } => two(if sorted { 9 } else { 10 }, len, end),
+            Slot::Escape { end } => two(11, 0, end),
+            Slot::Table(i) => two(12, i, 0),
+        }
+    }
+}
+
+impl Packed {
+    #[inline]
+    fn unpack(self) -> Slot {
+        let Packed { kind, low, high } = self;
+        let wide = u64::from(low) | (u64::from(high) << 32);
+        match kind {
+            0 => Slot::Null,
+            1 => Slot::Bool(low != 0),
+            2 => Slot::Int(wide as i64),
+            3 => Slot::UInt(wide),
+            4 => Slot::Double(f64::from_bits(wide)),
+            5 => Slot::Text { at: low, len: high },
+            6 => Slot::Unescaped { at: low, len: high },
+            7 => Slot::Bytes { at: low, len: high },
+            8 => Slot::Array {
+                len: low,
+                end: high,
+            },
+            9 | 10 => Slot::Object {
+                len: low,
+                end: high,
+                sorted: kind == 9,
+            },
+            11 => Slot::Escape { end: high },
+            12 => Slot::Table(low),
+            _ => unreachable!("only Slot::pack makes nodes"),
+        }
+    }
+}
 
 /// A JSON text of the format read into a read-only document that borrows the text: its
 /// strings and keys point into it (those with escapes are unescaped once, into one buffer
@@ -100,7 +165,7 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 16);
 #[derive(Debug)]
 pub struct Document<'a> {
     text: &'a str,
-    slots: Vec<Slot>,
+    slots: Vec<Packed>,
     unescaped: String,
     bytes: Vec<u8>,
     tables: Vec<Value>,
@@ -237,9 +302,14 @@ impl<'a> Document<'a> {
         }
     }
 
+    #[inline]
+    fn slot(&self, at: usize) -> Slot {
+        self.slots[at].unpack()
+    }
+
     /// The node at `at`, past any escapes in front of it.
     fn resolve(&self, mut at: usize) -> usize {
-        while let Slot::Escape { .. } = self.slots[at] {
+        while let Slot::Escape { .. } = self.slot(at) {
             // The letter, then the content.
             at += 2;
         }
@@ -248,7 +318,7 @@ impl<'a> Document<'a> {
 
     /// The index just past the value at `at`.
     fn next(&self, at: usize) -> usize {
-        match self.slots[at] {
+        match self.slot(at) {
             Slot::Array { end, .. } | Slot::Object { end, .. } | Slot::Escape { end } => {
                 end as usize
             }
@@ -258,7 +328,7 @@ impl<'a> Document<'a> {
 
     /// The string or key at `at`.
     fn str_at(&self, at: usize) -> &str {
-        match self.slots[at] {
+        match self.slot(at) {
             Slot::Text { at, len } => &self.text[at as usize..(at + len) as usize],
             Slot::Unescaped { at, len } => &self.unescaped[at as usize..(at + len) as usize],
             other => unreachable!("a string, not {other:?}"),
@@ -266,7 +336,7 @@ impl<'a> Document<'a> {
     }
 
     fn shape(&self, at: usize) -> Shape {
-        match self.slots[at] {
+        match self.slot(at) {
             Slot::Null => Shape::Null,
             Slot::Bool(_) => Shape::Bool,
             Slot::Int(_) | Slot::UInt(_) => Shape::Int,
@@ -285,7 +355,7 @@ impl<'a> Document<'a> {
     /// The value at `at`, and the index just past it.
     fn value_at(&self, at: usize) -> (Value, usize) {
         let next = at + 1;
-        match self.slots[at] {
+        match self.slot(at) {
             Slot::Null => (Value::Null, next),
             Slot::Bool(b) => (Value::Bool(b), next),
             Slot::Int(i) => (Value::Int(i), next),
@@ -346,7 +416,7 @@ impl<'d, 'a> Node<'d, 'a> {
     }
 
     fn slot(&self) -> Slot {
-        self.doc.slots[self.at]
+        self.doc.slot(self.at)
     }
 
     /// The boolean, if it is one.
@@ -513,7 +583,7 @@ struct Walk<'d, 'a, 'r, 's> {
 impl Walk<'_, '_, '_, '_> {
     fn node(&mut self, w: &mut Writer<'_>, at: usize, depth: usize) -> Result<(), Halt> {
         let doc = self.doc;
-        match doc.slots[at] {
+        match doc.slot(at) {
             Slot::Null => w.null(),
             Slot::Bool(b) => w.bool(b),
             Slot::Int(i) => w.int(i),
@@ -532,7 +602,7 @@ impl Walk<'_, '_, '_, '_> {
                 let numbers = len <= INLINE_NUMBERS
                     && (0..len).all(|_| {
                         let number = matches!(
-                            doc.slots[child],
+                            doc.slot(child),
                             Slot::Int(_) | Slot::UInt(_) | Slot::Double(_)
                         );
                         child = doc.next(child);
@@ -641,8 +711,9 @@ impl<'a> Tape<'a> {
         Tape {
             doc: Document {
                 text,
-                // About one node per 8 bytes of text is what saves have; more grows.
-                slots: Vec::with_capacity(text.len() / 8 + 1),
+                // Saves have a node per 6 (compact) to 12 or more (pretty) bytes of text: a start
+                // that is not far above most, and grows for the others.
+                slots: Vec::with_capacity(text.len() / 10 + 1),
                 unescaped: String::new(),
                 bytes: Vec::new(),
                 tables: Vec::new(),
@@ -676,7 +747,7 @@ impl<'a> Tape<'a> {
     }
 
     fn push(&mut self, slot: Slot) {
-        self.doc.slots.push(slot);
+        self.doc.slots.push(slot.pack());
     }
 
     /// The first two members (in text order) of the object whose keys are
@@ -775,7 +846,8 @@ impl<'a> Build<'a> for Tape<'a> {
         self.doc.slots[start] = Slot::Array {
             len: items.len() as u32,
             end: self.doc.slots.len() as u32,
-        };
+        }
+        .pack();
     }
 
     fn object(&mut self, members: Drain<'_, ((), ())>) -> std::result::Result<(), (usize, usize)> {
@@ -790,7 +862,8 @@ impl<'a> Build<'a> for Tape<'a> {
             len: members.len() as u32,
             end: self.doc.slots.len() as u32,
             sorted,
-        };
+        }
+        .pack();
         Ok(())
     }
 
@@ -810,8 +883,9 @@ impl<'a> Build<'a> for Tape<'a> {
     fn drop_array(&mut self) {
         let start = self.open.pop().expect("an array was begun");
         // Its letter, unescaped if it was typed with an escape, goes with it.
-        if let Some(Slot::Unescaped { at, .. }) = self.doc.slots.get(start + 1) {
-            self.doc.unescaped.truncate(*at as usize);
+        if let Some(Slot::Unescaped { at, .. }) = self.doc.slots.get(start + 1).map(|p| p.unpack())
+        {
+            self.doc.unescaped.truncate(at as usize);
         }
         self.doc.slots.truncate(start);
     }
@@ -820,7 +894,8 @@ impl<'a> Build<'a> for Tape<'a> {
         let start = self.open.pop().expect("the escape's array was begun");
         self.doc.slots[start] = Slot::Escape {
             end: self.doc.slots.len() as u32,
-        };
+        }
+        .pack();
     }
 }
 
@@ -886,8 +961,37 @@ mod tests {
     }
 
     #[test]
-    fn nodes_are_two_words() {
-        assert_eq!(std::mem::size_of::<Slot>(), 16);
+    fn nodes_are_twelve_bytes_and_pack_every_slot() {
+        assert_eq!(std::mem::size_of::<Packed>(), 12);
+        for slot in [
+            Slot::Null,
+            Slot::Bool(true),
+            Slot::Int(-3),
+            Slot::Int(i64::MIN),
+            Slot::UInt(u64::MAX),
+            Slot::Double(-0.0),
+            Slot::Text { at: 1, len: 2 },
+            Slot::Unescaped { at: 3, len: 4 },
+            Slot::Bytes {
+                at: 5,
+                len: u32::MAX,
+            },
+            Slot::Array { len: 6, end: 7 },
+            Slot::Object {
+                len: 8,
+                end: 9,
+                sorted: false,
+            },
+            Slot::Object {
+                len: 8,
+                end: 9,
+                sorted: true,
+            },
+            Slot::Escape { end: 10 },
+            Slot::Table(11),
+        ] {
+            assert_eq!(format!("{:?}", slot.pack().unpack()), format!("{slot:?}"));
+        }
     }
 
     #[test]
