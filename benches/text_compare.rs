@@ -18,14 +18,16 @@
 //!
 //! Operations, each library doing the same job on its own text and its own tree:
 //!
-//! - `load`: `Save::from_slice`; `serde_json::from_slice::<serde_json::Value>`;
+//! - `load`: `Save::from_slice`; `text::Document::parse` (savechain's borrowed document,
+//!   the `tape` column); `serde_json::from_slice::<serde_json::Value>`;
 //!   `sonic_rs::from_slice::<sonic_rs::Value>`; `simd_json::to_owned_value` and
 //!   `simd_json::to_borrowed_value`, which parse in place, each on a fresh copy of the text
 //!   (the copy is part of their timed job, as it is of a program that keeps its text; the
 //!   size table gives what the copy alone costs);
 //! - `save_pretty`: `Save::to_vec`; `serde_json::to_vec_pretty`; `sonic_rs::to_vec_pretty`;
 //!   `simd_json::to_vec_pretty`, each of its own library's tree;
-//! - `load_save`: a load and then a pretty write of what was loaded;
+//! - `load_save`: a load and then a pretty write of what was loaded (for the tape,
+//!   `Document::to_vec`, which writes the bytes `Save::to_vec` writes);
 //! - `typed` (the game save only): `Save::data_from_slice::<State>` against
 //!   `from_slice::<StateJsonEnvelope>` of serde_json, sonic-rs and simd-json (serde), with
 //!   `State` of `support/state.rs`.
@@ -38,7 +40,8 @@
 //! Then peak heap memory of a load and a pretty write (and of a typed load) from a counting
 //! allocator, the input text excluded; and hostile nesting: the same big array of star
 //! systems under 250 `["a", [...]]` escapes and under as many plain nested arrays, and
-//! arrays nested 500 deep against flat data, all texts of the same size.
+//! arrays nested 500 deep against flat data, all texts of the same size, loaded as a
+//! `Save` and as a `text::Document`.
 
 #[path = "support/alloc.rs"]
 mod alloc;
@@ -55,6 +58,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
+use savechain::text::Document;
 use savechain::{Save, Value};
 use state::{State, StateJsonEnvelope};
 
@@ -76,6 +80,8 @@ static ALLOCATOR: alloc::Counting = alloc::Counting;
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lib {
     Savechain,
+    /// savechain's borrowed document, `text::Document` (loads and load + save).
+    Tape,
     SerdeJson,
     Sonic,
     Simd,
@@ -83,8 +89,9 @@ enum Lib {
     SimdBorrowed,
 }
 
-const LIBS: [Lib; 5] = [
+const LIBS: [Lib; 6] = [
     Lib::Savechain,
+    Lib::Tape,
     Lib::SerdeJson,
     Lib::Sonic,
     Lib::Simd,
@@ -95,6 +102,7 @@ impl Lib {
     fn name(self) -> &'static str {
         match self {
             Lib::Savechain => "savechain",
+            Lib::Tape => "savechain-tape",
             Lib::SerdeJson => "serde_json",
             Lib::Sonic => "sonic-rs",
             Lib::Simd => "simd-json",
@@ -138,6 +146,7 @@ impl Doc {
             Save::from_slice(&ours).unwrap() == save,
             "{name}: savechain"
         );
+        assert!(tape_load_save(&ours) == ours, "{name}: savechain-tape");
         let json: serde_json::Value = serde_json::from_slice(&json_text).expect("valid JSON");
         let sonic: sonic_rs::Value = sonic_rs::from_slice(&json_text).expect("sonic-rs loads");
         let simd = simd_json::to_owned_value(&mut json_text.clone()).expect("simd-json loads");
@@ -206,16 +215,25 @@ impl Op {
     }
 
     fn libs(self) -> &'static [Lib] {
+        const TREES: [Lib; 4] = [Lib::Savechain, Lib::SerdeJson, Lib::Sonic, Lib::Simd];
+        const WITH_TAPE: [Lib; 5] = [
+            Lib::Savechain,
+            Lib::Tape,
+            Lib::SerdeJson,
+            Lib::Sonic,
+            Lib::Simd,
+        ];
         match self {
             Op::Load => &LIBS,
-            _ => &LIBS[..4],
+            Op::LoadSave => &WITH_TAPE,
+            _ => &TREES,
         }
     }
 
     /// The text `lib` reads or writes, for criterion's throughput.
     fn text_len(self, doc: &Doc, lib: Lib) -> usize {
         match lib {
-            Lib::Savechain => doc.ours.len(),
+            Lib::Savechain | Lib::Tape => doc.ours.len(),
             _ => doc.json_text.len(),
         }
     }
@@ -226,6 +244,7 @@ impl Op {
         let text = black_box(&doc.json_text[..]);
         match (self, lib) {
             (Op::Load, Lib::Savechain) => drop(black_box(Save::from_slice(ours).unwrap())),
+            (Op::Load, Lib::Tape) => drop(black_box(Document::parse(ours).unwrap())),
             (Op::Load, Lib::SerdeJson) => drop(black_box(serde_load(text))),
             (Op::Load, Lib::Sonic) => drop(black_box(sonic_load(text))),
             (Op::Load, Lib::Simd) => drop(black_box(simd_load(text))),
@@ -238,6 +257,7 @@ impl Op {
             (Op::SavePretty, Lib::Sonic) => drop(black_box(sonic_write(&doc.sonic))),
             (Op::SavePretty, Lib::Simd) => drop(black_box(simd_write(&doc.simd))),
             (Op::LoadSave, Lib::Savechain) => drop(black_box(ours_load_save(ours))),
+            (Op::LoadSave, Lib::Tape) => drop(black_box(tape_load_save(ours))),
             (Op::LoadSave, Lib::SerdeJson) => drop(black_box(serde_write(&serde_load(text)))),
             (Op::LoadSave, Lib::Sonic) => drop(black_box(sonic_write(&sonic_load(text)))),
             (Op::LoadSave, Lib::Simd) => drop(black_box(simd_write(&simd_load(text)))),
@@ -257,12 +277,21 @@ impl Op {
                 ));
             }
             (_, Lib::SimdBorrowed) => unreachable!("loads only"),
+            (_, Lib::Tape) => unreachable!("loads and load + save only"),
         }
     }
 }
 
 fn ours_load_save(text: &[u8]) -> Vec<u8> {
     Save::from_slice(text).unwrap().to_vec().unwrap()
+}
+
+/// The borrowed document, and its canonical pretty text: the same bytes as `Save::to_vec`.
+fn tape_load_save(text: &[u8]) -> Vec<u8> {
+    Document::parse(text)
+        .unwrap()
+        .to_vec(savechain::text::Style::Pretty)
+        .unwrap()
 }
 
 fn serde_load(text: &[u8]) -> serde_json::Value {
@@ -393,35 +422,39 @@ fn print_times(rows: &[Row]) {
     println!();
     println!("Best times in ms, and savechain's speed against each library (its time ÷");
     println!("savechain's; > 1 means savechain is faster). simd-json parses a copy of the text.");
+    println!("The tape columns are the same ratios for savechain's borrowed document (tape).");
     println!(
-        "{:<13} {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} | {:>8} {:>8} {:>8}",
+        "{:<13} {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} | {:>8} {:>8} {:>8} | {:>10} {:>10}",
         "document",
         "operation",
         "savechain",
+        "tape",
         "serde_json",
         "sonic-rs",
         "simd-json",
         "simd borr.",
         "vs serde",
         "vs sonic",
-        "vs simd"
+        "vs simd",
+        "tape/serde",
+        "tape/sonic"
     );
     for r in rows {
         let cell = |lib| {
             r.time(lib)
                 .map_or("-".to_string(), |t| format!("{:.2}", ms(t)))
         };
-        let ratio = |lib| {
-            r.time(lib).map_or("-".to_string(), |t| {
-                let ours = r.time(Lib::Savechain).unwrap();
-                format!("{:.2}x", t.as_secs_f64() / ours.as_secs_f64())
-            })
+        let ratio_to = |lib, ours: Lib| match (r.time(lib), r.time(ours)) {
+            (Some(t), Some(ours)) => format!("{:.2}x", t.as_secs_f64() / ours.as_secs_f64()),
+            _ => "-".to_string(),
         };
+        let ratio = |lib| ratio_to(lib, Lib::Savechain);
         println!(
-            "{:<13} {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} | {:>8} {:>8} {:>8}",
+            "{:<13} {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} | {:>8} {:>8} {:>8} | {:>10} {:>10}",
             r.doc,
             r.op.name(),
             cell(Lib::Savechain),
+            cell(Lib::Tape),
             cell(Lib::SerdeJson),
             cell(Lib::Sonic),
             cell(Lib::Simd),
@@ -429,6 +462,8 @@ fn print_times(rows: &[Row]) {
             ratio(Lib::SerdeJson),
             ratio(Lib::Sonic),
             ratio(Lib::Simd),
+            ratio_to(Lib::SerdeJson, Lib::Tape),
+            ratio_to(Lib::Sonic, Lib::Tape),
         );
     }
 }
@@ -443,34 +478,44 @@ fn print_memory(docs: &[Doc]) {
     println!("Peak heap in MiB (input text excluded; simd-json's copy of it included), and as");
     println!("a multiple of each library's own input text (add 1 for the text itself):");
     println!(
-        "{:<13} {:<12} {:>16} {:>16} {:>16} {:>16}",
-        "document", "operation", "savechain", "serde_json", "sonic-rs", "simd-json"
+        "{:<13} {:<12} {:>16} {:>16} {:>16} {:>16} {:>16}",
+        "document", "operation", "savechain", "tape", "serde_json", "sonic-rs", "simd-json"
     );
     for doc in docs {
         for op in [Op::LoadSave, Op::Typed]
             .into_iter()
             .filter(|op| op.applies(doc))
         {
-            let cells: Vec<String> = op.libs()[..4]
-                .iter()
-                .map(|&lib| {
-                    let ((), peak) = alloc::peak_of(|| op.run(doc, lib));
-                    let len = op.text_len(doc, lib);
-                    format!(
-                        "{:.1} ({:.2}x)",
-                        peak as f64 / MIB,
-                        peak as f64 / len as f64
-                    )
-                })
-                .collect();
+            let cells: Vec<String> = [
+                Lib::Savechain,
+                Lib::Tape,
+                Lib::SerdeJson,
+                Lib::Sonic,
+                Lib::Simd,
+            ]
+            .iter()
+            .map(|&lib| {
+                if !op.libs().contains(&lib) {
+                    return "-".to_string();
+                }
+                let ((), peak) = alloc::peak_of(|| op.run(doc, lib));
+                let len = op.text_len(doc, lib);
+                format!(
+                    "{:.1} ({:.2}x)",
+                    peak as f64 / MIB,
+                    peak as f64 / len as f64
+                )
+            })
+            .collect();
             println!(
-                "{:<13} {:<12} {:>16} {:>16} {:>16} {:>16}",
+                "{:<13} {:<12} {:>16} {:>16} {:>16} {:>16} {:>16}",
                 doc.name,
                 op.name(),
                 cells[0],
                 cells[1],
                 cells[2],
-                cells[3]
+                cells[3],
+                cells[4]
             );
         }
     }
@@ -567,11 +612,21 @@ impl Hostile {
         drop(black_box(Save::from_slice(black_box(text)).unwrap()));
     }
 
+    /// The same text into the borrowed document.
+    fn load_tape(text: &[u8]) {
+        drop(black_box(Document::parse(black_box(text)).unwrap()));
+    }
+
+    /// The best time of each text's load, and then of each text's tape load.
     fn time(&self) -> Vec<Duration> {
-        let jobs: Vec<Box<dyn Fn() + '_>> = self
-            .texts
+        let loads: [fn(&[u8]); 2] = [Hostile::load, Hostile::load_tape];
+        let jobs: Vec<Box<dyn Fn() + '_>> = loads
             .iter()
-            .map(|(_, text)| Box::new(move || Hostile::load(text)) as Box<dyn Fn()>)
+            .flat_map(|&load| {
+                self.texts
+                    .iter()
+                    .map(move |(_, text)| Box::new(move || load(text)) as Box<dyn Fn()>)
+            })
             .collect();
         let jobs: Vec<&dyn Fn()> = jobs.iter().map(|j| &**j).collect();
         best_of(&jobs, 5, Duration::from_secs(2))
@@ -588,20 +643,24 @@ impl Hostile {
             "nested" | "deep" => Some(("flat", 0)),
             _ => None,
         };
-        println!("{:<10} {:>10} {:>10}   ratio", "text", "ms", "MiB/s");
-        for ((name, _), &t) in self.texts.iter().zip(times) {
-            let ratio = plain_of(name).map_or(String::new(), |(plain, i)| {
-                format!(
-                    "{:.2}x {name}/{plain}",
-                    t.as_secs_f64() / times[i].as_secs_f64()
-                )
-            });
-            println!(
-                "{:<10} {:>10.2} {:>10.1}   {ratio}",
-                name,
-                ms(t),
-                len as f64 / MIB / t.as_secs_f64()
-            );
+        println!("{:<16} {:>10} {:>10}   ratio", "text", "ms", "MiB/s");
+        let count = self.texts.len();
+        for (load, suffix) in [(0, ""), (1, " (tape)")] {
+            let times = &times[load * count..(load + 1) * count];
+            for ((name, _), &t) in self.texts.iter().zip(times) {
+                let ratio = plain_of(name).map_or(String::new(), |(plain, i)| {
+                    format!(
+                        "{:.2}x {name}/{plain}",
+                        t.as_secs_f64() / times[i].as_secs_f64()
+                    )
+                });
+                println!(
+                    "{:<16} {:>10.2} {:>10.1}   {ratio}",
+                    format!("{name}{suffix}"),
+                    ms(t),
+                    len as f64 / MIB / t.as_secs_f64()
+                );
+            }
         }
     }
 }

@@ -904,6 +904,41 @@ pub(crate) mod watch {
     }
 }
 
+/// [`replace_held`] with the new bytes handed over in pieces by `fill`, which calls the
+/// writer it is given once per piece: the new text is never whole in memory (a streamed
+/// canonical rewrite). The same rules: a temporary file beside the save, flushed, renamed
+/// over it once the save is checked to be unchanged; on any failure, `fill`'s included,
+/// the temporary file goes and the save stays as it was.
+pub(crate) fn replace_held_streamed(
+    path: &Path,
+    held: Option<&Held>,
+    read: &Fingerprint,
+    work: Work,
+    fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> crate::Result<()>) -> crate::Result<()>,
+) -> crate::Result<()> {
+    let write_error = |e| Error::io(e, "cannot write the file");
+    let mut pending = write_temporary(path, &[], None).map_err(write_error)?;
+    {
+        let mut out = io::BufWriter::with_capacity(1 << 16, pending.temp.as_file_mut());
+        let mut len = 0;
+        fill(&mut |piece: &[u8]| {
+            len += piece.len();
+            out.write_all(piece).map_err(write_error)
+        })?;
+        out.flush().map_err(write_error)?;
+        pending.len = len;
+    }
+    pending.sync().map_err(write_error)?;
+    let dir = pending.dir().to_path_buf();
+    if let Some(held) = held {
+        held.check_unchanged(read, work)?;
+    }
+    pending.rename().map_err(write_error)?;
+    // Replaced by now: a failed folder flush only weakens durability.
+    let _ = sync_dir(&dir);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,9 @@ use crate::fsio;
 use crate::path::{Path, Segment};
 use crate::text::build::Build;
 use crate::text::reader::{utf8, Parsed, Reader};
+use crate::text::tape::CHUNK;
 use crate::text::write::write_members;
-use crate::text::Style;
+use crate::text::{Document, Style};
 use crate::text::{Sparse, Tree};
 use crate::value::{Map, Value};
 
@@ -358,12 +359,11 @@ fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<For
     let bytes = fsio::read_save(path, held.as_ref())?;
     let codec = Codec::of(&bytes);
     let text = compress::decompress(&bytes, options.max_text)?;
-    let canonical =
-        Save::from_slice_within(&text, options.max_text).and_then(|save| save.to_vec())?;
+    let canonical = Canonical::of(&text, options.max_text)?;
     let how = options
         .compression
         .unwrap_or_else(|| Compression::new(codec));
-    let formatted = match (canonical == *text, how.codec() == codec) {
+    let formatted = match (canonical.is(&text)?, how.codec() == codec) {
         (true, true) => return Ok(Formatted::Canonical),
         (true, false) => Formatted::Recompressed,
         (false, _) => Formatted::Rewritten,
@@ -371,10 +371,84 @@ fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<For
     if !check {
         fsio::refuse_read_only(path)?;
         let read = fsio::Fingerprint::of(&bytes);
-        let written = compress::compress(&canonical, how);
-        fsio::replace_held(path, &written, held.as_ref(), &read, fsio::Work::Format)?;
+        match canonical {
+            // Streamed to the file: the new text is never whole in memory.
+            Canonical::Document(doc) if how.codec() == Codec::Plain => {
+                let fill = |sink: &mut dyn FnMut(&[u8]) -> Result<()>| {
+                    let mut piece = Vec::with_capacity(2 * CHUNK);
+                    doc.write_streamed(&mut piece, Style::Pretty, Some(sink))
+                };
+                fsio::replace_held_streamed(path, held.as_ref(), &read, fsio::Work::Format, fill)?
+            }
+            canonical => {
+                let written = compress::compress(&canonical.into_vec()?, how);
+                fsio::replace_held(path, &written, held.as_ref(), &read, fsio::Work::Format)?
+            }
+        }
     }
     Ok(formatted)
+}
+
+/// The canonical text of a save: as a borrowed document, written on demand, for a plain
+/// save, which is nearly every one; written out by a loaded [`Save`] for the rest (texts
+/// that are no save, or a broken one, whose errors the whole load gives, and the few a
+/// load normalizes).
+enum Canonical<'t> {
+    Document(Document<'t>),
+    Text(Vec<u8>),
+}
+
+impl<'t> Canonical<'t> {
+    /// The canonical text of the save whose decompressed text is `text`, or the error
+    /// [`Save::from_slice_within`] gives.
+    fn of(text: &'t [u8], limit: u64) -> Result<Canonical<'t>> {
+        // Text that is itself compressed again is the whole load's to decompress.
+        if Codec::of(text) == Codec::Plain {
+            if let Ok(doc) = Document::parse(text) {
+                if doc.is_plain_save() {
+                    return Ok(Canonical::Document(doc));
+                }
+            }
+        }
+        Save::from_slice_within(text, limit)
+            .and_then(|save| save.to_vec())
+            .map(Canonical::Text)
+    }
+
+    /// Whether `text` is this canonical text: compared piece by piece as it is written,
+    /// never whole.
+    fn is(&self, text: &[u8]) -> Result<bool> {
+        let doc = match self {
+            Canonical::Text(canonical) => return Ok(canonical == text),
+            Canonical::Document(doc) => doc,
+        };
+        let mut rest = text;
+        let mut same = true;
+        let mut compare = |piece: &[u8]| match rest.strip_prefix(piece) {
+            Some(after) => {
+                rest = after;
+                Ok(())
+            }
+            None => {
+                same = false;
+                // Stops the walk: the answer is known.
+                Err(Error::new(ErrorKind::Usage, "differs"))
+            }
+        };
+        let mut piece = Vec::with_capacity(2 * CHUNK);
+        match doc.write_streamed(&mut piece, Style::Pretty, Some(&mut compare)) {
+            Ok(()) => Ok(rest.is_empty()),
+            Err(_) if !same => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn into_vec(self) -> Result<Vec<u8>> {
+        match self {
+            Canonical::Document(doc) => doc.to_vec(Style::Pretty),
+            Canonical::Text(text) => Ok(text),
+        }
+    }
 }
 
 fn read_file(path: &FsPath) -> Result<Vec<u8>> {

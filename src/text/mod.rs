@@ -12,14 +12,14 @@ pub(crate) mod build;
 pub(crate) mod reader;
 mod scan;
 pub(crate) mod tags;
+pub(crate) mod tape;
 mod tree;
 pub(crate) mod write;
 
+pub use tape::{reformat, Document, Kind, Node};
 pub use tree::{from_slice, from_slice_with_max_depth, from_str};
 pub(crate) use tree::{Sparse, Tree};
-pub use write::{
-    reformat, to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style,
-};
+pub use write::{to_string, to_string_compact, to_vec, to_vec_compact, write_value, Style};
 
 /// The revision of the format (`docs/FORMAT.md`) this reader and writer implement. It is part
 /// of every chain's identity, so that a cache made by a reader that read the same text

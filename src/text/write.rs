@@ -96,7 +96,7 @@ pub(crate) fn write_members(
 }
 
 #[allow(clippy::boxed_local)] // The path travels boxed to keep the writer's results small.
-fn too_deep(path: TooDeep) -> Error {
+pub(crate) fn too_deep(path: TooDeep) -> Error {
     Error::new(
         ErrorKind::Value,
         format!("nested more than {MAX_DEPTH} arrays and objects deep; it could not be read back"),
@@ -177,35 +177,6 @@ pub fn to_string_compact(value: &Value) -> Result<String> {
     to_vec_compact(value).map(|v| String::from_utf8(v).expect("the writer emits UTF-8"))
 }
 
-/// Save text (the text of any document: a save, what `savechain.encode` wrote, a hand
-/// edit) written again in `style`: [`Style::Pretty`] or [`Style::Compact`] give its
-/// canonical text, [`Style::Decimal`] its decimal view. The same as [`from_slice`] then
-/// [`write_value`]; text that does not read is an error that says where, as the reader's do.
-///
-/// ```
-/// use savechain::text::{reformat, Style};
-///
-/// let typed = br#"{"pos": [1, ["d", 2.5]],  "name": "Sol"}"#;
-/// let compact = reformat(typed, Style::Compact)?;
-/// assert_eq!(compact, br#"{"name":"Sol","pos":[1,["d","0x1.4p+1"]]}"#);
-/// let view = reformat(&compact, Style::Decimal)?;
-/// assert_eq!(view, b"{\n  \"name\": \"Sol\",\n  \"pos\": [1, [\"d\", 2.5]]\n}\n");
-/// // The view reads back to the same document, bit for bit.
-/// assert_eq!(reformat(&view, Style::Compact)?, compact);
-///
-/// let err = reformat(b"{\"a\": 1,}", Style::Pretty).unwrap_err();
-/// assert_eq!((err.line(), err.column()), (Some(1), Some(9)));
-/// # Ok::<(), savechain::Error>(())
-/// ```
-///
-/// [`from_slice`]: crate::text::from_slice
-pub fn reformat(text: &[u8], style: Style) -> Result<Vec<u8>> {
-    let value = super::from_slice(text)?;
-    let mut out = Vec::with_capacity(text.len());
-    write_value(&mut out, &value, style)?;
-    Ok(out)
-}
-
 /// Lays out canonical text. The layout rules (where lines break, how far they are indented,
 /// when an array is escaped or kept on one line) live here; what is written comes from the
 /// caller, element by element, through closures: the [`Value`] walk below, and the Lua
@@ -259,6 +230,14 @@ impl<'o> Writer<'o> {
         sorted
             .into_iter()
             .position(|key| key.as_ref() == FIRST_MEMBER.as_bytes())
+    }
+
+    /// Hands the text written so far to `sink` and forgets it, for a walk that streams a
+    /// long text out in pieces (the layout never looks back at what it wrote).
+    pub(crate) fn flush<E>(&mut self, sink: impl FnOnce(&[u8]) -> Result<(), E>) -> Result<(), E> {
+        sink(self.out)?;
+        self.out.clear();
+        Ok(())
     }
 
     /// Ends a whole text: pretty text ends with a newline.
