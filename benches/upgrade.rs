@@ -52,7 +52,8 @@
 //!    allocator of `support/alloc.rs` (Rust's heap and the Lua heap of the steps' sandbox,
 //!    which mlua allocates through Rust's global allocator), as a multiple of the save's
 //!    text, without and with the input text (which is allocated before); the other chains
-//!    and the plain load and save beside it. Goal: at most 4x the save.
+//!    and the plain load and save beside it, and the half chain without the save (the
+//!    chain's own peak, while Lua holds the data). Goal: at most 4x the save.
 //! 4. `batch`: 400 saves (`SAVECHAIN_BENCH_BATCH_SAVES`) of about 100 KB, each from its own
 //!    seed, in a folder on disk. `save-upgrade --jobs 1` against `--jobs 2`, in place (with
 //!    backups, the default) and with `--out-dir`; each run on a fresh copy of the folder,
@@ -251,6 +252,14 @@ fn load_upgrade_save(chain: &Chain, text: &[u8]) -> Vec<u8> {
     let save = Save::from_slice(black_box(text)).unwrap();
     let upgraded = chain.upgrader().upgrade(save, &Options::default()).unwrap();
     upgraded.save.to_vec().unwrap()
+}
+
+/// [`load_upgrade_save`] without the save: the upgraded save is dropped.
+fn load_upgrade(chain: &Chain, text: &[u8]) -> Vec<u8> {
+    let save = Save::from_slice(black_box(text)).unwrap();
+    let upgraded = chain.upgrader().upgrade(save, &Options::default()).unwrap();
+    drop(black_box(upgraded));
+    Vec::new()
 }
 
 fn get<'v>(value: &'v Value, path: &str) -> &'v Value {
@@ -615,7 +624,7 @@ fn memory_table(chains: &Chains, text: &[u8]) {
          multiples of the save's text, without / with the input text):",
         len / MIB
     );
-    let runs: [(&str, &dyn Fn() -> Vec<u8>); 4] = [
+    let runs: [(&str, &dyn Fn() -> Vec<u8>); 5] = [
         ("load + save", &|| load_save(text)),
         ("load + example chain + save", &|| {
             load_upgrade_save(&chains.example, text)
@@ -625,6 +634,10 @@ fn memory_table(chains: &Chains, text: &[u8]) {
         }),
         ("load + 2 Lua steps rewriting half + save", &|| {
             load_upgrade_save(&chains.half, text)
+        }),
+        // The chain's own peak, while Lua holds the data, apart from the written text's.
+        ("load + 2 Lua steps rewriting half, no save", &|| {
+            load_upgrade(&chains.half, text)
         }),
     ];
     for (i, (name, run)) in runs.iter().enumerate() {

@@ -28,7 +28,8 @@ pub(crate) fn convert(lua: &Lua, tables: &Metatables, value: &mlua::Value) -> Re
 
 /// [`convert`], for a value that may hold tables lent by `lazy.rs` and never touched: their
 /// document values are put back as they are, taken out of the loan when `end_loan` (the
-/// loan ends with this conversion) or copied.
+/// loan ends with this conversion) or copied, where the walk meets them (no second walk of
+/// the document to find them).
 /// Also says whether the value has shared tables: whatever comes back from a loan
 /// untouched had none (documents with shared tables are never lent), so the tables met
 /// in Lua decide. With `document_paths`, paths in errors name an array's element by its
@@ -43,6 +44,7 @@ pub(crate) fn convert_lent(
 ) -> Result<(Value, bool)> {
     let mut walker = Walker {
         loan: tables.loan.clone(),
+        take: end_loan,
         copy_limit: tables.copy_limit,
         document_paths,
         ..Walker::default()
@@ -52,9 +54,6 @@ pub(crate) fn convert_lent(
         // A step's data stands under `data` in its save, not at the top level, where the
         // text would have a `meta` member first.
         number_shared_tables(&mut value, !document_paths);
-    }
-    if walker.lent > 0 {
-        loan::resolve(&mut value, &mut tables.loan.borrow_mut(), end_loan)?;
     }
     if end_loan {
         tables.loan.borrow_mut().end();
@@ -88,10 +87,14 @@ struct Walker {
     last_keys: Vec<*const u8>,
     last_order: Vec<u32>,
     error: Option<(Path, String)>,
-    /// How many lent tables, never touched, the walk left placeholders for.
-    lent: usize,
-    /// The loan of the Lua state, for lent tables met as keys.
+    /// The loan of the Lua state, whose values replace the lent tables never touched.
     loan: SharedLoan,
+    /// Lent values are taken out of the loan (it ends with the walk), not copied.
+    take: bool,
+    /// First pass only: the lent values it took, by where their members are kept (which
+    /// moving the value does not change), so that they go back to the loan when a second
+    /// pass must walk again.
+    taken: FxHashMap<usize, i64>,
     /// While converting a key of a keyed table: a lent table there is copied out of its loan
     /// at once, since keys are ordered by their contents.
     in_key: bool,
@@ -112,7 +115,8 @@ impl Walker {
         let mut result = self.pass(lua, value, tables)?;
         if !self.revisited.is_empty() {
             // Some table is reached twice: walk again, now writing it once and referring
-            // to it elsewhere.
+            // to it elsewhere, with the lent values the first walk took given back.
+            self.give_back(result)?;
             self.second_pass = true;
             result = self.pass(lua, value, tables)?;
         }
@@ -296,25 +300,35 @@ impl Walker {
         }
     }
 
-    /// A lent table never touched: a placeholder the lent value replaces after the walk,
-    /// or, as a key (keys are ordered by their contents), a copy of the value now.
+    /// A lent table never touched: its value, taken out of the loan or copied (always
+    /// copied as a key, where it is ordered by its contents).
     fn lent_value(&mut self, key: i64) -> Step<Value> {
-        if !self.in_key {
-            self.lent += 1;
-            return Ok(Value::from(Table::Class {
-                name: loan::PLACEHOLDER.to_string(),
-                value: Value::Int(key),
-            }));
+        let take = self.take && !self.in_key;
+        let Some(value) = self.loan.borrow_mut().get(key, take) else {
+            return self.fail("a table of a save whose upgrade is over was kept past its run");
+        };
+        if take && !self.second_pass {
+            self.taken.insert(members_address(&value), key);
         }
-        let mut copy = Value::from(Table::Class {
-            name: loan::PLACEHOLDER.to_string(),
-            value: Value::Int(key),
-        });
-        let resolved = loan::resolve(&mut copy, &mut self.loan.borrow_mut(), false);
-        match resolved {
-            Ok(()) => Ok(copy),
-            Err(e) => self.fail(e.message().to_string()),
+        Ok(value)
+    }
+
+    /// Puts back in the loan the lent values the first pass took, found in its result
+    /// `walked` by where their members are kept.
+    fn give_back(&mut self, walked: Value) -> Result<()> {
+        if self.taken.is_empty() {
+            return Ok(());
         }
+        let mut loan = self.loan.borrow_mut();
+        give_back(walked, &mut self.taken, &mut loan);
+        if !self.taken.is_empty() {
+            // Never: each value taken is in the first pass's result, moved but not changed.
+            return Err(Error::new(
+                ErrorKind::Lua,
+                "a lent table's value was lost between the two walks of the data",
+            ));
+        }
+        Ok(())
     }
 
     /// A `savechain.u64` box: an integer above `math.maxinteger`, kept as its bits.
@@ -513,6 +527,48 @@ impl Walker {
     }
 }
 
+/// Where the members of `value`, a lent array or object (never empty), are kept: the same
+/// however the value is moved, as long as it is not changed.
+fn members_address(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => items.as_ptr() as usize,
+        Value::Object(map) => map
+            .iter()
+            .next()
+            .map_or(0, |(_, first)| first as *const Value as usize),
+        _ => 0,
+    }
+}
+
+/// Walks `value`, moving each value of `taken` (by [`members_address`]) back into its slot
+/// of `loan` and removing it from `taken`; what is left of `value` is dropped.
+fn give_back(value: Value, taken: &mut FxHashMap<usize, i64>, loan: &mut loan::Loan) {
+    if taken.is_empty() {
+        return;
+    }
+    if matches!(value, Value::Array(_) | Value::Object(_)) {
+        if let Some(key) = taken.remove(&members_address(&value)) {
+            loan.put_back(key, value);
+            return;
+        }
+    }
+    match value {
+        Value::Array(items) => items.into_iter().for_each(|v| give_back(v, taken, loan)),
+        Value::Object(map) => map.into_iter().for_each(|(_, v)| give_back(v, taken, loan)),
+        Value::Table(table) => match *table {
+            Table::Keyed(entries) => entries.into_iter().for_each(|(k, v)| {
+                give_back(k, taken, loan);
+                give_back(v, taken, loan);
+            }),
+            Table::Class { value, .. } | Table::Shared { value, .. } => {
+                give_back(value, taken, loan)
+            }
+            Table::Ref(_) => {}
+        },
+        _ => {}
+    }
+}
+
 /// What walking a table learnt about its keys.
 struct Shape {
     /// The keys were integers 1, 2, 3... in that order: the common case for arrays, whose
@@ -587,5 +643,74 @@ unsafe fn describe_key(l: *mut ffi::lua_State, idx: c_int) -> String {
         ffi::LUA_TFUNCTION => "<function>".into(),
         ffi::LUA_TTHREAD => "<thread>".into(),
         _ => "<userdata>".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Taking lent data back: the lent values the walk meets are taken where it meets them,
+    //! and given back to the loan when a table reached twice makes it walk again.
+
+    use crate::lua::{install_lending, lend, take_back, Limits, Sandbox};
+    use crate::value::Value;
+
+    const DOCUMENT: &str = r#"{
+        "player": {"name": "Wren", "tags": ["brave", "tall"], "stats": {"hp": 24, "mp": 3}},
+        "systems": [{"id": "sol", "planets": [1, 2, 3]}, {"id": "vega", "planets": [4]}],
+        "log": ["a", "b", "c"]
+    }"#;
+
+    /// A sandbox lending every table, and the step `body` (given `data`, returning it) run
+    /// on the lent document; returns what comes back, and what the same step gives on a
+    /// converted copy.
+    fn taken_and_converted(body: &str) -> (Value, Value) {
+        let sandbox = Sandbox::new(Limits::default()).unwrap();
+        let lua = sandbox.lua();
+        install_lending(lua).unwrap();
+        let tables = crate::lua::library::installed(lua).unwrap();
+        tables.loan.borrow_mut().lend_above = 0;
+        let step: mlua::Function = sandbox
+            .run(
+                &format!("return function(data) {body} return data end"),
+                "step",
+            )
+            .unwrap();
+        let document = crate::text::from_str(DOCUMENT).unwrap();
+        let lent = lend(lua, document.clone(), Some(false)).unwrap();
+        let lent: mlua::Value = step.call(lent).unwrap();
+        let taken = take_back(lua, &lent).unwrap();
+        let converted = crate::lua::to_lua(lua, &document).unwrap();
+        let converted: mlua::Value = step.call(converted).unwrap();
+        let converted = crate::lua::from_lua(lua, &converted).unwrap();
+        assert_eq!(taken.1, converted.to_string().contains("[\"s\""));
+        (taken.0, converted)
+    }
+
+    #[test]
+    fn untouched_lent_tables_come_back_in_place() {
+        let (taken, converted) = taken_and_converted("data.player.name = 'Ash'");
+        assert_eq!(taken, converted);
+        assert_eq!(
+            taken.get("systems").unwrap().to_string(),
+            r#"[{"id":"sol","planets":[1,2,3]},{"id":"vega","planets":[4]}]"#
+        );
+    }
+
+    #[test]
+    fn lent_tables_reached_twice_are_given_back_for_the_second_walk() {
+        for body in [
+            // An untouched lent table in two places: shared, with its contents.
+            "data.alias = data.log",
+            // Several, one inside another's parent, and a touched one shared too.
+            "data.a = data.systems data.b = data.player.stats data.c = data.player data.player.x = 1",
+            // A lent table as a key of a keyed table, and as a value elsewhere.
+            "local t = {} t[data.log] = true data.keyed = t data.again = data.log",
+            // Reached twice inside one table, and the root itself.
+            "data.systems[3] = data.systems[1] data.self = data",
+        ] {
+            let (taken, converted) = taken_and_converted(body);
+            assert_eq!(taken, converted, "{body}");
+            assert!(taken.to_string().contains("[\"r\""), "{body}: {taken}");
+        }
     }
 }

@@ -1,11 +1,10 @@
 //! The parts of a document lent to Lua and not yet touched, each in a slot a lent table
-//! names, and their way back into the document converted from Lua (`resolve`). Lending
-//! itself, the tables and their filling, is `lazy.rs`.
+//! names, taken back by the conversion from Lua where it meets a lent table (`from_lua.rs`).
+//! Lending itself, the tables and their filling, is `lazy.rs`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::error::{Error, ErrorKind, Result};
 use crate::value::{Table, Value};
 
 /// The parts of a document lent to Lua and not yet touched, by slot. A slot is taken when
@@ -68,6 +67,17 @@ impl Loan {
         }
     }
 
+    /// Puts `value` back in the slot `key` names, which a walk took it from and must walk
+    /// again; nothing for a key of another loan.
+    pub(crate) fn put_back(&mut self, key: i64, value: Value) {
+        if (key >> 32) as u32 != self.generation {
+            return;
+        }
+        if let Some(slot) = self.slots.get_mut((key & 0xffff_ffff) as usize) {
+            *slot = Some(value);
+        }
+    }
+
     /// Whether `value`, met as a member of a table being filled, gets a lent table of its
     /// own rather than being converted with it: a non-empty array or object of more than
     /// `lend_above` values.
@@ -105,46 +115,5 @@ fn fits(value: &Value, budget: &mut usize) -> bool {
             Table::Ref(_) => true,
         },
         _ => true,
-    }
-}
-
-/// The class name of the placeholder that the Lua-to-document conversion leaves where it
-/// meets a lent table, with the slot's key as its value; [`resolve`] puts the lent value
-/// there. No real class can have it: class names come from Lua, and this one is replaced
-/// before the conversion returns.
-pub(crate) const PLACEHOLDER: &str = "\u{0}savechain lent table";
-
-/// Puts back, in a document converted from Lua, the lent values its placeholders stand for:
-/// taken when the loan ends with it, copied otherwise (a step encoding a part of its data).
-pub(crate) fn resolve(value: &mut Value, loan: &mut Loan, take: bool) -> Result<()> {
-    match value {
-        Value::Array(items) => items.iter_mut().try_for_each(|v| resolve(v, loan, take)),
-        Value::Object(map) => map.iter_mut().try_for_each(|(_, v)| resolve(v, loan, take)),
-        Value::Table(table) => {
-            let key = match &mut **table {
-                Table::Class { name, value } if name == PLACEHOLDER => match value {
-                    Value::Int(key) => *key,
-                    _ => unreachable!("a placeholder holds its key"),
-                },
-                Table::Class { value, .. } | Table::Shared { value, .. } => {
-                    return resolve(value, loan, take)
-                }
-                Table::Keyed(entries) => {
-                    return entries.iter_mut().try_for_each(|(k, v)| {
-                        resolve(k, loan, take)?;
-                        resolve(v, loan, take)
-                    })
-                }
-                Table::Ref(_) => return Ok(()),
-            };
-            *value = loan.get(key, take).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Lua,
-                    "a table of a save whose upgrade is over was kept past its run",
-                )
-            })?;
-            Ok(())
-        }
-        _ => Ok(()),
     }
 }
