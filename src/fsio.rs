@@ -956,6 +956,38 @@ mod tests {
         assert_eq!(names.len(), 1);
     }
 
+    #[test]
+    fn a_streamed_replace_that_fails_midway_or_finds_the_save_changed_leaves_it_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        fs::write(&path, b"old").unwrap();
+        let replace = |fail: bool| {
+            let held = hold_save(&path).unwrap();
+            let bytes = read_save(&path, held.as_ref()).unwrap();
+            let read = Fingerprint::of(&bytes);
+            if !fail {
+                // Another program writes the save while the new text is streamed.
+                fs::write(&path, b"theirs").unwrap();
+            }
+            replace_held_streamed(&path, held.as_ref(), &read, Work::Format, |sink| {
+                sink(b"new ")?;
+                sink(b"text")?;
+                match fail {
+                    true => Err(Error::new(crate::ErrorKind::Usage, "stopped midway")),
+                    false => Ok(()),
+                }
+            })
+        };
+        let err = replace(true).unwrap_err();
+        assert_eq!(err.message(), "stopped midway");
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        let err = replace(false).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Changed, "{err}");
+        assert_eq!(fs::read(&path).unwrap(), b"theirs");
+        // No temporary file is left beside the save.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
     #[cfg(unix)]
     #[test]
     fn writes_through_a_symbolic_link() {

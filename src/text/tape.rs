@@ -354,6 +354,12 @@ impl<'a> Document<'a> {
 
     /// The value at `at`, and the index just past it.
     fn value_at(&self, at: usize) -> (Value, usize) {
+        self.value_with(at, &mut |i| self.tables[i].clone())
+    }
+
+    /// [`Document::value_at`], each Lua table given by `table` from its index in `tables`
+    /// (cloned for a reader, moved out while a tag is built).
+    fn value_with(&self, at: usize, table: &mut dyn FnMut(usize) -> Value) -> (Value, usize) {
         let next = at + 1;
         match self.slot(at) {
             Slot::Null => (Value::Null, next),
@@ -368,13 +374,13 @@ impl<'a> Document<'a> {
                 Value::Bytes(self.bytes[at as usize..(at + len) as usize].to_vec()),
                 next,
             ),
-            Slot::Table(i) => (self.tables[i as usize].clone(), next),
-            Slot::Escape { end } => (self.value_at(next + 1).0, end as usize),
+            Slot::Table(i) => (table(i as usize), next),
+            Slot::Escape { end } => (self.value_with(next + 1, table).0, end as usize),
             Slot::Array { len, end } => {
                 let mut items = Vec::with_capacity(len as usize);
                 let mut child = next;
                 while child < end as usize {
-                    let (item, after) = self.value_at(child);
+                    let (item, after) = self.value_with(child, table);
                     items.push(item);
                     child = after;
                 }
@@ -385,7 +391,7 @@ impl<'a> Document<'a> {
                 let mut child = next;
                 while child < end as usize {
                     let key = Key::new(self.str_at(child));
-                    let (item, after) = self.value_at(child + 1);
+                    let (item, after) = self.value_with(child + 1, table);
                     entries.push((key, item));
                     child = after;
                 }
@@ -869,8 +875,18 @@ impl<'a> Build<'a> for Tape<'a> {
 
     fn table(&mut self, tag: u8, _content: (), _at: usize) -> std::result::Result<(), String> {
         let start = self.open.pop().expect("the tag's array was begun");
-        // The tag's array: its node, the letter, then the content array.
-        let Value::Array(items) = self.doc.value_at(start + 2).0 else {
+        // The tag's array: its node, the letter, then the content array. The tables inside
+        // it are the last ones made: moved into it, not copied, so that tags nested deep
+        // hold their content once.
+        let mut tables = std::mem::take(&mut self.doc.tables);
+        let mut first_inside = tables.len();
+        let (content, _) = self.doc.value_with(start + 2, &mut |i| {
+            first_inside = first_inside.min(i);
+            std::mem::take(&mut tables[i])
+        });
+        tables.truncate(first_inside);
+        self.doc.tables = tables;
+        let Value::Array(items) = content else {
             unreachable!("the reader gives tables arrays")
         };
         let table = Table::from_tag(tag, items)?;
@@ -1049,6 +1065,23 @@ mod tests {
             escaped = format!("[\"a\", {escaped}]");
         }
         agree(&escaped);
+    }
+
+    #[test]
+    fn tags_nested_deep_hold_their_content_once() {
+        // Keyed tables nested 100 deep around one long string: each tag moves the
+        // tables inside it, so the document keeps one table, not a copy per level.
+        let mut text = format!("{{\"s\": \"{}\"}}", "x".repeat(10_000));
+        for _ in 0..100 {
+            text = format!("[\"t\", [[1, {text}]]]");
+        }
+        let doc = Document::parse(text.as_bytes()).unwrap();
+        assert_eq!(doc.tables.len(), 1);
+        assert_eq!(
+            doc.to_value(),
+            crate::text::from_slice(text.as_bytes()).unwrap()
+        );
+        agree(&text);
     }
 
     #[test]

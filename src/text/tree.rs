@@ -103,24 +103,19 @@ fn object(members: Vec<(Key, Value)>) -> std::result::Result<Value, (usize, usiz
 }
 
 /// The elements at `items[base..]`, moved into a vector of their own with no spare room:
-/// what `Vec::split_off` does, except that it never hands over `items`' own buffer (its
-/// capacity that of the scratch stack) when `base` is 0. Moving them all at once rather
+/// `Vec::split_off`, except when `base` is 0, where `split_off` would hand over `items`'
+/// own buffer (the scratch stack's capacity). Moving them all at once rather
 /// than through a `Drain` one at a time is most of what a small array costs besides its
 /// allocation (the 500-deep arrays of the hostile texts).
 #[inline]
 fn take_tail<T>(items: &mut Vec<T>, base: usize) -> Vec<T> {
-    assert!(base <= items.len());
-    let n = items.len() - base;
-    let mut out = Vec::with_capacity(n);
-    // SAFETY: `out` has room for `n` values and is a new allocation, so the copy does not
-    // overlap; the `n` values at `items[base..]` are initialised. After the copy they are
-    // owned by `out` alone: `items` forgets them by its length going back to `base`.
-    unsafe {
-        std::ptr::copy_nonoverlapping(items.as_ptr().add(base), out.as_mut_ptr(), n);
-        items.set_len(base);
-        out.set_len(n);
+    if base == 0 {
+        let mut out = Vec::with_capacity(items.len());
+        out.append(items);
+        out
+    } else {
+        items.split_off(base)
     }
-    out
 }
 
 /// Reads a whole JSON text into a value (no save envelope required).

@@ -495,12 +495,12 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         let count = self.items.len() - base;
         let tag = letter.filter(|&l| count == 2 && tags::is_tag(l, second.0));
         match tag {
-            // The content of an escape: an array, whatever it looks like.
             Some(tag) if !self.is_escaped(self.cursor.pos, chain, self.depth + 1) => {
                 let (value, shape) = self.decode_tag(tag, base, second)?;
                 push(&mut self.items, value);
                 Ok(shape)
             }
+            // An array, or the content of an escape: an array, whatever it looks like.
             _ => {
                 let value = self.builder.array_of(&mut self.items, base);
                 push(&mut self.items, value);
