@@ -186,6 +186,24 @@ impl Save {
         write_members(out, &[("meta", &meta), ("data", &self.data)], style)
     }
 
+    /// The canonical pretty text of the save that `bytes` hold (plain or compressed): what
+    /// [`Save::from_slice`] and then [`Save::to_vec`] give, with the same errors, but a plain
+    /// save is read into a borrowed [`Document`] rather than a tree, faster and in less
+    /// memory. It is what `save-upgrade fmt -` prints.
+    ///
+    /// ```
+    /// use savechain::Save;
+    ///
+    /// let messy = br#"{"data": {"b": 1, "a": 2.5}, "meta": {"version": 3}}"#;
+    /// let canonical = Save::canonical_text(messy)?;
+    /// assert_eq!(canonical, Save::from_slice(messy)?.to_vec()?);
+    /// assert!(Save::canonical_text(br#"{"meta": {}}"#).is_err());
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn canonical_text(bytes: &[u8]) -> Result<Vec<u8>> {
+        Canonical::of(bytes, compress::DEFAULT_LIMIT)?.into_vec()
+    }
+
     /// The canonical pretty text of the save.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();

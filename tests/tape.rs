@@ -141,6 +141,18 @@ proptest! {
     }
 }
 
+/// `Save::canonical_text` (`fmt -`), or its error as text.
+fn canonical_text(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    Save::canonical_text(bytes).map_err(|e| e.to_string())
+}
+
+/// What `Save::canonical_text` must give: the tree's load and canonical text.
+fn canonical_text_by_tree(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    Save::from_slice(bytes)
+        .and_then(|save| save.to_vec())
+        .map_err(|e| e.to_string())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
 
@@ -164,6 +176,7 @@ proptest! {
         let cut = &canonical[..cut.index(canonical.len())];
         for bytes in [&canonical[..], untidy.as_bytes(), &compact, cut] {
             prop_assert_eq!(format(bytes, check), format_by_tree(bytes, check));
+            prop_assert_eq!(canonical_text(bytes), canonical_text_by_tree(bytes));
         }
     }
 }
@@ -193,6 +206,11 @@ fn fmt_refuses_what_is_no_save_or_a_broken_one_as_the_tree_does() {
                 "{text}"
             );
         }
+        assert_eq!(
+            canonical_text(text.as_bytes()),
+            canonical_text_by_tree(text.as_bytes()),
+            "{text}"
+        );
     }
 }
 

@@ -180,7 +180,7 @@ fn stdin(check: bool, options: &Options) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let canonical = match Save::from_slice(&text).and_then(|s| s.to_vec()) {
+    let canonical = match Save::canonical_text(&text) {
         Ok(c) => c,
         Err(e) => {
             print_error(&e.with_file("<stdin>"), Some(&text));
