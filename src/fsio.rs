@@ -198,8 +198,20 @@ pub(crate) fn replace_held(
     read: &Fingerprint,
     work: Work,
 ) -> crate::Result<()> {
+    let pending =
+        write_temporary(path, bytes, None).map_err(|e| Error::io(e, "cannot write the file"))?;
+    put_in_place(pending, held, read, work)
+}
+
+/// The last part of [`replace_held`] and [`replace_held_streamed`]: the temporary file
+/// flushed, the save checked to be unchanged, the rename, then the folder flushed.
+fn put_in_place(
+    pending: Pending,
+    held: Option<&Held>,
+    read: &Fingerprint,
+    work: Work,
+) -> crate::Result<()> {
     let write_error = |e| Error::io(e, "cannot write the file");
-    let pending = write_temporary(path, bytes, None).map_err(write_error)?;
     pending.sync().map_err(write_error)?;
     let dir = pending.dir().to_path_buf();
     if let Some(held) = held {
@@ -928,15 +940,7 @@ pub(crate) fn replace_held_streamed(
         out.flush().map_err(write_error)?;
         pending.len = len;
     }
-    pending.sync().map_err(write_error)?;
-    let dir = pending.dir().to_path_buf();
-    if let Some(held) = held {
-        held.check_unchanged(read, work)?;
-    }
-    pending.rename().map_err(write_error)?;
-    // Replaced by now: a failed folder flush only weakens durability.
-    let _ = sync_dir(&dir);
-    Ok(())
+    put_in_place(pending, held, read, work)
 }
 
 #[cfg(test)]
