@@ -10,7 +10,6 @@ use crate::fsio;
 use crate::path::{Path, Segment};
 use crate::text::build::Build;
 use crate::text::reader::{utf8, Parsed, Reader};
-use crate::text::tape::CHUNK;
 use crate::text::write::write_members;
 use crate::text::{Document, Style};
 use crate::text::{Sparse, Tree};
@@ -392,10 +391,8 @@ fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<For
         match canonical {
             // Streamed to the file: the new text is never whole in memory.
             Canonical::Document(doc) if how.codec() == Codec::Plain => {
-                let fill = |sink: &mut dyn FnMut(&[u8]) -> Result<()>| {
-                    let mut piece = Vec::with_capacity(2 * CHUNK);
-                    doc.write_streamed(&mut piece, Style::Pretty, Some(sink))
-                };
+                let fill =
+                    |sink: &mut dyn FnMut(&[u8]) -> Result<()>| doc.stream(Style::Pretty, sink);
                 fsio::replace_held_streamed(path, held.as_ref(), &read, fsio::Work::Format, fill)?
             }
             canonical => {
@@ -453,8 +450,7 @@ impl<'t> Canonical<'t> {
                 Err(Error::new(ErrorKind::Usage, "differs"))
             }
         };
-        let mut piece = Vec::with_capacity(2 * CHUNK);
-        match doc.write_streamed(&mut piece, Style::Pretty, Some(&mut compare)) {
+        match doc.stream(Style::Pretty, &mut compare) {
             Ok(()) => Ok(rest.is_empty()),
             Err(_) if !same => Ok(false),
             Err(e) => Err(e),

@@ -250,10 +250,16 @@ impl<'a> Document<'a> {
         Ok(out)
     }
 
-    /// Writes the canonical text in `style` to `out`, or, with a `sink`, in pieces of about
-    /// [`CHUNK`] bytes handed to it (`out` is its buffer, left empty): a long text is never
-    /// all in memory. The sink's error stops the walk.
-    pub(crate) fn write_streamed(
+    /// Hands the canonical text in `style` to `sink` in pieces of about [`CHUNK`] bytes: a
+    /// long text is never all in memory. The sink's error stops the walk.
+    pub(crate) fn stream(&self, style: Style, sink: &mut Sink<'_>) -> Result<()> {
+        let mut piece = Vec::with_capacity(2 * CHUNK);
+        self.write_streamed(&mut piece, style, Some(sink))
+    }
+
+    /// Writes the canonical text in `style` to `out`, or, with a `sink`, in pieces handed to
+    /// it (`out` is its buffer, left empty).
+    fn write_streamed(
         &self,
         out: &mut Vec<u8>,
         style: Style,
@@ -552,7 +558,7 @@ impl<'d, 'a> Node<'d, 'a> {
 pub(crate) type Sink<'s> = dyn FnMut(&[u8]) -> Result<()> + 's;
 
 /// About how many bytes of text a streamed write hands its sink at a time.
-pub(crate) const CHUNK: usize = 1 << 16;
+const CHUNK: usize = 1 << 16;
 
 /// Why a walk stopped.
 enum Halt {
@@ -736,6 +742,7 @@ impl<'a> Tape<'a> {
             Cow::Borrowed(s) => {
                 // Strings without escapes are slices of the text, which is below 4 GiB.
                 let at = s.as_ptr() as usize - self.doc.text.as_ptr() as usize;
+                debug_assert!(at + s.len() <= self.doc.text.len(), "a slice of the text");
                 Slot::Text {
                     at: at as u32,
                     len: s.len() as u32,
