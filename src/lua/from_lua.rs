@@ -320,7 +320,7 @@ impl Walker {
             return Ok(());
         }
         let mut loan = self.loan.borrow_mut();
-        give_back(walked, &mut self.taken, &mut loan);
+        return_to_loan(walked, &mut self.taken, &mut loan);
         if !self.taken.is_empty() {
             // Never: each value taken is in the first pass's result, moved but not changed.
             return Err(Error::new(
@@ -542,7 +542,7 @@ fn members_address(value: &Value) -> usize {
 
 /// Walks `value`, moving each value of `taken` (by [`members_address`]) back into its slot
 /// of `loan` and removing it from `taken`; what is left of `value` is dropped.
-fn give_back(value: Value, taken: &mut FxHashMap<usize, i64>, loan: &mut loan::Loan) {
+fn return_to_loan(value: Value, taken: &mut FxHashMap<usize, i64>, loan: &mut loan::Loan) {
     if taken.is_empty() {
         return;
     }
@@ -553,15 +553,19 @@ fn give_back(value: Value, taken: &mut FxHashMap<usize, i64>, loan: &mut loan::L
         }
     }
     match value {
-        Value::Array(items) => items.into_iter().for_each(|v| give_back(v, taken, loan)),
-        Value::Object(map) => map.into_iter().for_each(|(_, v)| give_back(v, taken, loan)),
+        Value::Array(items) => items
+            .into_iter()
+            .for_each(|v| return_to_loan(v, taken, loan)),
+        Value::Object(map) => map
+            .into_iter()
+            .for_each(|(_, v)| return_to_loan(v, taken, loan)),
         Value::Table(table) => match *table {
             Table::Keyed(entries) => entries.into_iter().for_each(|(k, v)| {
-                give_back(k, taken, loan);
-                give_back(v, taken, loan);
+                return_to_loan(k, taken, loan);
+                return_to_loan(v, taken, loan);
             }),
             Table::Class { value, .. } | Table::Shared { value, .. } => {
-                give_back(value, taken, loan)
+                return_to_loan(value, taken, loan)
             }
             Table::Ref(_) => {}
         },
