@@ -929,18 +929,83 @@ pub(crate) fn replace_held_streamed(
     fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> crate::Result<()>) -> crate::Result<()>,
 ) -> crate::Result<()> {
     let write_error = |e| Error::io(e, "cannot write the file");
-    let mut pending = write_temporary(path, &[], None).map_err(write_error)?;
-    {
-        let mut out = io::BufWriter::with_capacity(1 << 16, pending.temp.as_file_mut());
-        let mut len = 0;
-        fill(&mut |piece: &[u8]| {
-            len += piece.len();
-            out.write_all(piece).map_err(write_error)
-        })?;
-        out.flush().map_err(write_error)?;
-        pending.len = len;
-    }
+    let pending = write_temporary_streamed(path, None, write_error, fill)?;
     put_in_place(pending, held, read, work)
+}
+
+/// [`write_temporary`] with the bytes handed over in pieces by `fill`, which calls the
+/// writer it is given once per piece, through a buffer: a file's text that is made as it
+/// is written (an upgraded save's) is never whole in memory. A failure to write is told by
+/// `write_error`; on any failure, `fill`'s included (a value that cannot be written), the
+/// temporary file is removed and nothing else was touched.
+pub(crate) fn write_temporary_streamed(
+    path: &Path,
+    like: Option<&Path>,
+    write_error: impl Fn(io::Error) -> Error,
+    fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> crate::Result<()>) -> crate::Result<()>,
+) -> crate::Result<Pending> {
+    let mut pending = write_temporary(path, &[], like).map_err(&write_error)?;
+    #[cfg(test)]
+    let full = full_disk::is(&pending.dir);
+    let mut out = io::BufWriter::with_capacity(1 << 16, pending.temp.as_file_mut());
+    let mut len = 0;
+    fill(&mut |piece: &[u8]| {
+        len += piece.len();
+        out.write_all(piece).map_err(&write_error)?;
+        #[cfg(test)]
+        if full {
+            return Err(write_error(io::Error::other(
+                "no space left on the device (made to by a test)",
+            )));
+        }
+        Ok(())
+    })?;
+    out.flush().map_err(&write_error)?;
+    drop(out);
+    pending.len = len;
+    Ok(pending)
+}
+
+/// [`write_atomic`] with the bytes handed over in pieces by `fill`
+/// ([`write_temporary_streamed`]): the existing file's lock held, a temporary beside it,
+/// flushed, renamed over it, the folder flushed. A failure to write is told by
+/// `write_error`; on any failure the temporary goes and the file stays as it was.
+pub(crate) fn write_atomic_streamed(
+    path: &Path,
+    write_error: impl Fn(io::Error) -> Error,
+    fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> crate::Result<()>) -> crate::Result<()>,
+) -> crate::Result<()> {
+    let _held = hold(path, Wait::Forever).map_err(&write_error)?;
+    let pending = write_temporary_streamed(path, None, &write_error, fill)?;
+    pending.sync().map_err(&write_error)?;
+    let dir = pending.dir.clone();
+    pending.rename().map_err(&write_error)?;
+    // Replaced by now: a failed folder flush only weakens durability.
+    let _ = sync_dir(&dir);
+    Ok(())
+}
+
+/// For tests: folders where every streamed write ([`write_temporary_streamed`]) fails after
+/// its first piece, as on a full disk.
+#[cfg(test)]
+pub(crate) mod full_disk {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    static FOLDERS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+    /// Makes streamed writes in `dir` (a folder of a test's own) fail midway.
+    pub(crate) fn fill(dir: &Path) {
+        FOLDERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(dir.to_path_buf());
+    }
+
+    pub(super) fn is(dir: &Path) -> bool {
+        let folders = FOLDERS.lock().unwrap_or_else(|e| e.into_inner());
+        folders.iter().any(|f| f == dir)
+    }
 }
 
 #[cfg(test)]

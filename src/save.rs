@@ -10,7 +10,7 @@ use crate::fsio;
 use crate::path::{Path, Segment};
 use crate::text::build::Build;
 use crate::text::reader::{utf8, Parsed, Reader};
-use crate::text::write::write_members;
+use crate::text::write::{stream_members, write_members, Sink};
 use crate::text::{Document, Style};
 use crate::text::{Sparse, Tree};
 use crate::value::{Map, Value};
@@ -185,10 +185,24 @@ impl Save {
         write_members(out, &[("meta", &meta), ("data", &self.data)], style)
     }
 
+    /// Hands the save's text in `style` to `sink` in pieces, as [`Save::write`] writes it
+    /// whole: a large save's text is never all in memory. A value nested too deeply, or
+    /// the sink's error, stops it midway.
+    pub(crate) fn stream(&self, style: Style, sink: &mut Sink<'_>) -> Result<()> {
+        let meta = self.meta.to_value();
+        stream_members(&[("meta", &meta), ("data", &self.data)], style, sink)
+    }
+
+    /// Whether `text` is the save's canonical pretty text ([`Save::to_vec`]'s), compared
+    /// piece by piece as it is written, never whole.
+    pub(crate) fn is_text(&self, text: &[u8]) -> Result<bool> {
+        same_text(text, |sink| self.stream(Style::Pretty, sink))
+    }
+
     /// The canonical pretty text of the save that `bytes` hold (plain or compressed): what
     /// [`Save::from_slice`] and then [`Save::to_vec`] give, with the same errors, but a plain
     /// save is read into a borrowed [`Document`] rather than a tree, faster and in less
-    /// memory. It is what `save-upgrade fmt -` prints.
+    /// memory. [`Save::write_canonical_text`] writes it out as it is made.
     ///
     /// ```
     /// use savechain::Save;
@@ -201,6 +215,38 @@ impl Save {
     /// ```
     pub fn canonical_text(bytes: &[u8]) -> Result<Vec<u8>> {
         Canonical::of(bytes, compress::DEFAULT_LIMIT)?.into_vec()
+    }
+
+    /// [`Save::canonical_text`] written to `out` as it is made, in pieces: a plain save's
+    /// canonical text is never whole in memory. It is what `save-upgrade fmt -` prints.
+    ///
+    /// The save is read and checked whole first: bytes that are no save, or a broken one,
+    /// are the error [`Save::canonical_text`] gives, and nothing is written to `out`. An
+    /// error of `out` ([`ErrorKind::Io`]) stops the writing where it is.
+    ///
+    /// ```
+    /// use savechain::Save;
+    ///
+    /// let messy = br#"{"data": {"b": 1, "a": 2.5}, "meta": {"version": 3}}"#;
+    /// let mut out = Vec::new();
+    /// Save::write_canonical_text(messy, &mut out)?;
+    /// assert_eq!(out, Save::canonical_text(messy)?);
+    ///
+    /// let mut out = Vec::new();
+    /// assert!(Save::write_canonical_text(br#"{"meta": {"version": 3}, "data": [1,]}"#, &mut out).is_err());
+    /// assert!(out.is_empty());
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn write_canonical_text(bytes: &[u8], mut out: impl Write) -> Result<()> {
+        let canonical = Canonical::of(bytes, compress::DEFAULT_LIMIT)?;
+        let write_error = |e| Error::io(e, "cannot write the text");
+        match canonical {
+            Canonical::Document(doc) => doc.stream(Style::Pretty, &mut |piece: &[u8]| {
+                out.write_all(piece).map_err(write_error)
+            })?,
+            Canonical::Text(text) => out.write_all(&text).map_err(write_error)?,
+        }
+        out.flush().map_err(write_error)
     }
 
     /// The canonical pretty text of the save.
@@ -269,6 +315,14 @@ impl Save {
     /// every reader of saves reads it back, whatever the file is named.
     pub fn store_with(&self, path: impl AsRef<FsPath>, how: Compression) -> Result<()> {
         let path = path.as_ref();
+        if how.codec() == Codec::Plain {
+            // Streamed to the file: the text is never whole in memory.
+            let write_error = |e| Error::io(e, "cannot write the file");
+            return fsio::write_atomic_streamed(path, write_error, |sink| {
+                self.stream(Style::Pretty, sink)
+            })
+            .map_err(|e| e.with_file(path));
+        }
         let bytes = self.to_vec_with(how).map_err(|e| e.with_file(path))?;
         fsio::write_atomic(path, &bytes)
             .map_err(|e| Error::io(e, "cannot write the file").with_file(path))
@@ -433,27 +487,9 @@ impl<'t> Canonical<'t> {
     /// Whether `text` is this canonical text: compared piece by piece as it is written,
     /// never whole.
     fn is(&self, text: &[u8]) -> Result<bool> {
-        let doc = match self {
-            Canonical::Text(canonical) => return Ok(canonical == text),
-            Canonical::Document(doc) => doc,
-        };
-        let mut rest = text;
-        let mut same = true;
-        let mut compare = |piece: &[u8]| match rest.strip_prefix(piece) {
-            Some(after) => {
-                rest = after;
-                Ok(())
-            }
-            None => {
-                same = false;
-                // Stops the walk: the answer is known.
-                Err(Error::new(ErrorKind::Usage, "differs"))
-            }
-        };
-        match doc.stream(Style::Pretty, &mut compare) {
-            Ok(()) => Ok(rest.is_empty()),
-            Err(_) if !same => Ok(false),
-            Err(e) => Err(e),
+        match self {
+            Canonical::Text(canonical) => Ok(canonical == text),
+            Canonical::Document(doc) => same_text(text, |sink| doc.stream(Style::Pretty, sink)),
         }
     }
 
@@ -462,6 +498,29 @@ impl<'t> Canonical<'t> {
             Canonical::Document(doc) => doc.to_vec(Style::Pretty),
             Canonical::Text(text) => Ok(text),
         }
+    }
+}
+
+/// Whether `text` is the text that `stream` hands its sink, compared piece by piece; the
+/// walk stops at the first difference.
+fn same_text(text: &[u8], stream: impl FnOnce(&mut Sink<'_>) -> Result<()>) -> Result<bool> {
+    let mut rest = text;
+    let mut same = true;
+    let mut compare = |piece: &[u8]| match rest.strip_prefix(piece) {
+        Some(after) => {
+            rest = after;
+            Ok(())
+        }
+        None => {
+            same = false;
+            // Stops the walk: the answer is known.
+            Err(Error::new(ErrorKind::Usage, "differs"))
+        }
+    };
+    match stream(&mut compare) {
+        Ok(()) => Ok(rest.is_empty()),
+        Err(_) if !same => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
@@ -943,4 +1002,48 @@ fn read_top<'a, B: Build<'a, Value = Value>>(
     })?;
     offsets.top = top_offsets;
     Ok((top, offsets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A save many pieces of text long.
+    fn large() -> Save {
+        let items = (0..20_000).map(|i| Value::String(format!("item {i}")));
+        Save::new(3, Value::Array(items.collect()))
+    }
+
+    /// A save is stored by streaming its text to the file: the bytes of [`Save::to_vec`];
+    /// one that cannot be written, for a disk that fills midway or a value nested too
+    /// deeply, leaves the file as it was and no temporary beside it.
+    #[test]
+    fn a_streamed_store_writes_the_text_whole_or_leaves_the_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        std::fs::write(&path, b"old").unwrap();
+        let save = large();
+        save.store(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), save.to_vec().unwrap());
+
+        let mut deep = Value::Null;
+        for _ in 0..crate::text::MAX_DEPTH + 1 {
+            deep = Value::Array(vec![deep]);
+        }
+        let deep = Save::new(3, Value::Array(vec![large().data, deep]));
+        let full = tempfile::tempdir().unwrap();
+        fsio::full_disk::fill(full.path());
+        for (dir, save, error) in [
+            (dir.path(), &deep, "nested more than"),
+            (full.path(), &save, "no space left on the device"),
+        ] {
+            let path = dir.join("a.json");
+            std::fs::write(&path, b"old").unwrap();
+            let err = save.store(&path).unwrap_err();
+            assert!(err.to_string().contains(error), "{err}");
+            assert_eq!(err.file(), Some(path.as_path()));
+            assert_eq!(std::fs::read(&path).unwrap(), b"old");
+            assert_eq!(std::fs::read_dir(dir).unwrap().count(), 1, "no temporary");
+        }
+    }
 }

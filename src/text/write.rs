@@ -508,18 +508,140 @@ impl<'o> Writer<'o> {
     }
 }
 
-/// Adds `segment` in front of the path of a value nested too deeply below it.
-fn within(segment: impl FnOnce() -> Segment) -> impl FnOnce(TooDeep) -> TooDeep {
-    move |mut path| {
+/// What a walk of a [`Value`] does between one member or element and the next: nothing
+/// when the text is written whole ([`Whole`]), hand the text so far to a sink once there is
+/// a piece of it when it is streamed ([`Streamed`]). The walk is the same code either way.
+trait Pieces {
+    /// Why a walk stops: a value nested too deeply, or, streamed, the sink's refusal.
+    type Halt: From<TooDeep>;
+
+    /// Adds `segment` in front of the path of a value nested too deeply below it.
+    fn within(halt: Self::Halt, segment: impl FnOnce() -> Segment) -> Self::Halt;
+
+    /// Called after each member, element and keyed table entry.
+    fn piece(&mut self, w: &mut Writer<'_>) -> Result<(), Self::Halt>;
+}
+
+/// The text is written whole into the writer's output.
+struct Whole;
+
+impl Pieces for Whole {
+    type Halt = TooDeep;
+
+    fn within(mut path: TooDeep, segment: impl FnOnce() -> Segment) -> TooDeep {
         path.push_front(segment());
         path
     }
+
+    #[inline(always)]
+    fn piece(&mut self, _: &mut Writer<'_>) -> Result<(), TooDeep> {
+        Ok(())
+    }
+}
+
+/// Where streamed canonical text goes, piece by piece; its error stops the walk.
+pub(crate) type Sink<'s> = dyn FnMut(&[u8]) -> Result<()> + 's;
+
+/// About how many bytes of text a streamed write hands its sink at a time.
+pub(crate) const PIECE: usize = 1 << 16;
+
+/// The text is handed to a sink in pieces of about `piece` bytes ([`PIECE`]).
+struct Streamed<'r, 's> {
+    sink: &'r mut Sink<'s>,
+    piece: usize,
+}
+
+/// Why a streamed walk stopped.
+enum Halt {
+    /// Nested deeper than a reader accepts, at this path.
+    Deep(TooDeep),
+    /// The sink refused what it was given.
+    Sink(Error),
+}
+
+impl From<TooDeep> for Halt {
+    fn from(path: TooDeep) -> Halt {
+        Halt::Deep(path)
+    }
+}
+
+impl Pieces for Streamed<'_, '_> {
+    type Halt = Halt;
+
+    fn within(halt: Halt, segment: impl FnOnce() -> Segment) -> Halt {
+        match halt {
+            Halt::Deep(path) => Halt::Deep(Whole::within(path, segment)),
+            other => other,
+        }
+    }
+
+    #[inline]
+    fn piece(&mut self, w: &mut Writer<'_>) -> Result<(), Halt> {
+        if w.written() < self.piece {
+            return Ok(());
+        }
+        w.flush(|text| (self.sink)(text)).map_err(Halt::Sink)
+    }
+}
+
+/// [`write_members`] handing the text to `sink` in pieces of about [`PIECE`] bytes instead
+/// of appending it to a buffer whole: a long document is never all in memory, the same
+/// bytes in the same order. A value nested too deeply fails it midway, as does the sink's
+/// error: what the sink was given by then is not a whole text.
+pub(crate) fn stream_members(
+    members: &[(&str, &Value)],
+    style: Style,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    stream_members_in(members, style, PIECE, sink)
+}
+
+/// [`stream_members`] in pieces of about `piece` bytes.
+fn stream_members_in(
+    members: &[(&str, &Value)],
+    style: Style,
+    piece: usize,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    let mut out = Vec::with_capacity(2 * piece);
+    let mut writer = Writer::new(&mut out, style);
+    let members = members.iter().map(|&(k, v)| (k, v));
+    let mut streamed = Streamed {
+        sink: &mut *sink,
+        piece,
+    };
+    match writer.walk_members(members, 0, &mut streamed) {
+        Ok(()) => {}
+        Err(Halt::Deep(path)) => return Err(too_deep(path)),
+        Err(Halt::Sink(e)) => return Err(e),
+    }
+    writer.finish();
+    sink(&out)
 }
 
 /// The walk of a [`Value`].
 impl Writer<'_> {
     /// Writes one value; `depth` is the number of arrays and objects of text around it.
     pub(crate) fn value(&mut self, value: &Value, depth: usize) -> Result<(), TooDeep> {
+        self.walk(value, depth, &mut Whole)
+    }
+
+    /// Writes an object of these members, which are in the order the text has them.
+    fn members<'v>(
+        &mut self,
+        members: impl ExactSizeIterator<Item = (&'v str, &'v Value)>,
+        depth: usize,
+    ) -> Result<(), TooDeep> {
+        self.walk_members(members, depth, &mut Whole)
+    }
+
+    /// [`Writer::value`], calling `pieces` after each member and element.
+    fn walk<P: Pieces>(
+        &mut self,
+        value: &Value,
+        depth: usize,
+        pieces: &mut P,
+    ) -> Result<(), P::Halt> {
         match value {
             Value::Null => self.null(),
             Value::Bool(b) => self.bool(*b),
@@ -536,50 +658,61 @@ impl Writer<'_> {
                 tag_of(items).is_some(),
                 depth,
                 |w, i, depth| {
-                    w.value(&items[i], depth)
-                        .map_err(within(|| Segment::Index(i)))
+                    w.walk(&items[i], depth, pieces)
+                        .map_err(|h| P::within(h, || Segment::Index(i)))?;
+                    pieces.piece(w)
                 },
             )?,
             Value::Object(map) => match self.first_member_at(depth, map.keys()) {
                 Some(first) => {
                     let mut members: Vec<(&str, &Value)> = map.iter().collect();
                     members[..=first].rotate_right(1);
-                    self.members(members.into_iter(), depth)?
+                    self.walk_members(members.into_iter(), depth, pieces)?
                 }
-                None => self.members(map.iter(), depth)?,
+                None => self.walk_members(map.iter(), depth, pieces)?,
             },
-            Value::Table(table) => self.table(table, depth)?,
+            Value::Table(table) => self.table(table, depth, pieces)?,
         }
         Ok(())
     }
 
-    /// Writes an object of these members, which are in the order the text has them.
-    fn members<'v>(
+    /// [`Writer::members`], calling `pieces` after each member.
+    fn walk_members<'v, P: Pieces>(
         &mut self,
         members: impl ExactSizeIterator<Item = (&'v str, &'v Value)>,
         depth: usize,
-    ) -> Result<(), TooDeep> {
+        pieces: &mut P,
+    ) -> Result<(), P::Halt> {
         let mut members = members;
         self.object(members.len(), depth, |w, _, depth| {
             let (key, item) = members.next().expect("as many members as its length");
             w.key(key);
-            w.value(item, depth)
-                .map_err(within(|| Segment::Key(key.to_string())))
+            w.walk(item, depth, pieces)
+                .map_err(|h| P::within(h, || Segment::Key(key.to_string())))?;
+            pieces.piece(w)
         })
     }
 
     /// Writes a Lua table tag, laid out as if the tag were not there: whatever the table
     /// holds is indented one step more than the line the tag starts on.
-    fn table(&mut self, table: &Table, depth: usize) -> Result<(), TooDeep> {
+    fn table<P: Pieces>(
+        &mut self,
+        table: &Table,
+        depth: usize,
+        pieces: &mut P,
+    ) -> Result<(), P::Halt> {
         match table {
             Table::Keyed(entries) => self.keyed(entries.len(), depth, |w, i, depth| {
                 let (key, value) = &entries[i];
-                w.entry(key, value, depth)
-                    .map_err(within(|| Segment::Index(i)))
+                w.entry(key, value, depth, pieces)
+                    .map_err(|h| P::within(h, || Segment::Index(i)))?;
+                pieces.piece(w)
             }),
             Table::Class { name, value } => {
                 let tag_like = tag_of_pair(&Value::String(name.clone()), value).is_some();
-                self.class(name, tag_like, depth, |w, depth| w.value(value, depth))
+                self.class(name, tag_like, depth, |w, depth| {
+                    w.walk(value, depth, pieces)
+                })
             }
             Table::Shared { id, value } => {
                 // The tag's array and its content array.
@@ -589,7 +722,7 @@ impl Writer<'_> {
                 self.uint(*id);
                 self.separator();
                 self.escapes += 2;
-                let written = self.value(value, depth + 2);
+                let written = self.walk(value, depth + 2, pieces);
                 self.escapes -= 2;
                 written?;
                 self.out.extend_from_slice(b"]]");
@@ -607,12 +740,19 @@ impl Writer<'_> {
     }
 
     /// Writes an entry of a keyed table, `[key, value]`.
-    fn entry(&mut self, key: &Value, value: &Value, depth: usize) -> Result<(), TooDeep> {
+    fn entry<P: Pieces>(
+        &mut self,
+        key: &Value,
+        value: &Value,
+        depth: usize,
+        pieces: &mut P,
+    ) -> Result<(), P::Halt> {
         self.pair(
             tag_of_pair(key, value).is_some(),
             depth,
-            |w, depth| w.value(key, depth),
-            |w, depth| w.value(value, depth),
+            // A key is written whole into the piece: keys that are tables are rare.
+            |w, depth| w.walk(key, depth, &mut Whole).map_err(P::Halt::from),
+            |w, depth| w.walk(value, depth, pieces),
         )
     }
 }
@@ -682,6 +822,117 @@ fn write_latin1(out: &mut Vec<u8>, bytes: &[u8]) {
 mod tests {
     use super::*;
     use crate::text::from_str;
+    use crate::value::Map;
+    use proptest::prelude::*;
+
+    /// Values of every kind, nested a few levels: arrays that read as tags, Lua tables,
+    /// objects with a `meta` key.
+    fn any_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            any::<u64>().prop_map(Value::UInt),
+            any::<f64>().prop_map(Value::Double),
+            "[a-z\\\"\n\u{e9}]{0,12}".prop_map(Value::String),
+            "[dbtscra]".prop_map(Value::String),
+            prop::collection::vec(any::<u8>(), 0..6).prop_map(Value::Bytes),
+        ];
+        leaf.prop_recursive(5, 96, 8, |inner| {
+            let key = prop_oneof![Just("meta".to_string()), "[a-z]{0,4}"];
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                ("[dbtscra]", inner.clone())
+                    .prop_map(|(t, v)| Value::Array(vec![Value::String(t), v])),
+                prop::collection::vec((key, inner.clone()), 0..8)
+                    .prop_map(|m| Value::Object(m.into_iter().collect::<Map>())),
+                prop::collection::vec((inner.clone(), inner.clone()), 0..4)
+                    .prop_map(|entries| Value::Table(Box::new(Table::Keyed(entries)))),
+                ("[A-Z][a-z]{0,3}", inner.clone()).prop_map(|(name, value)| {
+                    Value::Table(Box::new(Table::Class { name, value }))
+                }),
+                (any::<u64>(), inner)
+                    .prop_map(|(id, value)| Value::Table(Box::new(Table::Shared { id, value }))),
+                any::<u64>().prop_map(|id| Value::Table(Box::new(Table::Ref(id)))),
+            ]
+        })
+    }
+
+    fn any_style() -> impl Strategy<Value = Style> {
+        prop_oneof![
+            Just(Style::Pretty),
+            Just(Style::Compact),
+            Just(Style::Decimal)
+        ]
+    }
+
+    /// The pieces a streamed write of `members` hands its sink, `piece` bytes apart.
+    fn pieces(members: &[(&str, &Value)], style: Style, piece: usize) -> Result<Vec<Vec<u8>>> {
+        let mut pieces = Vec::new();
+        stream_members_in(members, style, piece, &mut |p: &[u8]| {
+            pieces.push(p.to_vec());
+            Ok(())
+        })
+        .map(|()| pieces)
+    }
+
+    proptest! {
+        /// Streamed in pieces however small, the text is the one written whole.
+        #[test]
+        fn a_streamed_text_is_the_text_written_whole(
+            meta in any_value(),
+            data in any_value(),
+            style in any_style(),
+            piece in prop_oneof![1usize..64, Just(PIECE)],
+        ) {
+            let members = [("meta", &meta), ("data", &data)];
+            let mut whole = Vec::new();
+            write_members(&mut whole, &members, style).unwrap();
+            let streamed = pieces(&members, style, piece).unwrap();
+            prop_assert_eq!(streamed.concat(), whole);
+        }
+    }
+
+    /// A value nested too deeply after text already handed out fails the stream midway with
+    /// the error (and path) the whole write gives; so does the sink's own error, which stops
+    /// the walk at once.
+    #[test]
+    fn a_stream_stops_midway_on_a_deep_value_or_the_sinks_error() {
+        let mut deep = Value::Int(1);
+        for _ in 0..MAX_DEPTH + 2 {
+            deep = Value::Array(vec![deep]);
+        }
+        let wide = Value::Array((0..1000).map(Value::Int).collect());
+        let data: Map = [("a", wide.clone()), ("b", deep)].into_iter().collect();
+        let data = Value::Object(data);
+        let meta = Value::Int(0);
+        let members = [("meta", &meta), ("data", &data)];
+        let whole = write_members(&mut Vec::new(), &members, Style::Pretty).unwrap_err();
+        let mut handed = 0;
+        let streamed = stream_members_in(&members, Style::Pretty, 64, &mut |p: &[u8]| {
+            handed += p.len();
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(handed > 1000, "text was handed out before the deep value");
+        assert_eq!(streamed.kind(), ErrorKind::Value);
+        assert_eq!(streamed.to_string(), whole.to_string());
+        assert!(streamed.to_string().contains("data.b"), "{streamed}");
+
+        let data = Value::Object([("a", wide)].into_iter().collect());
+        let members = [("meta", &meta), ("data", &data)];
+        let mut calls = 0;
+        let err = stream_members_in(&members, Style::Pretty, 64, &mut |_: &[u8]| {
+            calls += 1;
+            match calls {
+                3 => Err(Error::new(ErrorKind::Io, "the disk is full")),
+                _ => Ok(()),
+            }
+        })
+        .unwrap_err();
+        assert_eq!(err.message(), "the disk is full");
+        assert_eq!(calls, 3);
+    }
 
     fn compact(text: &str) -> String {
         to_string_compact(&from_str(text).unwrap()).unwrap()

@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsio;
 use crate::options::Options;
 use crate::save::{Meta, Save};
+use crate::text::Style;
 
 /// Where [`upgrade_file`] writes the upgraded save.
 #[derive(Clone, Copy, Debug)]
@@ -146,19 +147,35 @@ fn upgrade_file_at(
     target: Target<'_>,
     options: &Options,
 ) -> Result<FileReport> {
-    let todo = upgrade_in_memory(upgrader, path, target, options)?;
-    let Some(out) = &todo.report.written else {
+    let mut todo = upgrade_in_memory(upgrader, path, target, options)?;
+    let Some(out) = todo.report.written.clone() else {
         return Ok(todo.report);
     };
-    // One file at a time: the backup durable, its folder flushed, then the save replaced.
-    if let Some((backup, original, like)) = todo.backup() {
-        fsio::write_atomic_like(backup, original, Some(like))
-            .map_err(|e| todo.backup_error(e, ""))?;
-    }
-    make_folder(out)?;
+    // Both files to their temporaries first, the backup's before the save's, whose text
+    // is made as it is written: the original is not held while it is, and a save that
+    // cannot be written (a value nested too deeply, a full disk) leaves no backup.
+    let backup = match todo.backup() {
+        Some((backup, original, like)) => Some(
+            fsio::write_temporary(backup, original, Some(like))
+                .map_err(|e| todo.backup_error(e, ""))?,
+        ),
+        None => None,
+    };
+    todo.original = None;
+    make_folder(&out)?;
     // A new output (in another folder) is as private as its source, and has its owner.
-    let save =
-        fsio::write_temporary(out, &todo.bytes, Some(path)).map_err(|e| todo.write_error(e, ""))?;
+    let save = todo.write_temporary(&out, path)?;
+    // One file at a time: the backup durable, its folder flushed, then the save replaced.
+    if let Some(backup) = backup {
+        backup
+            .sync()
+            .map_err(|e| todo.backup_error(e, " to disk"))?;
+        let dir = backup.dir().to_path_buf();
+        backup.rename().map_err(|e| todo.backup_error(e, ""))?;
+        // Renamed by now: a failed folder flush only weakens durability, as for any
+        // atomic write.
+        let _ = fsio::sync_dir(&dir);
+    }
     save.sync().map_err(|e| todo.write_error(e, " to disk"))?;
     let dir = save.dir().to_path_buf();
     // As late as can be: a save that another program wrote meanwhile is not replaced.
@@ -178,10 +195,48 @@ struct ToWrite {
     /// permissions.
     original: Option<(Vec<u8>, PathBuf)>,
     /// What goes to `report.written`.
-    bytes: Vec<u8>,
+    content: Content,
     in_place: bool,
     /// What the file to be replaced must still be right before the rename.
     replacing: Replacing,
+}
+
+/// What an upgrade writes to its file.
+enum Content {
+    /// These bytes: a save as it was read, its text in another codec, or an upgraded
+    /// save's compressed text.
+    Bytes(Vec<u8>),
+    /// An upgraded save, whose canonical text is streamed to its file as it is made: never
+    /// whole in memory beside the save.
+    Text(Save),
+}
+
+impl Content {
+    /// The upgraded `save`, stored as `how` says. Compressed text is made whole: a zstd
+    /// frame records the text's length before it, and the same text must give the same
+    /// bytes ([`compress::compress`]).
+    fn of(save: Save, how: Compression) -> Result<Content> {
+        match how.codec() {
+            Codec::Plain => Ok(Content::Text(save)),
+            _ => save.to_vec_with(how).map(Content::Bytes),
+        }
+    }
+
+    /// Whether `bytes` are what is written, compared piece by piece for a streamed text.
+    fn is(&self, bytes: &[u8]) -> Result<bool> {
+        match self {
+            Content::Bytes(written) => Ok(written == bytes),
+            Content::Text(save) => save.is_text(bytes),
+        }
+    }
+
+    /// The bytes written, made whole (for an error's message).
+    fn to_bytes(&self) -> Result<Cow<'_, [u8]>> {
+        match self {
+            Content::Bytes(written) => Ok(Cow::Borrowed(written)),
+            Content::Text(save) => save.to_vec().map(Cow::Owned),
+        }
+    }
 }
 
 /// The file an upgrade is about to replace, as it was found: what it must still be when
@@ -248,7 +303,7 @@ impl ToWrite {
         self.report.recompressed = unchanged.recompressed;
         match target {
             Target::To(out) => {
-                self.bytes = unchanged.bytes;
+                self.content = Content::Bytes(unchanged.bytes);
                 self.examine_output(out, options)?;
             }
             Target::InPlace { .. } if unchanged.recompressed => {
@@ -259,7 +314,7 @@ impl ToWrite {
                         .expect("recompressed: the bytes read are kept");
                     self.replacing = Replacing::Held(held, read, fsio::Work::Upgrade);
                 }
-                self.bytes = unchanged.bytes;
+                self.content = Content::Bytes(unchanged.bytes);
                 self.report.written = Some(path.to_path_buf());
             }
             _ => {}
@@ -267,7 +322,7 @@ impl ToWrite {
         Ok(self)
     }
 
-    /// Writing `self.bytes` to `out`: a new file, an output already there with those bytes
+    /// Writing `self.content` to `out`: a new file, an output already there with those bytes
     /// (left alone), or one with other bytes (refused, or with
     /// [`Options::replace_outputs`] replaced after its backup), locked until it is replaced.
     fn examine_output(&mut self, out: &Path, options: &Options) -> Result<()> {
@@ -279,9 +334,9 @@ impl ToWrite {
             return Ok(());
         };
         let there = held.read().map_err(|e| output_error(e, out))?;
-        if there == self.bytes {
+        if self.content.is(&there)? {
             self.report.already_written = true;
-            self.bytes = Vec::new();
+            self.content = Content::Bytes(Vec::new());
             return Ok(());
         }
         let backup = output_backup(out, &there);
@@ -289,7 +344,7 @@ impl ToWrite {
             return Err(refused_output(
                 out,
                 &there,
-                &self.bytes,
+                &self.content.to_bytes()?,
                 &backup,
                 self.report.to,
             ));
@@ -300,6 +355,22 @@ impl ToWrite {
         self.original = Some((there, out.to_path_buf()));
         self.replacing = Replacing::Held(held, read, fsio::Work::Output);
         Ok(())
+    }
+
+    /// Writes what goes to `out` to a temporary file beside it, which takes the permissions
+    /// and owner of `like` when it is new; a streamed text that fails midway leaves none.
+    fn write_temporary(&self, out: &Path, like: &Path) -> Result<fsio::Pending> {
+        let write_error = |e| self.write_error(e, "");
+        match &self.content {
+            Content::Bytes(bytes) => {
+                fsio::write_temporary(out, bytes, Some(like)).map_err(write_error)
+            }
+            Content::Text(save) => {
+                fsio::write_temporary_streamed(out, Some(like), write_error, |sink| {
+                    save.stream(Style::Pretty, sink)
+                })
+            }
+        }
     }
 
     fn write_error(&self, e: std::io::Error, how: &str) -> Error {
@@ -433,7 +504,7 @@ fn upgrade_in_memory(
             recompressed: false,
         },
         original: None,
-        bytes: Vec::new(),
+        content: Content::Bytes(Vec::new()),
         in_place: matches!(target, Target::InPlace { .. }),
         replacing: Replacing::Unchecked,
     };
@@ -475,7 +546,7 @@ fn upgrade_in_memory(
         let unchanged = Unchanged::of(unpacked, original, how, recompress);
         return todo.left_as_it_is(target, path, held, unchanged, options);
     }
-    todo.bytes = upgraded.save.to_vec_with(how)?;
+    todo.content = Content::of(upgraded.save, how)?;
     match target {
         Target::InPlace { backup } => {
             let read = fsio::Fingerprint::of(&original);
@@ -551,24 +622,31 @@ fn check_output<'c>(
         Err(e) => return Err(output_error(e, out)),
         Ok(there) => there,
     };
-    let bytes = if nothing {
-        unchanged.bytes
+    let content = if nothing {
+        Content::Bytes(unchanged.bytes)
     } else {
         let meta_read = save.meta.clone();
         let upgraded = upgrader.upgrade_by(save, plan, options)?;
         match came_out_the_same(&upgraded, &meta_read) {
             true => {
                 todo.report.recompressed = unchanged.recompressed;
-                unchanged.bytes
+                Content::Bytes(unchanged.bytes)
             }
-            false => upgraded.save.to_vec_with(unchanged.how)?,
+            false => Content::of(upgraded.save, unchanged.how)?,
         }
     };
-    if there == bytes {
+    if content.is(&there)? {
         todo.report.already_written = true;
     } else if !options.replace_outputs {
         let backup = output_backup(out, &there);
-        return Err(refused_output(out, &there, &bytes, &backup, todo.report.to));
+        let writes = content.to_bytes()?;
+        return Err(refused_output(
+            out,
+            &there,
+            &writes,
+            &backup,
+            todo.report.to,
+        ));
     }
     Ok(todo)
 }
@@ -866,6 +944,9 @@ pub(crate) fn upgrade_file_in_group<K>(
         let Some(out) = &todo.report.written else {
             return Ok(Some(todo.report));
         };
+        let out = out.clone();
+        // The backup's temporary before the save's, whose text is made as it is written:
+        // the original is not held while it is.
         let backup = match todo.backup() {
             Some((backup, original, like)) => Some(
                 fsio::write_temporary(backup, original, Some(like))
@@ -873,15 +954,14 @@ pub(crate) fn upgrade_file_in_group<K>(
             ),
             None => None,
         };
+        todo.original = None;
         // In place, the save's folder is there: the save was read from it.
         if !todo.in_place {
-            make_folder(out)?;
+            make_folder(&out)?;
         }
-        let save = fsio::write_temporary(out, &todo.bytes, Some(path))
-            .map_err(|e| todo.write_error(e, ""))?;
+        let save = todo.write_temporary(&out, path)?;
         // The bytes are in the temporaries now.
-        todo.bytes = Vec::new();
-        todo.original = None;
+        todo.content = Content::Bytes(Vec::new());
         group.bytes += save.len() + backup.as_ref().map_or(0, fsio::Pending::len);
         group.since.get_or_insert_with(Instant::now);
         group.members.push(Member {
@@ -917,6 +997,7 @@ pub(crate) fn refuse_link(path: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use crate::upgrade::{Chain, Step};
+    use crate::value::Value;
 
     #[cfg(unix)]
     #[test]
@@ -1096,6 +1177,167 @@ mod tests {
             .unwrap_err();
             assert!(err.to_string().contains("is the save itself"), "{err}");
             assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        }
+    }
+
+    /// A version 1 save of `n` members, each an object, several pieces of text long once
+    /// upgraded.
+    fn large_save(n: usize) -> String {
+        let members: Vec<String> = (0..n)
+            .map(|i| format!(r#""m{i:05}": {{"hp": {i}, "name": "crew {i}", "at": [1, 2, 3]}}"#))
+            .collect();
+        format!(
+            r#"{{"meta": {{"version": 1}}, "data": {{{}}}}}"#,
+            members.join(", ")
+        )
+    }
+
+    /// Nests the data deeper than any reader reads: its text cannot be written.
+    fn too_deep(
+        data: &mut Value,
+        _: &mut crate::upgrade::StepContext,
+    ) -> std::result::Result<(), String> {
+        let mut deep = Value::Null;
+        for _ in 0..crate::text::MAX_DEPTH + 1 {
+            deep = Value::Array(vec![deep]);
+        }
+        if let Value::Object(map) = data {
+            map.insert("zz", deep);
+        }
+        Ok(())
+    }
+
+    /// The file names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The upgraded text is streamed to the file: the bytes are those of the text made
+    /// whole ([`Upgrader::upgrade_text`]), over many pieces, alone and in a batch's group.
+    #[test]
+    fn a_streamed_upgrade_writes_the_bytes_of_the_text_made_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let original = large_save(4000);
+        let chain = x_chain();
+        let options = Options::default();
+        let whole = chain
+            .upgrader()
+            .upgrade_text(original.as_bytes(), &options)
+            .unwrap()
+            .text
+            .unwrap();
+        assert!(whole.len() > 4 * crate::text::write::PIECE);
+        let path = dir.path().join("alone.json");
+        std::fs::write(&path, &original).unwrap();
+        let in_place = Target::InPlace { backup: true };
+        upgrade_file(&mut chain.upgrader(), &path, in_place, &options).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+        let backup = dir.path().join("alone.json.v1.bak");
+        assert_eq!(std::fs::read_to_string(backup).unwrap(), original);
+
+        let path = dir.path().join("grouped.json");
+        std::fs::write(&path, &original).unwrap();
+        let mut group = WriteGroup::new();
+        let waits = upgrade_file_in_group(
+            &mut chain.upgrader(),
+            &path,
+            in_place,
+            &options,
+            &mut group,
+            0,
+        );
+        assert!(waits.is_none());
+        let folders = fsio::FolderFlush::default();
+        let done = group.commit(&folders);
+        assert!(done[0].1.is_ok(), "{:?}", done[0].1);
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+    }
+
+    /// An output already holding the upgraded text is found so by comparing it piece by
+    /// piece as the text is made; one that differs in its last byte, or holds a prefix of
+    /// it, is not.
+    #[test]
+    fn an_output_is_compared_with_the_streamed_text_to_its_last_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("world.json");
+        std::fs::write(&source, large_save(4000)).unwrap();
+        let out = dir.path().join("out").join("world.json");
+        let chain = x_chain();
+        let options = Options::default();
+        upgrade_file(&mut chain.upgrader(), &source, Target::To(&out), &options).unwrap();
+        let written = std::fs::read(&out).unwrap();
+        let report =
+            upgrade_file(&mut chain.upgrader(), &source, Target::To(&out), &options).unwrap();
+        assert!(report.already_written);
+        let mut last_changed = written.clone();
+        *last_changed.last_mut().unwrap() = b' ';
+        for other in [last_changed, written[..written.len() - 1].to_vec()] {
+            std::fs::write(&out, &other).unwrap();
+            for target in [Target::To(&out), Target::CheckTo(&out)] {
+                let err =
+                    upgrade_file(&mut chain.upgrader(), &source, target, &options).unwrap_err();
+                assert_eq!(err.kind(), ErrorKind::Usage, "{err}");
+                assert!(err.to_string().contains("is already there"), "{err}");
+            }
+            assert_eq!(std::fs::read(&out).unwrap(), other);
+        }
+    }
+
+    /// A save whose upgraded text cannot be written, for a value nested too deeply or a disk
+    /// that fills midway, is left as it was, alone or in a group: no backup, no temporary.
+    #[test]
+    fn a_streamed_upgrade_that_fails_midway_leaves_the_save_as_it_was() {
+        let deep = Chain::new(
+            "1.0.0",
+            vec![Step::rust(1, "nests too deep", "1", too_deep)],
+        )
+        .unwrap();
+        let options = Options::default();
+        let in_place = Target::InPlace { backup: true };
+        for (chain, full) in [(&deep, false), (&x_chain(), true)] {
+            let dir = tempfile::tempdir().unwrap();
+            if full {
+                fsio::full_disk::fill(dir.path());
+            }
+            let original = large_save(4000);
+            let path = dir.path().join("alone.json");
+            std::fs::write(&path, &original).unwrap();
+            let err = upgrade_file(&mut chain.upgrader(), &path, in_place, &options).unwrap_err();
+            let grouped = dir.path().join("grouped.json");
+            std::fs::write(&grouped, &original).unwrap();
+            let mut group = WriteGroup::new();
+            let joined = upgrade_file_in_group(
+                &mut chain.upgrader(),
+                &grouped,
+                in_place,
+                &options,
+                &mut group,
+                0,
+            );
+            let group_err = joined.expect("failed before joining").unwrap_err();
+            for err in [&err, &group_err] {
+                match full {
+                    false => {
+                        assert_eq!(err.kind(), ErrorKind::Value, "{err}");
+                        assert!(err.to_string().contains("nested more than"), "{err}");
+                    }
+                    true => assert!(
+                        err.to_string().contains(
+                            "cannot write the upgraded save: no space left on the device"
+                        ),
+                        "{err}"
+                    ),
+                }
+            }
+            assert_eq!(names(dir.path()), ["alone.json", "grouped.json"]);
+            for path in [&path, &grouped] {
+                assert_eq!(std::fs::read_to_string(path).unwrap(), original);
+            }
         }
     }
 
