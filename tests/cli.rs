@@ -146,6 +146,62 @@ fn fmt_dash_filters_standard_streams() {
     assert!(stderr(&out).contains("<stdin>:1:41:"));
 }
 
+/// A messy save of `n` members, many pieces of canonical text long.
+fn large_messy(n: usize) -> String {
+    let members: Vec<String> = (0..n)
+        .map(|i| format!(r#""m{i:05}":{{"name":"crew {i}","hp":{i}.5,"at":[1,2,3]}}"#))
+        .collect();
+    format!(
+        r#"{{"data":{{{}}},"meta":{{"version":1}}}}"#,
+        members.join(",")
+    )
+}
+
+/// A large save is streamed out piece by piece, the bytes of its canonical text; one whose
+/// error comes at its very end (after many pieces of good text) prints nothing at all.
+#[test]
+fn fmt_dash_streams_a_large_save_and_prints_nothing_of_a_broken_one() {
+    let messy = large_messy(20_000);
+    let out = fmt_stdin(&messy);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stdout.len() > 1 << 20);
+    assert_eq!(
+        out.stdout,
+        savechain::Save::from_str(&messy).unwrap().to_vec().unwrap()
+    );
+    // A key twice, at the end of the data; text after the document.
+    let errors = [
+        messy.replacen(r#"}},"meta":"#, r#"},"m00000":1},"meta":"#, 1),
+        format!("{messy} x"),
+    ];
+    for broken in errors {
+        let out = fmt_stdin(&broken);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{} bytes printed", out.stdout.len());
+        assert!(stderr(&out).contains("<stdin>:1:"), "{}", stderr(&out));
+    }
+}
+
+/// Standard output closed by its reader while a large save streams out (`| head -c 0`): a
+/// normal end.
+#[test]
+fn fmt_dash_into_a_closed_pipe_is_a_normal_end() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["fmt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(large_messy(20_000).as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 #[test]
 fn chain_json_describes_the_example_chain() {
     let out = save_upgrade(&["chain", "--json"], Path::new("."));

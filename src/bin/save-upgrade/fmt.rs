@@ -168,7 +168,7 @@ fn format_file(found: &Found, args: &Args, options: &Options) -> Outcome {
 /// compression is asked. `--check` looks at the text alone (and, with `--compress`, at the
 /// compression of the input too).
 fn stdin(check: bool, options: &Options) -> i32 {
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(stdin_file_size());
     if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
         errln!("error: cannot read standard input: {e}");
         return EXIT_FAILED;
@@ -180,6 +180,20 @@ fn stdin(check: bool, options: &Options) -> i32 {
             return EXIT_FAILED;
         }
     };
+    let how = options.compression.unwrap_or(compress::Compression::NONE);
+    if !check && how.codec() == compress::Codec::Plain {
+        // Streamed out as it is made, once the whole save is read and checked: an error
+        // in it prints nothing.
+        return match Save::write_canonical_text(&text, output::Stdout) {
+            Ok(()) => EXIT_OK,
+            // A reader that went away is a normal end, as for every command.
+            Err(_) if output::closed() => EXIT_OK,
+            Err(e) => {
+                print_error(&e.with_file("<stdin>"), Some(&text));
+                EXIT_FAILED
+            }
+        };
+    }
     let canonical = match Save::canonical_text(&text) {
         Ok(c) => c,
         Err(e) => {
@@ -187,7 +201,6 @@ fn stdin(check: bool, options: &Options) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let how = options.compression.unwrap_or(compress::Compression::NONE);
     if check {
         let codec = compress::Codec::of(&bytes);
         let asked = options.compression.is_none_or(|c| c.codec() == codec);
@@ -202,4 +215,23 @@ fn stdin(check: bool, options: &Options) -> i32 {
     }
     output::out_bytes(&compress::compress(&canonical, how));
     EXIT_OK
+}
+
+/// The size of the file on standard input (`< save.json`), 0 for a pipe: read into a buffer
+/// of its size, a large save is not copied from buffer to buffer as one grows, whose
+/// outgrown copies an allocator may keep.
+fn stdin_file_size() -> usize {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let file = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from);
+        match file.and_then(|f| f.metadata()) {
+            Ok(m) if m.is_file() => return m.len() as usize,
+            _ => {}
+        }
+    }
+    0
 }

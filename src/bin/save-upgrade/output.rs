@@ -37,6 +37,25 @@ pub fn out_bytes(bytes: &[u8]) {
     write(std::io::stdout().lock(), bytes);
 }
 
+/// Standard output as a writer, for a long text written in pieces: each goes out as
+/// [`out_bytes`] sends it, and once the reader has gone a write fails, so that the writing
+/// stops ([`closed`] says why).
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        out_bytes(bytes);
+        match closed() {
+            true => Err(std::io::ErrorKind::BrokenPipe.into()),
+            false => Ok(bytes.len()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Writes text for people to standard error.
 pub fn err(text: &str) {
     write(std::io::stderr().lock(), text.as_bytes());
