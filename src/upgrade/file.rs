@@ -154,12 +154,13 @@ fn upgrade_file_at(
     // Both files to their temporaries first, the backup's before the save's, whose text
     // is made as it is written: the original is not held while it is, and a save that
     // cannot be written (a value nested too deeply, a full disk) leaves no backup.
-    let backup = match todo.backup() {
-        Some((backup, original, like)) => Some(
+    let backup = match (todo.backup_file.take(), todo.backup()) {
+        (Some(written), _) => Some(written),
+        (None, Some((backup, original, like))) => Some(
             fsio::write_temporary(backup, original, Some(like))
                 .map_err(|e| todo.backup_error(e, ""))?,
         ),
-        None => None,
+        (None, None) => None,
     };
     todo.original = None;
     make_folder(&out)?;
@@ -194,6 +195,9 @@ struct ToWrite {
     /// when a backup of them goes to `report.backup`, and that file: the backup gets its
     /// permissions.
     original: Option<(Vec<u8>, PathBuf)>,
+    /// The temporary file of `report.backup`, when it was written before the steps ran
+    /// (in place, [`upgrade_in_memory`]); otherwise the backup is written from `original`.
+    backup_file: Option<fsio::Pending>,
     /// What goes to `report.written`.
     content: Content,
     in_place: bool,
@@ -260,10 +264,7 @@ impl ToWrite {
     /// `how` follows the usual message: `" to disk"`, say.
     fn backup_error(&self, e: std::io::Error, how: &str) -> Error {
         let backup = self.report.backup.as_deref().unwrap_or(Path::new(""));
-        Error::io(
-            e,
-            format!("cannot write the backup {}{how}", backup.display()),
-        )
+        backup_error(backup, e, how)
     }
 
     /// Fails when the file to replace changed since it was read (a program that does not
@@ -383,6 +384,14 @@ impl ToWrite {
     }
 }
 
+/// A backup that could not be written; `how` follows the usual message: `" to disk"`, say.
+fn backup_error(backup: &Path, e: std::io::Error, how: &str) -> Error {
+    Error::io(
+        e,
+        format!("cannot write the backup {}{how}", backup.display()),
+    )
+}
+
 /// Where the file found at the output `out`, holding `there`, is kept when it is replaced:
 /// `<name>.v<N>.bak` for a save at version N, `<name>.bak` for anything else.
 fn output_backup(out: &Path, there: &[u8]) -> PathBuf {
@@ -477,10 +486,10 @@ fn upgrade_in_memory(
         Target::InPlace { .. } => fsio::hold_save(path)?,
         _ => None,
     };
-    let original = fsio::read_save(path, held.as_ref())?;
+    let mut original = fsio::read_save(path, held.as_ref())?;
     let codec = Codec::of(&original);
     // The text when it was compressed; a plain save's text is `original`.
-    let unpacked = match compress::decompress(&original, options.max_text)? {
+    let mut unpacked = match compress::decompress(&original, options.max_text)? {
         Cow::Owned(text) => Some(text),
         Cow::Borrowed(_) => None,
     };
@@ -504,6 +513,7 @@ fn upgrade_in_memory(
             recompressed: false,
         },
         original: None,
+        backup_file: None,
         content: Content::Bytes(Vec::new()),
         in_place: matches!(target, Target::InPlace { .. }),
         replacing: Replacing::Unchecked,
@@ -536,6 +546,26 @@ fn upgrade_in_memory(
         Target::InPlace { .. } => refuse_read_only()?,
         _ => {}
     }
+    // In place, in the save's own codec, the bytes read are needed only for the save's
+    // fingerprint and its backup: both are made before the steps run, and the bytes are
+    // dropped rather than held beside the data the steps work on. The backup waits in its
+    // temporary file, removed when the upgrade fails or changes nothing.
+    let mut early = None;
+    if let (Target::InPlace { backup }, false) = (target, recompress) {
+        let read = fsio::Fingerprint::of(&original);
+        let backup = match backup {
+            true => {
+                let file = fsio::backup_path(path, Some(&format!("v{from}")), &original);
+                let pending = fsio::write_temporary(&file, &original, Some(path))
+                    .map_err(|e| backup_error(&file, e, ""))?;
+                Some((file, pending))
+            }
+            false => None,
+        };
+        early = Some((read, backup));
+        original = Vec::new();
+        unpacked = None;
+    }
     let meta_read = save.meta.clone();
     let upgraded = upgrader.upgrade_by(save, &plan, options)?;
     let same = came_out_the_same(&upgraded, &meta_read);
@@ -549,14 +579,24 @@ fn upgrade_in_memory(
     todo.content = Content::of(upgraded.save, how)?;
     match target {
         Target::InPlace { backup } => {
-            let read = fsio::Fingerprint::of(&original);
+            let (read, written_backup) = match early {
+                Some(early) => early,
+                None => (fsio::Fingerprint::of(&original), None),
+            };
             if let Some(held) = held {
                 todo.replacing = Replacing::Held(held, read, fsio::Work::Upgrade);
             }
-            if backup {
-                let backup = fsio::backup_path(path, Some(&format!("v{from}")), &original);
-                todo.report.backup = Some(backup);
-                todo.original = Some((original, path.to_path_buf()));
+            match written_backup {
+                Some((file, pending)) => {
+                    todo.report.backup = Some(file);
+                    todo.backup_file = Some(pending);
+                }
+                None if backup => {
+                    let backup = fsio::backup_path(path, Some(&format!("v{from}")), &original);
+                    todo.report.backup = Some(backup);
+                    todo.original = Some((original, path.to_path_buf()));
+                }
+                None => {}
             }
             todo.report.written = Some(path.to_path_buf());
         }
@@ -947,12 +987,13 @@ pub(crate) fn upgrade_file_in_group<K>(
         let out = out.clone();
         // The backup's temporary before the save's, whose text is made as it is written:
         // the original is not held while it is.
-        let backup = match todo.backup() {
-            Some((backup, original, like)) => Some(
+        let backup = match (todo.backup_file.take(), todo.backup()) {
+            (Some(written), _) => Some(written),
+            (None, Some((backup, original, like))) => Some(
                 fsio::write_temporary(backup, original, Some(like))
                     .map_err(|e| todo.backup_error(e, ""))?,
             ),
-            None => None,
+            (None, None) => None,
         };
         todo.original = None;
         // In place, the save's folder is there: the save was read from it.
@@ -1339,6 +1380,38 @@ mod tests {
                 assert_eq!(std::fs::read_to_string(path).unwrap(), original);
             }
         }
+    }
+
+    /// In place, the backup is written to its temporary before the steps run: a step that
+    /// fails leaves neither it nor a backup, alone or in a group.
+    #[test]
+    fn a_failing_step_leaves_no_backup_written_before_it_ran() {
+        let step = Step::lua("0001-x.lua", "return function(d) error('no') end").unwrap();
+        let chain = Chain::new("1.0.0", vec![step]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let original = large_save(100);
+        let (alone, grouped) = (
+            dir.path().join("alone.json"),
+            dir.path().join("grouped.json"),
+        );
+        std::fs::write(&alone, &original).unwrap();
+        std::fs::write(&grouped, &original).unwrap();
+        let in_place = Target::InPlace { backup: true };
+        let options = Options::default();
+        let err = upgrade_file(&mut chain.upgrader(), &alone, in_place, &options).unwrap_err();
+        assert!(err.to_string().contains("0001-x.lua"), "{err}");
+        let mut group = WriteGroup::new();
+        let joined = upgrade_file_in_group(
+            &mut chain.upgrader(),
+            &grouped,
+            in_place,
+            &options,
+            &mut group,
+            0,
+        );
+        let err = joined.expect("failed before joining").unwrap_err();
+        assert!(err.to_string().contains("0001-x.lua"), "{err}");
+        assert_eq!(names(dir.path()), ["alone.json", "grouped.json"]);
     }
 
     /// Two saves whose names are not UTF-8 and differ only there: each keeps its own
