@@ -53,7 +53,10 @@
 //!    which mlua allocates through Rust's global allocator), as a multiple of the save's
 //!    text, without and with the input text (which is allocated before); the other chains
 //!    and the plain load and save beside it, and the half chain without the save (the
-//!    chain's own peak, while Lua holds the data). Goal: at most 4x the save.
+//!    chain's own peak, while Lua holds the data). Goal: at most 4x the save. Then two
+//!    rows that write a file, whose text is streamed into it: the half chain and
+//!    `Save::store`, and `upgrade_file` in place with the half chain (reading the file
+//!    itself: there is no input text to add). Issue 32's goal: a heavy chain at most 3x.
 //! 4. `batch`: 400 saves (`SAVECHAIN_BENCH_BATCH_SAVES`) of about 100 KB, each from its own
 //!    seed, in a folder on disk. `save-upgrade --jobs 1` against `--jobs 2`, in place (with
 //!    backups, the default) and with `--out-dir`; each run on a fresh copy of the folder,
@@ -77,7 +80,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use savechain::upgrade::{Chain, Mod, ModStatus, Step};
+use savechain::upgrade::{upgrade_file, Chain, Mod, ModStatus, Step, Target};
 use savechain::Options;
 use savechain::{Save, Value};
 
@@ -654,6 +657,40 @@ fn memory_table(chains: &Chains, text: &[u8]) {
             }
         );
     }
+    // Saves written to files, their text streamed into the file rather than made whole.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("save.json");
+    let store = || {
+        let save = Save::from_slice(black_box(text)).unwrap();
+        let upgraded = chains
+            .half
+            .upgrader()
+            .upgrade(save, &Options::default())
+            .unwrap();
+        upgraded.save.store(&path).unwrap();
+    };
+    let ((), peak) = alloc::peak_of(store);
+    println!(
+        "{:<44} {:>9.1} MiB {:>6.2}x / {:>5.2}x",
+        "load + 2 Lua steps rewriting half + store",
+        peak as f64 / MIB,
+        peak as f64 / len,
+        (peak as f64 + len) / len,
+    );
+    // upgrade_file reads the file itself: its peak holds the bytes read, no input to add.
+    std::fs::write(&path, text).unwrap();
+    let in_place = Target::InPlace { backup: true };
+    let upgrade = || {
+        let upgrader = &mut chains.half.upgrader();
+        upgrade_file(upgrader, &path, in_place, &Options::default()).unwrap();
+    };
+    let ((), peak) = alloc::peak_of(upgrade);
+    println!(
+        "{:<44} {:>9.1} MiB {:>6.2}x (its file read inside)  goal: at most 3x",
+        "upgrade_file in place, 2 Lua steps, half",
+        peak as f64 / MIB,
+        peak as f64 / len,
+    );
 }
 
 // ---------------------------------------------------------------------------------------
