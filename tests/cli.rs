@@ -169,6 +169,16 @@ fn fmt_dash_streams_a_large_save_and_prints_nothing_of_a_broken_one() {
         out.stdout,
         savechain::Save::from_str(&messy).unwrap().to_vec().unwrap()
     );
+    // From a file (`< save.json`), read into a buffer of its size: the same text.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("messy.json"), &messy).unwrap();
+    let from_file = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+        .args(["fmt", "-"])
+        .stdin(fs::File::open(dir.path().join("messy.json")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+    assert_eq!(from_file.stdout, out.stdout);
     // A key twice, at the end of the data; text after the document.
     let errors = [
         messy.replacen(r#"}},"meta":"#, r#"},"m00000":1},"meta":"#, 1),

@@ -168,11 +168,13 @@ fn format_file(found: &Found, args: &Args, options: &Options) -> Outcome {
 /// compression is asked. `--check` looks at the text alone (and, with `--compress`, at the
 /// compression of the input too).
 fn stdin(check: bool, options: &Options) -> i32 {
-    let mut bytes = Vec::with_capacity(stdin_file_size());
-    if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-        errln!("error: cannot read standard input: {e}");
-        return EXIT_FAILED;
-    }
+    let bytes = match read_stdin() {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            errln!("error: cannot read standard input: {e}");
+            return EXIT_FAILED;
+        }
+    };
     let text = match compress::decompress(&bytes, options.max_text) {
         Ok(text) => text,
         Err(e) => {
@@ -215,6 +217,29 @@ fn stdin(check: bool, options: &Options) -> i32 {
     }
     output::out_bytes(&compress::compress(&canonical, how));
     EXIT_OK
+}
+
+/// Everything standard input gives, in a buffer of its size. A pipe's text is read in pieces
+/// and then joined: a buffer grown by doubling copies a large save from buffer to buffer,
+/// and an allocator may keep the outgrown copies.
+fn read_stdin() -> std::io::Result<Vec<u8>> {
+    let mut stdin = std::io::stdin().lock();
+    let size = stdin_file_size();
+    if size > 0 {
+        let mut bytes = Vec::with_capacity(size);
+        stdin.read_to_end(&mut bytes)?;
+        return Ok(bytes);
+    }
+    const PIECE: u64 = 1 << 20;
+    let mut pieces = Vec::new();
+    loop {
+        let mut piece = Vec::with_capacity(PIECE as usize);
+        if (&mut stdin).take(PIECE).read_to_end(&mut piece)? == 0 {
+            break;
+        }
+        pieces.push(piece);
+    }
+    Ok(pieces.concat())
 }
 
 /// The size of the file on standard input (`< save.json`), 0 for a pipe: read into a buffer
