@@ -249,6 +249,23 @@ impl Save {
         out.flush().map_err(write_error)
     }
 
+    /// Whether `text` is the canonical text of the save it holds (`Save::canonical_text(text)?
+    /// == text`), compared piece by piece as the canonical text is made, never whole; the
+    /// errors of [`Save::canonical_text`]. Compressed bytes are not their own text: decompress
+    /// them first ([`compress::decompress`]).
+    ///
+    /// ```
+    /// use savechain::Save;
+    ///
+    /// let messy = br#"{"data": {"b": 1, "a": 2.5}, "meta": {"version": 3}}"#;
+    /// assert!(!Save::is_canonical_text(messy)?);
+    /// assert!(Save::is_canonical_text(&Save::canonical_text(messy)?)?);
+    /// # Ok::<(), savechain::Error>(())
+    /// ```
+    pub fn is_canonical_text(text: &[u8]) -> Result<bool> {
+        Canonical::of(text, compress::DEFAULT_LIMIT)?.is(text)
+    }
+
     /// The canonical pretty text of the save.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();

@@ -192,6 +192,40 @@ fn fmt_dash_streams_a_large_save_and_prints_nothing_of_a_broken_one() {
     }
 }
 
+/// `fmt --check -` compares standard input with its canonical text piece by piece: 0 when
+/// it is canonical, 1 when not (even at its last byte), 2 when it is broken.
+#[test]
+fn fmt_check_dash_compares_a_large_save_with_its_canonical_text() {
+    let messy = large_messy(20_000);
+    let canonical = savechain::Save::from_str(&messy).unwrap().to_vec().unwrap();
+    let check = |input: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .args(["fmt", "--check", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = check(&canonical);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let last_changed = [&canonical[..canonical.len() - 1], b" "].concat();
+    for not_canonical in [messy.as_bytes(), &last_changed] {
+        let out = check(not_canonical);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("not canonical: <stdin>"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let out = check(format!("{messy} x").as_bytes());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
 /// Standard output closed by its reader while a large save streams out (`| head -c 0`): a
 /// normal end.
 #[test]

@@ -196,6 +196,26 @@ fn stdin(check: bool, options: &Options) -> i32 {
             }
         };
     }
+    if check {
+        // Compared piece by piece: the canonical text is never made whole.
+        let canonical = match Save::is_canonical_text(&text) {
+            Ok(canonical) => canonical,
+            Err(e) => {
+                print_error(&e.with_file("<stdin>"), Some(&text));
+                return EXIT_FAILED;
+            }
+        };
+        let codec = compress::Codec::of(&bytes);
+        let asked = options.compression.is_none_or(|c| c.codec() == codec);
+        if canonical && asked {
+            return EXIT_OK;
+        }
+        match canonical {
+            true => errln!("not stored as {}: <stdin>", how.codec().name()),
+            false => errln!("not canonical: <stdin>"),
+        }
+        return EXIT_FOUND_WORK;
+    }
     let canonical = match Save::canonical_text(&text) {
         Ok(c) => c,
         Err(e) => {
@@ -203,18 +223,6 @@ fn stdin(check: bool, options: &Options) -> i32 {
             return EXIT_FAILED;
         }
     };
-    if check {
-        let codec = compress::Codec::of(&bytes);
-        let asked = options.compression.is_none_or(|c| c.codec() == codec);
-        if canonical == *text && asked {
-            return EXIT_OK;
-        }
-        match canonical == *text {
-            true => errln!("not stored as {}: <stdin>", how.codec().name()),
-            false => errln!("not canonical: <stdin>"),
-        }
-        return EXIT_FOUND_WORK;
-    }
     output::out_bytes(&compress::compress(&canonical, how));
     EXIT_OK
 }
