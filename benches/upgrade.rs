@@ -16,7 +16,10 @@
 //! `SAVECHAIN_BENCH_BATCH_DIR` (where the batch's folders are made, default `target/tmp`,
 //! which must be on a disk, not tmpfs, for the durable writes to cost what they cost),
 //! `SAVECHAIN_BENCH_BATCH_KEEP` (a folder to which the batch's saves are also copied and
-//! left, to time `save-upgrade` on copies of them from outside).
+//! left, to time `save-upgrade` on copies of them from outside),
+//! `SAVECHAIN_BENCH_CHAIN_PROFILE=half` (one run of one chain, `plain`, `example`, `small`
+//! or `half`, and nothing else: for callgrind, with `--toggle-collect=upgrade::load_*`;
+//! `half/plain`: best thread CPU times of alternating runs of both, and their ratio).
 //!
 //! The saves are version 1 saves of the example game (`src/bin/save-upgrade/starlane.rs`),
 //! made by the generator of `support/game.rs` with the fields the example chain expects.
@@ -391,6 +394,57 @@ fn chain_table(chains: &Chains, text: &[u8], runs: usize) {
             t.as_secs_f64() / best[0].as_secs_f64()
         );
     }
+}
+
+/// For a profiler or a busy machine (`SAVECHAIN_BENCH_CHAIN_PROFILE`): `which` is `plain`,
+/// `example`, `small` or `half`, one run of it and nothing else (under callgrind, with
+/// `--toggle-collect=upgrade::load_*`, the instructions of that run alone); or `X/plain`,
+/// alternating runs of chain X and of the plain load and save (`SAVECHAIN_BENCH_RUNS`,
+/// default 5), the best CPU time of the thread for each and their ratio, which other
+/// processes sharing the cores disturb less than wall time.
+fn profile_chain(chains: &Chains, text: &[u8], which: &str) {
+    let op = |name: &str| -> Box<dyn Fn() -> Vec<u8> + '_> {
+        match name {
+            "plain" => Box::new(|| load_save(text)),
+            "example" => Box::new(|| load_upgrade_save(&chains.example, text)),
+            "small" => Box::new(|| load_upgrade_save(&chains.small, text)),
+            "half" => Box::new(|| load_upgrade_save(&chains.half, text)),
+            other => panic!(
+                "SAVECHAIN_BENCH_CHAIN_PROFILE names plain, example, small or half, not {other:?}"
+            ),
+        }
+    };
+    let Some((chain, plain)) = which.split_once('/') else {
+        println!("{which}: {} bytes written", op(which)().len());
+        return;
+    };
+    let (chain, plain) = (op(chain), op(plain));
+    let mut best = [Duration::MAX; 2];
+    for _ in 0..env::runs(5) {
+        for (run, best) in [&chain, &plain].iter().zip(best.iter_mut()) {
+            let t = thread_cpu_time();
+            drop(black_box(run()));
+            *best = (*best).min(thread_cpu_time() - t);
+        }
+    }
+    println!(
+        "{which}: CPU {:.1} ms / {:.1} ms = {:.2}",
+        ms(best[0]),
+        ms(best[1]),
+        best[0].as_secs_f64() / best[1].as_secs_f64()
+    );
+}
+
+/// The CPU time this thread has used.
+fn thread_cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to write.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(ok, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -922,6 +976,10 @@ fn main() {
             add_mods_data(&mut save);
             save.to_vec().unwrap()
         });
+    if let (Some(text), Ok(only)) = (&text, std::env::var("SAVECHAIN_BENCH_CHAIN_PROFILE")) {
+        profile_chain(&chains, text, &only);
+        return;
+    }
     if let Some(text) = &text {
         if part("chain") || part("memory") {
             check_chains(&chains, text);
