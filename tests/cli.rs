@@ -246,6 +246,33 @@ fn fmt_dash_into_a_closed_pipe_is_a_normal_end() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
+/// A full disk behind a redirection cuts the output short: no success, whether the text
+/// was streamed (`fmt -`) or printed whole (`show`).
+#[cfg(target_os = "linux")]
+#[test]
+fn output_cut_short_by_a_full_disk_fails() {
+    for args in [&["fmt", "-"][..], &["show", "-"][..]] {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::from(full))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(large_messy(20_000).as_bytes()).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("cut short"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 #[test]
 fn chain_json_describes_the_example_chain() {
     let out = save_upgrade(&["chain", "--json"], Path::new("."));

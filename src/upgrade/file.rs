@@ -173,9 +173,10 @@ fn upgrade_file_at(
             .map_err(|e| todo.backup_error(e, " to disk"))?;
         let dir = backup.dir().to_path_buf();
         backup.rename().map_err(|e| todo.backup_error(e, ""))?;
-        // Renamed by now: a failed folder flush only weakens durability, as for any
-        // atomic write.
-        let _ = fsio::sync_dir(&dir);
+        // The save is replaced only once its backup would survive a power cut, as in a
+        // batch's group: a backup whose folder cannot be flushed fails the save, left as
+        // it was (the backup stays).
+        fsio::sync_dir(&dir).map_err(|e| todo.backup_error(e, " to disk"))?;
     }
     save.sync().map_err(|e| todo.write_error(e, " to disk"))?;
     let dir = save.dir().to_path_buf();
@@ -1099,6 +1100,35 @@ mod tests {
         let backup = dir.path().join("world.json.v1.bak");
         assert_eq!(std::fs::read_to_string(backup).unwrap(), original);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A backup whose folder cannot be flushed would not survive a power cut: the save is
+    /// not replaced (as in a batch's group), and the error says which backup.
+    #[test]
+    fn a_save_is_not_replaced_when_its_backups_folder_cannot_be_flushed() {
+        use crate::fsio::watch;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        let original = r#"{"meta": {"version": 1}, "data": {}}"#;
+        std::fs::write(&path, original).unwrap();
+        watch::watch(dir.path(), Some("flush folder"));
+        let in_place = Target::InPlace { backup: true };
+        let options = Options::default();
+        let err = upgrade_file(&mut x_chain().upgrader(), &path, in_place, &options).unwrap_err();
+        assert!(
+            err.to_string().contains("cannot write the backup")
+                && err.to_string().contains("to disk"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert!(
+            names.iter().all(|n| !fsio::is_temporary(n.as_ref())),
+            "{names:?}"
+        );
     }
 
     /// A current save recompressed in place is held and checked as an upgraded one is: one

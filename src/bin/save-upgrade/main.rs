@@ -199,7 +199,19 @@ enum Command {
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    std::process::exit(run());
+    let code = run();
+    // Output cut short by a failing write (a full disk behind `> file`) is no success; a
+    // reader that went away (`| head`) is.
+    if output::failed() && matches!(code, EXIT_OK | EXIT_FOUND_WORK) {
+        // Straight to standard error: `errln!` says nothing once an output has failed.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: cannot write all of the output: it is cut short"
+        );
+        std::process::exit(EXIT_FAILED);
+    }
+    std::process::exit(code);
 }
 
 fn run() -> i32 {

@@ -1,10 +1,12 @@
 //! Writing to standard output and standard error without panicking: a closed pipe
-//! (`save-upgrade --dry-run saves/ | head`) is a normal end, noticed so that the run stops.
+//! (`save-upgrade --dry-run saves/ | head`) is a normal end, noticed so that the run stops;
+//! any other failure (a full disk behind a redirection) also stops it, and fails it.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static CLOSED: AtomicBool = AtomicBool::new(false);
+static FAILED: AtomicBool = AtomicBool::new(false);
 
 /// Whether standard output or standard error was closed by its reader: nothing more can be
 /// said, so the work should stop.
@@ -12,17 +14,22 @@ pub fn closed() -> bool {
     CLOSED.load(Ordering::Relaxed)
 }
 
+/// Whether standard output or standard error failed for another reason than a reader that
+/// went away: what was written is cut short, so the run must not end as a success.
+pub fn failed() -> bool {
+    FAILED.load(Ordering::Relaxed)
+}
+
 fn write(mut stream: impl Write, bytes: &[u8]) {
     if closed() {
         return;
     }
-    if stream
-        .write_all(bytes)
-        .and_then(|()| stream.flush())
-        .is_err()
-    {
-        // A reader that went away, or a full disk behind a redirection: either way there is
-        // nobody left to tell.
+    if let Err(e) = stream.write_all(bytes).and_then(|()| stream.flush()) {
+        // A reader that went away is a normal end; a full disk behind a redirection leaves
+        // a file cut short, which the exit status must say.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            FAILED.store(true, Ordering::Relaxed);
+        }
         CLOSED.store(true, Ordering::Relaxed);
     }
 }
@@ -45,9 +52,10 @@ pub struct Stdout;
 impl Write for Stdout {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         out_bytes(bytes);
-        match closed() {
-            true => Err(std::io::ErrorKind::BrokenPipe.into()),
-            false => Ok(bytes.len()),
+        match (closed(), failed()) {
+            (false, _) => Ok(bytes.len()),
+            (true, false) => Err(std::io::ErrorKind::BrokenPipe.into()),
+            (true, true) => Err(std::io::Error::other("standard output failed")),
         }
     }
 
