@@ -759,6 +759,7 @@ impl<'a> Tape<'a> {
         }
     }
 
+    #[inline]
     fn push(&mut self, slot: Slot) {
         self.doc.slots.push(slot.pack());
     }
