@@ -395,70 +395,126 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
 
     /// Reads an array starting at `[`, deciding at its end whether it is a tag, and pushes
     /// what it is onto `items`.
+    ///
+    /// Arrays whose first element is another array (`[[[...`) are opened in a loop rather
+    /// than one call each, and closed in a loop once the innermost is read: an array whose
+    /// first element is an array is never a tag, and its elements start where its first
+    /// element's do (`base`), so each level keeps nothing but its depth. Deep chains of
+    /// arrays cost a few steps a level rather than a call with its frame.
     fn array(&mut self, chain: EscapeChain) -> Parsed<Shape> {
-        self.enter()?;
-        self.cursor.pos += 1;
-        self.escaped[self.depth] = None;
-        if let Some(d) = self.tagged_double(chain)? {
-            self.depth -= 1;
-            let value = self.builder.double(d);
-            push(&mut self.items, value);
-            return Ok(Shape::Double);
-        }
-        self.builder.begin_array();
         let base = self.items.len();
+        // Arrays opened whose first element is the array opened after them.
+        let mut opened = 0;
+        let mut inner_chain = chain;
+        let innermost = loop {
+            if let Err(f) = self.enter() {
+                return Err(at_first(f, opened));
+            }
+            self.cursor.pos += 1;
+            // Only an array in an escape chain is ever asked whether it is escaped.
+            if inner_chain > 0 {
+                self.escaped[self.depth] = None;
+            }
+            // `[[`, the usual case in deep texts, is neither a double nor spaced.
+            if self.peek() != Some(b'[') {
+                if let Some(d) = self.tagged_double(inner_chain) {
+                    self.depth -= 1;
+                    let value = self.builder.double(d);
+                    push(&mut self.items, value);
+                    break Shape::Double;
+                }
+                self.builder.begin_array();
+                self.skip_whitespace();
+                if self.peek() != Some(b'[') {
+                    match self.elements(base, inner_chain, false) {
+                        Ok(shape) => break shape,
+                        Err(f) => return Err(at_first(f, opened)),
+                    }
+                }
+            } else {
+                self.builder.begin_array();
+            }
+            opened += 1;
+            inner_chain = 0;
+        };
+        let mut shape = innermost;
+        while opened > 0 {
+            opened -= 1;
+            if self.peek() == Some(b']') {
+                // `]]`: the array holds its first element alone, so it is no tag.
+                self.cursor.pos += 1;
+                self.depth -= 1;
+                let value = self.builder.array_of(&mut self.items, base);
+                push(&mut self.items, value);
+                shape = Shape::Array;
+                continue;
+            }
+            let chain = if opened == 0 { chain } else { 0 };
+            shape = match self.elements(base, chain, true) {
+                Ok(shape) => shape,
+                Err(f) => return Err(at_first(f, opened)),
+            };
+        }
+        Ok(shape)
+    }
+
+    /// Reads the elements of the array open innermost, which go to `items[base..]`, up to
+    /// its closing bracket, and closes it. With `first_read` its first element, an array,
+    /// is read already (so it is no tag), and what follows that element is next.
+    fn elements(&mut self, base: usize, chain: EscapeChain, first_read: bool) -> Parsed<Shape> {
         let mut letter = None;
         let mut second = (Shape::Null, self.cursor.pos);
-        self.skip_whitespace();
-        if self.peek() == Some(b']') {
+        let mut more = if first_read {
+            self.after_element()?
+        } else if self.peek() == Some(b']') {
             self.cursor.pos += 1;
+            false
         } else {
-            loop {
-                self.skip_whitespace();
-                let index = self.items.len() - base;
-                if self.peek() == Some(b']') && index > 0 {
-                    return self.syntax("another value after ',' (JSON allows no trailing comma)");
-                }
-                let shape = match (index, letter) {
-                    (1, Some(l @ (TAG_DOUBLE | TAG_BYTES))) => {
-                        second.1 = self.cursor.pos;
-                        // `["d", x]` and `["b", x]` with a scalar x: decoded here, without
-                        // building the array, when it ends after x. Errors in reading x
-                        // are in x; errors in what it means are the tag's.
-                        match within(self.scalar_tag(l, chain), || Segment::Index(1))? {
-                            Second::Element((value, shape)) => {
-                                push(&mut self.items, value);
-                                shape
-                            }
-                            tagged => {
-                                self.depth -= 1;
-                                self.items.truncate(base);
-                                self.builder.drop_array();
-                                let (value, shape) = self.decode_scalar_tag(l, second.1, tagged)?;
-                                push(&mut self.items, value);
-                                return Ok(shape);
-                            }
+            true
+        };
+        while more {
+            self.skip_whitespace();
+            let index = self.items.len() - base;
+            if self.peek() == Some(b']') && index > 0 {
+                return self.syntax("another value after ',' (JSON allows no trailing comma)");
+            }
+            let shape = match (index, letter) {
+                (1, Some(l @ (TAG_DOUBLE | TAG_BYTES))) => {
+                    second.1 = self.cursor.pos;
+                    // `["d", x]` and `["b", x]` with a scalar x: decoded here, without
+                    // building the array, when it ends after x. Errors in reading x
+                    // are in x; errors in what it means are the tag's.
+                    match within(self.scalar_tag(l, chain), || Segment::Index(1))? {
+                        Second::Element((value, shape)) => {
+                            push(&mut self.items, value);
+                            shape
+                        }
+                        tagged => {
+                            self.depth -= 1;
+                            self.items.truncate(base);
+                            self.builder.drop_array();
+                            let (value, shape) = self.decode_scalar_tag(l, second.1, tagged)?;
+                            push(&mut self.items, value);
+                            return Ok(shape);
                         }
                     }
-                    (1, Some(TAG_LITERAL)) if self.peek() == Some(b'[') => {
-                        second.1 = self.cursor.pos;
-                        within(self.array(chain + 1), || Segment::Index(1))?
-                    }
-                    (1, _) => {
-                        second.1 = self.cursor.pos;
-                        within(self.element(), || Segment::Index(1))?
-                    }
-                    (_, _) => within(self.element(), || Segment::Index(index))?,
-                };
-                match (index, shape) {
-                    (0, Shape::Letter(l)) => letter = Some(l),
-                    (1, shape) => second.0 = shape,
-                    _ => {}
                 }
-                if !self.after_element()? {
-                    break;
+                (1, Some(TAG_LITERAL)) if self.peek() == Some(b'[') => {
+                    second.1 = self.cursor.pos;
+                    within(self.array(chain + 1), || Segment::Index(1))?
                 }
+                (1, _) => {
+                    second.1 = self.cursor.pos;
+                    within(self.element(), || Segment::Index(1))?
+                }
+                (_, _) => within(self.element(), || Segment::Index(index))?,
+            };
+            match (index, shape) {
+                (0, Shape::Letter(l)) => letter = Some(l),
+                (1, shape) => second.0 = shape,
+                _ => {}
             }
+            more = self.after_element()?;
         }
         self.depth -= 1;
         self.close_array(base, letter, second, chain)
@@ -650,30 +706,26 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     /// without building the array. Returns `None`, with the position unchanged, for
     /// anything else (which the general path reads, errors included).
     #[inline]
-    fn tagged_double(&mut self, chain: EscapeChain) -> Parsed<Option<f64>> {
+    fn tagged_double(&mut self, chain: EscapeChain) -> Option<f64> {
         let rest = &self.cursor.bytes[self.cursor.pos..];
-        const PRETTY: &[u8] = b"\"d\", \"";
-        const COMPACT: &[u8] = b"\"d\",\"";
-        let opening = if rest.starts_with(PRETTY) {
-            PRETTY.len()
-        } else if rest.starts_with(COMPACT) {
-            COMPACT.len()
-        } else {
-            return Ok(None);
+        // `"d", "` (pretty) or `"d","` (compact); a compact one with less than a byte
+        // after it holds no hexfloat.
+        let opening = match rest.get(..6)? {
+            [b'"', b'd', b'"', b',', b' ', b'"'] => 6,
+            [b'"', b'd', b'"', b',', b'"', _] => 5,
+            _ => return None,
         };
-        let Some((d, len)) = hexfloat::parse_canonical_prefix(&rest[opening..]) else {
-            return Ok(None);
-        };
+        let (d, len) = hexfloat::parse_canonical_prefix(&rest[opening..])?;
         let end = opening + len;
         if !rest[end..].starts_with(b"\"]") {
-            return Ok(None);
+            return None;
         }
         let after = self.cursor.pos + end + 2;
         if self.is_escaped(after, chain, self.depth) {
-            return Ok(None);
+            return None;
         }
         self.cursor.pos = after;
-        Ok(Some(d))
+        Some(d)
     }
 
     /// Reads a JSON number: an exact integer, or a decimal with a fraction or exponent read
@@ -702,14 +754,22 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     pub(crate) fn canonical_double(&mut self) -> Option<f64> {
         let start = self.cursor.pos;
         self.cursor.pos += 1;
-        match self.tagged_double(0) {
-            Ok(Some(d)) => Some(d),
-            _ => {
-                self.cursor.pos = start;
-                None
-            }
+        let d = self.tagged_double(0);
+        if d.is_none() {
+            self.cursor.pos = start;
         }
+        d
     }
+}
+
+/// A failure in the first element of `levels` arrays, each the first element of the one
+/// before: its path from the outermost of them.
+#[cold]
+fn at_first(mut failure: Box<Failure>, levels: usize) -> Box<Failure> {
+    for _ in 0..levels {
+        failure = failure.inside(Segment::Index(0));
+    }
+    failure
 }
 
 /// Pushes `value` onto `items` with the vector's growth out of line: the common push then
@@ -743,5 +803,111 @@ fn shortened(text: &str) -> &str {
         "{...}"
     } else {
         "..."
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::{from_slice, from_slice_with_max_depth, to_vec_compact, Document, Style};
+    use crate::Value;
+
+    /// Reads `text` with the tree and the borrowed document, which must agree: the compact
+    /// canonical text, or the error's text.
+    fn read(text: &str) -> Result<String, String> {
+        let tree = from_slice(text.as_bytes())
+            .map(|v| String::from_utf8(to_vec_compact(&v).unwrap()).unwrap())
+            .map_err(|e| e.to_string());
+        let doc = Document::parse(text.as_bytes())
+            .map(|d| String::from_utf8(d.to_vec(Style::Compact).unwrap()).unwrap())
+            .map_err(|e| e.to_string());
+        assert_eq!(tree, doc, "{text}");
+        tree.map(|t| t.trim_end().to_string())
+    }
+
+    #[test]
+    fn runs_of_arrays_that_open_arrays_read_as_each_level_alone_would() {
+        let cases = [
+            ("[[[1]]]", "[[[1]]]"),
+            ("[[[1], 2], 3]", "[[[1],2],3]"),
+            ("[ [ [1] ] , [[]]]", "[[[1]],[[]]]"),
+            ("[[[[]]]]", "[[[[]]]]"),
+            ("[[[\"d\", \"0x1.8p+0\"]]]", "[[[\"d\",\"0x1.8p+0\"]]]"),
+            (
+                "[[[\"d\", 1.5]], [\"b\", \"A\"]]",
+                "[[[\"d\",\"0x1.8p+0\"]],[\"b\",\"A\"]]",
+            ),
+            // An escape's content whose first element is an array: read literally, its
+            // elements as usual.
+            ("[\"a\", [[\"d\", \"0x1p+0\"]]]", "[[\"d\",\"0x1p+0\"]]"),
+            ("[\"a\", [[\"a\", [\"x\", [1]]]]]", "[[\"a\",[\"x\",[1]]]]"),
+            (
+                "[\"a\", [[[\"d\", \"0x1p+0\"]], 2]]",
+                "[[[\"d\",\"0x1p+0\"]],2]",
+            ),
+            (
+                "[[\"a\", [\"d\", \"0x1p+0\"]]]",
+                "[[\"a\",[\"d\",\"0x1p+0\"]]]",
+            ),
+        ];
+        for (text, canonical) in cases {
+            assert_eq!(read(text).as_deref(), Ok(canonical), "{text}");
+        }
+        let deep = format!("{}\"x\"{}", "[".repeat(512), "]".repeat(512));
+        let mut value = from_slice(deep.as_bytes()).unwrap();
+        for _ in 0..512 {
+            let Value::Array(mut items) = value else {
+                panic!("512 arrays")
+            };
+            assert_eq!(items.len(), 1);
+            value = items.pop().unwrap();
+        }
+        assert_eq!(value, Value::String("x".into()));
+    }
+
+    #[test]
+    fn errors_inside_runs_of_arrays_carry_the_path_to_them() {
+        let cases = [
+            (
+                "[[[1,]]]",
+                "line 1, column 6: at [0][0]: expected another value after ',' (JSON allows no trailing comma), found ']'",
+            ),
+            (
+                "[[[1] 2]]",
+                "line 1, column 7: at [0]: expected ',' or ']' after an array element, found '2'",
+            ),
+            (
+                "[[[1]], 2 3]",
+                "line 1, column 11: expected ',' or ']' after an array element, found '3'",
+            ),
+            (
+                "[[[[\"d\", \"x\"]]]]",
+                "line 1, column 10: at [0][0][0]: bad double [\"d\", \"x\"]: malformed hexadecimal float at character 1: expected '0x' (a valid spelling looks like 0x1.8p+3, -0x1p-4, inf or nan)",
+            ),
+            (
+                "[[[1]], [[\"q\", [2]]]]",
+                "line 1, column 16: at [1][0]: unknown tag \"q\": a two-element array of a single lowercase letter and an array or object is reserved for tags; to store this array as it is, write [\"a\", [\"q\", ...]]",
+            ),
+            ("[[[", "line 1, column 4: at [0][0][0]: expected a value (object, array, string, number, true, false or null), found the end of the text"),
+        ];
+        for (text, message) in cases {
+            assert_eq!(read(text), Err(message.to_string()), "{text}");
+        }
+        let deep = format!("{}{}", "[".repeat(513), "]".repeat(513));
+        let err = read(&deep).unwrap_err();
+        assert!(
+            err.starts_with("line 1, column 513: at [0]")
+                && err.ends_with("nested more than 512 arrays and objects deep"),
+            "{err}"
+        );
+        let err = from_slice_with_max_depth(b"[[[[1]]]]", 3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1, column 4: at [0][0][0]: nested more than 3 arrays and objects deep"
+        );
+        let err = from_slice_with_max_depth(b"[1, [[[1]]]]", 3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1, column 7: at [1][0][0]: nested more than 3 arrays and objects deep"
+        );
     }
 }
