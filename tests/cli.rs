@@ -121,15 +121,20 @@ fn a_save_in_the_order_of_revision_2_reads_the_same_and_fmt_writes_meta_first() 
 
 /// Runs `save-upgrade fmt -` with `input` on standard input.
 fn fmt_stdin(input: &str) -> Output {
+    save_upgrade_stdin(&["fmt", "-"], input.as_bytes())
+}
+
+/// Runs `save-upgrade` with `args` and `input` on standard input.
+fn save_upgrade_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(["fmt", "-"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.write_all(input).unwrap();
     drop(stdin);
     child.wait_with_output().unwrap()
 }
@@ -244,6 +249,28 @@ fn fmt_dash_into_a_closed_pipe_is_a_normal_end() {
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A save that reads within the depth limit but would be written deeper (a bare decimal,
+/// written as a `["d", ...]` tag, at the limit) fails before anything is printed, however
+/// much text comes before it; `fmt --check -` calls it a failure, not work to do.
+#[test]
+fn fmt_dash_prints_nothing_of_a_save_that_cannot_be_written() {
+    let deep = format!("{}1.5{}", "[".repeat(510), "]".repeat(510));
+    let text = format!(
+        "{{\"meta\": {{\"version\": 1}}, \"data\": {{\"a\": \"{}\", \"z\": {deep}}}}}",
+        "x".repeat(200_000)
+    );
+    for args in [&["fmt", "-"][..], &["fmt", "--check", "-"][..]] {
+        let out = save_upgrade_stdin(args, text.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: {} bytes out",
+            out.stdout.len()
+        );
+        assert!(stderr(&out).contains("deep"), "{args:?}: {}", stderr(&out));
+    }
 }
 
 /// A full disk behind a redirection cuts the output short: no success, whether the text

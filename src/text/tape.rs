@@ -17,10 +17,14 @@ use super::build::Build;
 use super::reader::{utf8, Reader};
 use super::tags::{self, Shape};
 use super::write::{too_deep, TooDeep, Writer, INLINE_NUMBERS};
-use super::Style;
+use super::{Style, MAX_DEPTH};
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::Segment;
 use crate::value::{Key, Map, Table, Value};
+
+/// How many levels deeper than its text a document's canonical text can nest, with room to
+/// spare: a tag or escape the writer adds is one array, a Lua table's entries two.
+const WRITTEN_DEEPER: usize = 4;
 
 /// One node of the tape, as it is read (stored [`Packed`]). Containers are followed by their contents (an object's as key,
 /// value, key, value...), and know the index just past their last node.
@@ -169,6 +173,8 @@ pub struct Document<'a> {
     unescaped: String,
     bytes: Vec<u8>,
     tables: Vec<Value>,
+    /// How many arrays and objects deep the text nests at most.
+    deepest: usize,
 }
 
 /// What a [`Node`] of a [`Document`] is.
@@ -289,7 +295,15 @@ impl<'a> Document<'a> {
     /// alone, `meta` an object whose `version` is a non-negative integer and whose
     /// `writer`, if any, is a semantic version spelled as semver spells it. Anything else
     /// is for the [`Save`](crate::Save) path to load, refuse or normalize.
+    ///
+    /// A text nested nearly [`MAX_DEPTH`] deep is for that path too: what it writes can
+    /// nest deeper than what it reads (a bare `1.5` is written `["d", ...]`), and the
+    /// `Save` path finds that before it writes anything, where the document's walk would
+    /// find it halfway through its text (after `fmt -` had printed part of it).
     pub(crate) fn is_plain_save(&self) -> bool {
+        if self.deepest + WRITTEN_DEEPER > MAX_DEPTH {
+            return false;
+        }
         let root = self.root();
         if root.kind() != Kind::Object || root.len() != 2 {
             return false;
@@ -729,6 +743,7 @@ impl<'a> Tape<'a> {
                 unescaped: String::new(),
                 bytes: Vec::new(),
                 tables: Vec::new(),
+                deepest: 0,
             },
             open: Vec::new(),
             keys: Vec::new(),
@@ -851,12 +866,14 @@ impl<'a> Build<'a> for Tape<'a> {
     #[inline]
     fn begin_array(&mut self) {
         self.open.push(self.doc.slots.len());
+        self.doc.deepest = self.doc.deepest.max(self.open.len());
         self.push(Slot::Array { len: 0, end: 0 });
     }
 
     #[inline]
     fn begin_object(&mut self) {
         self.open.push(self.doc.slots.len());
+        self.doc.deepest = self.doc.deepest.max(self.open.len());
         self.key_bases.push(self.keys.len());
         self.push(Slot::Object {
             len: 0,
