@@ -16,7 +16,7 @@ use std::vec::Drain;
 use super::build::Build;
 use super::reader::{utf8, Reader};
 use super::tags::{self, Shape};
-use super::write::{too_deep, TooDeep, Writer, INLINE_NUMBERS};
+use super::write::{too_deep, Halt, Sink, Writer, INLINE_NUMBERS, PIECE};
 use super::{Style, MAX_DEPTH};
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::Segment;
@@ -256,10 +256,10 @@ impl<'a> Document<'a> {
         Ok(out)
     }
 
-    /// Hands the canonical text in `style` to `sink` in pieces of about [`CHUNK`] bytes: a
+    /// Hands the canonical text in `style` to `sink` in pieces of about [`PIECE`] bytes: a
     /// long text is never all in memory. The sink's error stops the walk.
     pub(crate) fn stream(&self, style: Style, sink: &mut Sink<'_>) -> Result<()> {
-        let mut piece = Vec::with_capacity(2 * CHUNK);
+        let mut piece = Vec::with_capacity(2 * PIECE);
         self.write_streamed(&mut piece, style, Some(sink))
     }
 
@@ -568,26 +568,6 @@ impl<'d, 'a> Node<'d, 'a> {
     }
 }
 
-/// Where the streamed canonical text goes, piece by piece.
-pub(crate) type Sink<'s> = dyn FnMut(&[u8]) -> Result<()> + 's;
-
-/// About how many bytes of text a streamed write hands its sink at a time.
-const CHUNK: usize = 1 << 16;
-
-/// Why a walk stopped.
-enum Halt {
-    /// Nested deeper than a reader accepts, at this path.
-    Deep(TooDeep),
-    /// The sink refused what it was given.
-    Sink(Error),
-}
-
-impl From<TooDeep> for Halt {
-    fn from(path: TooDeep) -> Halt {
-        Halt::Deep(path)
-    }
-}
-
 /// Adds `segment` in front of the path of a value nested too deeply below it.
 fn within(segment: impl FnOnce() -> Segment) -> impl FnOnce(Halt) -> Halt {
     move |halt| match halt {
@@ -713,7 +693,7 @@ impl Walk<'_, '_, '_, '_> {
     #[inline]
     fn flush(&mut self, w: &mut Writer<'_>) -> Result<(), Halt> {
         match &mut self.sink {
-            Some(sink) if w.written() >= CHUNK => w.flush(|text| sink(text)).map_err(Halt::Sink),
+            Some(sink) if w.written() >= PIECE => w.flush(|text| sink(text)).map_err(Halt::Sink),
             _ => Ok(()),
         }
     }

@@ -551,8 +551,8 @@ struct Streamed<'r, 's> {
     piece: usize,
 }
 
-/// Why a streamed walk stopped.
-enum Halt {
+/// Why a streamed walk stopped (of a [`Value`] here, of a `Document` in `tape.rs`).
+pub(crate) enum Halt {
     /// Nested deeper than a reader accepts, at this path.
     Deep(TooDeep),
     /// The sink refused what it was given.
