@@ -491,9 +491,11 @@ fn folder_of(path: &Path) -> &Path {
 #[derive(Debug, Default)]
 pub(crate) struct FolderFlush {
     folders: std::sync::Mutex<std::collections::BTreeSet<PathBuf>>,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     witnesses: Vec<(u64, fs::File)>,
     /// When a flush through a witness last failed, by file system, and why: a group whose
     /// files were being written then may have lost them, even if a later flush succeeds.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     failures: std::sync::Mutex<Vec<(u64, Instant, io::Error)>>,
 }
 
@@ -502,27 +504,8 @@ impl FolderFlush {
     /// a witness opened now for each file system they are on. A file on another file
     /// system is flushed by itself.
     pub(crate) fn watching<'a>(folders: impl IntoIterator<Item = &'a Path>) -> FolderFlush {
-        let mut witnesses: Vec<(u64, fs::File)> = Vec::new();
-        #[cfg(target_os = "linux")]
-        for folder in folders {
-            use std::os::unix::fs::MetadataExt;
-            // The folder, or the nearest one above it that is there.
-            let Some(there) = folder.ancestors().find(|f| f.is_dir()) else {
-                continue;
-            };
-            let Ok(device) = fs::metadata(there).map(|m| m.dev()) else {
-                continue;
-            };
-            if witnesses.iter().all(|(d, _)| *d != device) {
-                if let Ok(file) = fs::File::open(there) {
-                    witnesses.push((device, file));
-                }
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        drop(folders.into_iter());
         FolderFlush {
-            witnesses,
+            witnesses: witnesses(folders),
             ..FolderFlush::default()
         }
     }
@@ -542,6 +525,34 @@ impl FolderFlush {
             .filter_map(|dir| sync_dir(&dir).err().map(|e| (dir, e)))
             .collect()
     }
+}
+
+/// One descriptor per file system that `folders` (or, for folders not made yet, the
+/// nearest folders above them that are there) are on, opened now.
+#[cfg(target_os = "linux")]
+fn witnesses<'a>(folders: impl IntoIterator<Item = &'a Path>) -> Vec<(u64, fs::File)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut witnesses: Vec<(u64, fs::File)> = Vec::new();
+    for folder in folders {
+        let Some(there) = folder.ancestors().find(|f| f.is_dir()) else {
+            continue;
+        };
+        let Ok(device) = fs::metadata(there).map(|m| m.dev()) else {
+            continue;
+        };
+        if witnesses.iter().all(|(d, _)| *d != device) {
+            if let Ok(file) = fs::File::open(there) {
+                witnesses.push((device, file));
+            }
+        }
+    }
+    witnesses
+}
+
+/// Elsewhere every file is flushed by itself: no witnesses.
+#[cfg(not(target_os = "linux"))]
+fn witnesses<'a>(_folders: impl IntoIterator<Item = &'a Path>) -> Vec<(u64, fs::File)> {
+    Vec::new()
 }
 
 /// A file of [`write_atomic`] cut short: its bytes are in its temporary file, not yet
