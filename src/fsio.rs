@@ -691,16 +691,20 @@ pub(crate) fn make_durable(
     batch: &FolderFlush,
     opened: Instant,
 ) -> Vec<io::Result<()>> {
+    // A failure made by a test stands for the flush's own, recorded as a real one is.
     #[cfg(test)]
-    if let Some(Err(e)) = files
+    let made = files
         .first()
         .and_then(|f| watch::record(&f.dir, "flush files", Path::new(&files.len().to_string())))
-    {
-        return files.iter().map(|_| Err(copy_error(&e))).collect();
-    }
+        .and_then(Result::err);
+    #[cfg(not(test))]
+    let made = None;
     #[cfg(target_os = "linux")]
     if syncfs::reports_errors() {
-        return syncfs::per_file_system(files, batch, opened);
+        return syncfs::per_file_system(files, batch, opened, made);
+    }
+    if let Some(e) = made {
+        return files.iter().map(|_| Err(copy_error(&e))).collect();
     }
     let _ = (batch, opened);
     files.iter().map(|f| f.temp.as_file().sync_all()).collect()
@@ -739,6 +743,7 @@ mod syncfs {
         files: &[&Pending],
         batch: &FolderFlush,
         opened: Instant,
+        made: Option<io::Error>,
     ) -> Vec<io::Result<()>> {
         let devices: Vec<io::Result<u64>> = files
             .iter()
@@ -752,7 +757,10 @@ mod syncfs {
             let Some((_, witness)) = batch.witnesses.iter().find(|(d, _)| d == device) else {
                 continue;
             };
-            let result = syncfs(witness);
+            let result = match &made {
+                Some(e) => Err(copy_error(e)),
+                None => syncfs(witness),
+            };
             let mut failures = batch.failures.lock().unwrap_or_else(|e| e.into_inner());
             if let Err(e) = &result {
                 if e.raw_os_error() != Some(libc::ENOSYS) {
@@ -919,6 +927,8 @@ pub(crate) mod watch {
     struct Watched {
         dir: PathBuf,
         fail: Option<&'static str>,
+        /// Whether `fail` fails only once.
+        once: bool,
         act: Option<(&'static str, Action)>,
         log: Vec<String>,
     }
@@ -934,9 +944,19 @@ pub(crate) mod watch {
         watched.push(Watched {
             dir: dir.to_path_buf(),
             fail,
+            once: false,
             act: None,
             log: Vec::new(),
         });
+    }
+
+    /// [`watch`], with `operation` failing the first time only.
+    pub(crate) fn fail_once(dir: &Path, operation: &'static str) {
+        watch(dir, Some(operation));
+        let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(watch) = watched.iter_mut().find(|w| w.dir == dir) {
+            watch.once = true;
+        }
     }
 
     /// Watches `dir` and runs `action` on the file (or count) of each `operation` there,
@@ -984,6 +1004,9 @@ pub(crate) mod watch {
             .log
             .push(format!("{operation} {name}").trim_end().to_string());
         Some(if watch.fail == Some(operation) {
+            if watch.once {
+                watch.fail = None;
+            }
             Err(io::Error::other(format!(
                 "{operation} failed (made to by a test)"
             )))

@@ -18,8 +18,12 @@ pub(super) struct Commits<K> {
     state: Mutex<State<K>>,
     /// Signalled when the committing worker takes the groups waiting.
     taken: Condvar,
-    /// How many groups may wait while a worker commits before one more waits with them:
-    /// each group holds its saves locked and its temporaries open.
+    /// How many groups may wait while a worker commits; a worker with one more waits until
+    /// they are taken. Two at least, or no commit would ever serve more than one group.
+    /// Each group holds its saves locked and its temporaries open (three descriptors a save
+    /// in place), so the groups alive at once, those being filled, those waiting and those
+    /// being committed, twice as many as the workers from four workers on, stay within the
+    /// usual limit of 1,024 open files at eight workers.
     limit: usize,
 }
 
@@ -37,7 +41,7 @@ impl<K> Commits<K> {
                 committing: false,
             }),
             taken: Condvar::new(),
-            limit: workers.max(1),
+            limit: (workers / 2).max(2),
         }
     }
 
@@ -48,7 +52,8 @@ impl<K> Commits<K> {
     /// Hands `group` over to be committed. When no other worker is committing, this one
     /// does: `commit` is called with every group waiting, merged into one, again and again
     /// until none waits. Otherwise it returns at once (the committing worker takes the
-    /// group), unless `limit` groups wait already: then it waits until they are taken.
+    /// group), unless `limit` groups wait already: then it first waits until they are
+    /// taken.
     ///
     /// Every group handed over is committed before the last worker's `hand_over` returns:
     /// while groups wait, a worker is committing, and it stops only when none waits.
@@ -62,11 +67,11 @@ impl<K> Commits<K> {
             let _ = crate::fsio::watch::record(dir, "hand over", source);
         }
         let mut state = self.lock();
-        state.waiting.push(group);
-        while state.committing && state.waiting.len() > self.limit {
+        while state.committing && state.waiting.len() >= self.limit {
             state = self.taken.wait(state).unwrap_or_else(|e| e.into_inner());
         }
-        if state.committing || state.waiting.is_empty() {
+        state.waiting.push(group);
+        if state.committing {
             return;
         }
         state.committing = true;

@@ -413,7 +413,7 @@ impl<'c> Batch<'c> {
     /// ([`Summary::unflushed`]). A save's outcome is handed on once its group is written.
     /// The threads share their flushes: a thread whose group is ready while another writes
     /// hands it over and goes on upgrading, and the writing thread then writes every group
-    /// handed over with one flush (as many groups wait as there are threads at most; a
+    /// handed over with one flush (as many groups wait as half the threads at most, two at least; a
     /// thread handing over one more waits until they are taken).
     ///
     /// A group is committed sooner when a second has passed since its first save joined,
@@ -627,8 +627,11 @@ impl<'p> Work<'_, '_, 'p> {
             }
         };
         let hand_over = |group: &mut WriteGroup<usize>| {
-            self.commits
-                .hand_over(std::mem::replace(group, WriteGroup::new()), commit)
+            let ready = std::mem::replace(group, WriteGroup::new());
+            self.commits.hand_over(ready, commit);
+            // Opened after the commit this worker may have run: a flush that failed in it
+            // fails the saves written before it, not those this group will hold.
+            *group = WriteGroup::new();
         };
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
@@ -977,6 +980,37 @@ mod tests {
         let private = saves.join("private.json");
         crate::upgrade::upgrade_file(&mut chain.upgrader(), &private, target, &options).unwrap();
         assert_eq!(mode(&single), 0o600);
+    }
+
+    /// A flush that fails fails the saves it covered, not those of the group the worker
+    /// fills next, written after it failed (whose own flush succeeds).
+    #[test]
+    fn a_failed_flush_fails_only_the_saves_written_before_it() {
+        let chain = chain();
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..40 {
+            fs::write(dir.path().join(format!("s{i:02}.json")), old_save("{}")).unwrap();
+        }
+        watch::fail_once(dir.path(), "flush files");
+        let batch = Batch::new(&chain, Mode::InPlace { backup: true }).jobs(1);
+        let plan = batch.plan(&[dir.path()]).unwrap();
+        let mut failed = Vec::new();
+        batch
+            .run(&plan, |outcome| {
+                failed.push(outcome.status == Status::Failed);
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        // The first flush covers the first group: a backup and a save each.
+        let log = watch::log(dir.path());
+        let first = log
+            .iter()
+            .find_map(|l| l.strip_prefix("flush files "))
+            .unwrap();
+        let first_group = first.parse::<usize>().unwrap() / 2;
+        let expected: Vec<bool> = (0..40).map(|i| i < first_group).collect();
+        assert_eq!(failed, expected, "first group of {first_group}");
+        assert!(first_group < 40);
     }
 
     #[test]

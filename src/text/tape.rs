@@ -23,7 +23,8 @@ use crate::path::Segment;
 use crate::value::{Key, Map, Table, Value};
 
 /// How many levels deeper than its text a document's canonical text can nest, with room to
-/// spare: a tag or escape the writer adds is one array, a Lua table's entries two.
+/// spare: one, a bare typed number (`1.5`, `1e30`) being written as a `["d", ...]` tag;
+/// escapes, bytes and Lua tables are written as deep as they are read.
 const WRITTEN_DEEPER: usize = 4;
 
 /// One node of the tape, as it is read (stored [`Packed`]). Containers are followed by their contents (an object's as key,
