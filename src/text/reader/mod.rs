@@ -461,6 +461,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     /// Reads the elements of the array open innermost, which go to `items[base..]`, up to
     /// its closing bracket, and closes it. With `first_read` its first element, an array,
     /// is read already (so it is no tag), and what follows that element is next.
+    #[inline(always)]
     fn elements(&mut self, base: usize, chain: EscapeChain, first_read: bool) -> Parsed<Shape> {
         let mut letter = None;
         let mut second = (Shape::Null, self.cursor.pos);
