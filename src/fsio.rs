@@ -482,34 +482,12 @@ fn folder_of(path: &Path) -> &Path {
 /// contents are on disk before its rename, and the folder flush that makes the rename
 /// survive a power cut is shared by every save renamed in it. Until then a power cut can
 /// only undo a rename, leaving that save as it was.
-///
-/// It also holds the batch's witnesses: one descriptor per file system the batch writes on,
-/// opened before any of its files ([`FolderFlush::watching`]), through which
-/// [`make_durable`] flushes. On Linux a flush through a descriptor reports every write
-/// error on its file system since that descriptor's last flush (or its opening), so no
-/// error on any file of the batch goes unseen, whichever workers' groups a flush serves.
 #[derive(Debug, Default)]
 pub(crate) struct FolderFlush {
     folders: std::sync::Mutex<std::collections::BTreeSet<PathBuf>>,
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    witnesses: Vec<(u64, fs::File)>,
-    /// When a flush through a witness last failed, by file system, and why: a group whose
-    /// files were being written then may have lost them, even if a later flush succeeds.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    failures: std::sync::Mutex<Vec<(u64, Instant, io::Error)>>,
 }
 
 impl FolderFlush {
-    /// For a batch that writes in `folders` (or, for folders not made yet, below them):
-    /// a witness opened now for each file system they are on. A file on another file
-    /// system is flushed by itself.
-    pub(crate) fn watching<'a>(folders: impl IntoIterator<Item = &'a Path>) -> FolderFlush {
-        FolderFlush {
-            witnesses: witnesses(folders),
-            ..FolderFlush::default()
-        }
-    }
-
     pub(crate) fn defer(&self, dir: &Path) {
         let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
         if !folders.contains(dir) {
@@ -525,34 +503,6 @@ impl FolderFlush {
             .filter_map(|dir| sync_dir(&dir).err().map(|e| (dir, e)))
             .collect()
     }
-}
-
-/// One descriptor per file system that `folders` (or, for folders not made yet, the
-/// nearest folders above them that are there) are on, opened now.
-#[cfg(target_os = "linux")]
-fn witnesses<'a>(folders: impl IntoIterator<Item = &'a Path>) -> Vec<(u64, fs::File)> {
-    use std::os::unix::fs::MetadataExt;
-    let mut witnesses: Vec<(u64, fs::File)> = Vec::new();
-    for folder in folders {
-        let Some(there) = folder.ancestors().find(|f| f.is_dir()) else {
-            continue;
-        };
-        let Ok(device) = fs::metadata(there).map(|m| m.dev()) else {
-            continue;
-        };
-        if witnesses.iter().all(|(d, _)| *d != device) {
-            if let Ok(file) = fs::File::open(there) {
-                witnesses.push((device, file));
-            }
-        }
-    }
-    witnesses
-}
-
-/// Elsewhere every file is flushed by itself: no witnesses.
-#[cfg(not(target_os = "linux"))]
-fn witnesses<'a>(_folders: impl IntoIterator<Item = &'a Path>) -> Vec<(u64, fs::File)> {
-    Vec::new()
 }
 
 /// A file of [`write_atomic`] cut short: its bytes are in its temporary file, not yet
@@ -674,39 +624,25 @@ pub(crate) fn write_temporary(
     })
 }
 
-/// Flushes the bytes of `files` to disk; for each file, whether it is durable. `files` were
-/// all written after `opened`; `batch` holds the witnesses of the file systems.
+/// Flushes the bytes of `files` to disk; for each file, whether it is durable.
 ///
 /// On Linux one `syncfs` per file system covers every file on it: one journal commit for
 /// the lot, where an `fsync` per file costs a commit each and the commits of two jobs wait
-/// on each other. It goes through the file system's witness, which reports every write
-/// error since the witness's last flush: one that failed then fails every file of the
-/// file system written since `opened`, those of this call and those of later calls whose
-/// files were being written at the time (it may have been theirs). It also flushes what
-/// other programs wrote there, so a file system busy with other writes makes it slower.
-/// A file on a file system without a witness, and every file elsewhere, gets its own
-/// `fsync`.
-pub(crate) fn make_durable(
-    files: &[&Pending],
-    batch: &FolderFlush,
-    opened: Instant,
-) -> Vec<io::Result<()>> {
-    // A failure made by a test stands for the flush's own, recorded as a real one is.
+/// on each other. A failed `syncfs` fails every file of its file system. It also flushes
+/// what other programs wrote there, so a file system busy with other writes makes it
+/// slower. Elsewhere each file gets its own `fsync`.
+pub(crate) fn make_durable(files: &[&Pending]) -> Vec<io::Result<()>> {
     #[cfg(test)]
-    let made = files
+    if let Some(Err(e)) = files
         .first()
         .and_then(|f| watch::record(&f.dir, "flush files", Path::new(&files.len().to_string())))
-        .and_then(Result::err);
-    #[cfg(not(test))]
-    let made = None;
-    #[cfg(target_os = "linux")]
-    if syncfs::reports_errors() {
-        return syncfs::per_file_system(files, batch, opened, made);
-    }
-    if let Some(e) = made {
+    {
         return files.iter().map(|_| Err(copy_error(&e))).collect();
     }
-    let _ = (batch, opened);
+    #[cfg(target_os = "linux")]
+    if syncfs::reports_errors() {
+        return syncfs::per_file_system(files);
+    }
     files.iter().map(|f| f.temp.as_file().sync_all()).collect()
 }
 
@@ -720,11 +656,10 @@ pub(crate) fn copy_error(e: &io::Error) -> io::Error {
 
 #[cfg(target_os = "linux")]
 mod syncfs {
-    use super::{copy_error, FolderFlush, Pending};
+    use super::{copy_error, Pending};
     use std::io;
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
-    use std::time::Instant;
 
     /// Whether `syncfs` says when a write failed: only from Linux 5.8 on, before which it
     /// returned success whatever happened, so a flush that failed would go unseen.
@@ -739,64 +674,45 @@ mod syncfs {
         })
     }
 
-    pub(super) fn per_file_system(
-        files: &[&Pending],
-        batch: &FolderFlush,
-        opened: Instant,
-        made: Option<io::Error>,
-    ) -> Vec<io::Result<()>> {
+    pub(super) fn per_file_system(files: &[&Pending]) -> Vec<io::Result<()>> {
         let devices: Vec<io::Result<u64>> = files
             .iter()
             .map(|f| f.temp.as_file().metadata().map(|m| m.dev()))
             .collect();
+        // Each file system is flushed through the group's first file on it: `syncfs`
+        // reports the write errors since its descriptor was opened, the earliest there.
         let mut flushed: Vec<(u64, io::Result<()>)> = Vec::new();
-        for device in devices.iter().flatten() {
-            if flushed.iter().any(|(d, _)| d == device) {
-                continue;
+        for (file, device) in files.iter().zip(&devices) {
+            let Ok(device) = device else { continue };
+            if flushed.iter().all(|(d, _)| d != device) {
+                flushed.push((*device, syncfs(file)));
             }
-            let Some((_, witness)) = batch.witnesses.iter().find(|(d, _)| d == device) else {
-                continue;
-            };
-            let result = match &made {
-                Some(e) => Err(copy_error(e)),
-                None => syncfs(witness),
-            };
-            let mut failures = batch.failures.lock().unwrap_or_else(|e| e.into_inner());
-            if let Err(e) = &result {
-                if e.raw_os_error() != Some(libc::ENOSYS) {
-                    failures.retain(|(d, ..)| d != device);
-                    failures.push((*device, Instant::now(), copy_error(e)));
-                }
-            }
-            // A failure reported by an earlier flush, while these files were written.
-            let earlier = failures
-                .iter()
-                .find(|(d, at, _)| d == device && *at >= opened)
-                .map(|(.., e)| copy_error(e));
-            flushed.push((*device, earlier.map_or(result, Err)));
         }
         files
             .iter()
             .zip(devices)
             .map(|(file, device)| {
                 let device = device?;
-                match flushed.iter().find(|(d, _)| *d == device) {
-                    Some((_, Ok(()))) => Ok(()),
-                    // No witness there (a file system met after the start), or one that
-                    // has no syncfs (some sandboxes): one fsync a file.
-                    None => file.temp.as_file().sync_all(),
-                    Some((_, Err(e))) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                match &flushed
+                    .iter()
+                    .find(|(d, _)| *d == device)
+                    .expect("flushed above")
+                    .1
+                {
+                    Ok(()) => Ok(()),
+                    // A file system that has no syncfs (some sandboxes): one fsync a file.
+                    Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
                         file.temp.as_file().sync_all()
                     }
-                    Some((_, Err(e))) => Err(copy_error(e)),
+                    Err(e) => Err(copy_error(e)),
                 }
             })
             .collect()
     }
 
-    fn syncfs(file: &std::fs::File) -> io::Result<()> {
+    fn syncfs(file: &Pending) -> io::Result<()> {
         // SAFETY: the descriptor of a file that `file` keeps open for the call.
-        if unsafe { libc::syncfs(file.as_raw_fd()) } == 0 {
+        if unsafe { libc::syncfs(file.temp.as_file().as_raw_fd()) } == 0 {
             Ok(())
         } else {
             Err(io::Error::last_os_error())
@@ -927,8 +843,6 @@ pub(crate) mod watch {
     struct Watched {
         dir: PathBuf,
         fail: Option<&'static str>,
-        /// Whether `fail` fails only once.
-        once: bool,
         act: Option<(&'static str, Action)>,
         log: Vec<String>,
     }
@@ -944,19 +858,9 @@ pub(crate) mod watch {
         watched.push(Watched {
             dir: dir.to_path_buf(),
             fail,
-            once: false,
             act: None,
             log: Vec::new(),
         });
-    }
-
-    /// [`watch`], with `operation` failing the first time only.
-    pub(crate) fn fail_once(dir: &Path, operation: &'static str) {
-        watch(dir, Some(operation));
-        let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(watch) = watched.iter_mut().find(|w| w.dir == dir) {
-            watch.once = true;
-        }
     }
 
     /// Watches `dir` and runs `action` on the file (or count) of each `operation` there,
@@ -976,8 +880,7 @@ pub(crate) mod watch {
     }
 
     /// What was done in `dir`, in order: `read <name>`, `flush files <count>`,
-    /// `rename <name>`, `flush folder`, `check <name>`, and from a batch `hand over <name>`
-    /// (the save's files are written, its group handed over to be committed).
+    /// `rename <name>`, `flush folder`, `check <name>`.
     pub(crate) fn log(dir: &Path) -> Vec<String> {
         let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
         let watch = watched.iter().find(|w| w.dir == dir);
@@ -986,7 +889,7 @@ pub(crate) mod watch {
 
     /// Records `operation` in `dir`, on `what` (a file, a count), after running the action
     /// asked for; `Some` when the folder is watched, with the error asked for.
-    pub(crate) fn record(dir: &Path, operation: &str, what: &Path) -> Option<io::Result<()>> {
+    pub(super) fn record(dir: &Path, operation: &str, what: &Path) -> Option<io::Result<()>> {
         let action = {
             let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
             let watch = watched.iter().find(|w| w.dir == dir)?;
@@ -1004,9 +907,6 @@ pub(crate) mod watch {
             .log
             .push(format!("{operation} {name}").trim_end().to_string());
         Some(if watch.fail == Some(operation) {
-            if watch.once {
-                watch.fail = None;
-            }
             Err(io::Error::other(format!(
                 "{operation} failed (made to by a test)"
             )))
@@ -1359,30 +1259,6 @@ mod tests {
                 assert_eq!((m.uid(), m.gid()), (1000, 1000), "{}", path.display());
             }
         }
-    }
-
-    /// A flush through a batch's witness that failed fails the files of every group being
-    /// written then (the error may have been theirs), even when their own flush comes
-    /// later and succeeds; files written after it are not failed.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_failed_flush_fails_the_files_written_meanwhile_even_through_a_later_flush() {
-        assert!(syncfs::reports_errors(), "a kernel before 5.8");
-        let dir = tempfile::tempdir().unwrap();
-        let batch = FolderFlush::watching([dir.path().join("not made yet").as_path()]);
-        assert_eq!(batch.witnesses.len(), 1);
-        let opened = Instant::now();
-        let pending = write_temporary(&dir.path().join("a.json"), b"x", None).unwrap();
-        let device = batch.witnesses[0].0;
-        let eio = io::Error::from_raw_os_error(libc::EIO);
-        let failed = (device, Instant::now(), eio);
-        batch.failures.lock().unwrap().push(failed);
-        let flushed = make_durable(&[&pending], &batch, opened);
-        let error = flushed[0].as_ref().unwrap_err();
-        assert_eq!(error.raw_os_error(), Some(libc::EIO));
-        let after = Instant::now();
-        let pending = write_temporary(&dir.path().join("b.json"), b"y", None).unwrap();
-        assert!(make_durable(&[&pending], &batch, after)[0].is_ok());
     }
 
     #[test]

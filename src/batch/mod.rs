@@ -30,7 +30,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod commit;
 mod find;
 pub(crate) mod out_dir;
 
@@ -411,15 +410,11 @@ impl<'c> Batch<'c> {
     /// are flushed to disk at once, then the backups renamed and their folders flushed,
     /// then the saves renamed; the folders of the saves are flushed at the end of the run
     /// ([`Summary::unflushed`]). A save's outcome is handed on once its group is written.
-    /// The threads share their flushes: a thread whose group is ready while another writes
-    /// hands it over and goes on upgrading, and the writing thread then writes every group
-    /// handed over with one flush (as many groups wait as half the threads at most, two at least; a
-    /// thread handing over one more waits until they are taken).
     ///
     /// A group is committed sooner when a second has passed since its first save joined,
     /// so that no save stays locked long for the others' sake: a save's lock is held for
     /// its upgrade, then at most that second and the upgrade of the one save started
-    /// within it, and the writing of the groups handed over before it.
+    /// within it.
     ///
     /// In place, each save is locked from its reading until its rename, a lock that
     /// [`Save::store`](crate::Save::store) and [`cache::store`](crate::cache::store)
@@ -469,8 +464,7 @@ impl<'c> Batch<'c> {
             options,
             next: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
-            folders: self.flushes(plan),
-            commits: commit::Commits::new(pool.current_num_threads()),
+            folders: fsio::FolderFlush::default(),
         };
         let (sender, receiver) = std::sync::mpsc::channel();
         pool.in_place_scope(|scope| {
@@ -506,20 +500,6 @@ impl<'c> Batch<'c> {
             .map(|(dir, e)| Error::io(e, "cannot flush the folder to disk").with_file(dir))
             .collect();
         Ok(summary)
-    }
-
-    /// The flushes of a run of `plan`, with a witness of each file system it writes on,
-    /// opened before any of its files ([`fsio::FolderFlush::watching`]).
-    fn flushes(&self, plan: &Plan) -> fsio::FolderFlush {
-        if self.mode.writes_nothing() {
-            return fsio::FolderFlush::default();
-        }
-        let written = match self.mode.out_dir() {
-            Some(_) => plan.targets.iter().collect::<Vec<_>>(),
-            None => plan.saves.iter().map(|found| &found.path).collect(),
-        };
-        let folders: BTreeSet<&Path> = written.into_iter().filter_map(|p| p.parent()).collect();
-        fsio::FolderFlush::watching(folders)
     }
 
     /// The threads of a run of `saves` saves: as many as asked (one per core by default),
@@ -591,8 +571,6 @@ struct Work<'b, 'c, 'p> {
     next: AtomicUsize,
     stop: AtomicBool,
     folders: fsio::FolderFlush,
-    /// The workers' groups waiting to be written, and whether one is being written.
-    commits: commit::Commits<usize>,
 }
 
 /// What a worker hands on for one save.
@@ -614,7 +592,7 @@ impl<'p> Work<'_, '_, 'p> {
         // The receiver lives until every worker is done.
         let send = |i, handed| drop(sender.send((i, handed)));
         let abandoned = || self.batch.abandon.is_some_and(|a| a.load(Ordering::SeqCst));
-        let commit = |mut group: WriteGroup<usize>| {
+        let commit = |group: &mut WriteGroup<usize>| {
             if abandoned() {
                 for i in group.abandon() {
                     send(i, Handed::Abandoned(&self.plan.saves[i]));
@@ -625,13 +603,6 @@ impl<'p> Work<'_, '_, 'p> {
                 let outcome = self.batch.outcome(&self.plan.saves[i], upgraded, &[]);
                 send(i, Handed::Done(outcome));
             }
-        };
-        let hand_over = |group: &mut WriteGroup<usize>| {
-            let ready = std::mem::replace(group, WriteGroup::new());
-            self.commits.hand_over(ready, commit);
-            // Opened after the commit this worker may have run: a flush that failed in it
-            // fails the saves written before it, not those this group will hold.
-            *group = WriteGroup::new();
         };
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
@@ -662,7 +633,7 @@ impl<'p> Work<'_, '_, 'p> {
                 if upgraded.is_some() {
                     send(i, Handed::Abandoned(found));
                 }
-                hand_over(&mut group);
+                commit(&mut group);
                 continue;
             }
             if let Some(upgraded) = upgraded {
@@ -670,10 +641,10 @@ impl<'p> Work<'_, '_, 'p> {
                 send(i, Handed::Done(outcome));
             }
             if group.is_full() {
-                hand_over(&mut group);
+                commit(&mut group);
             }
         }
-        hand_over(&mut group);
+        commit(&mut group);
     }
 }
 
@@ -778,18 +749,13 @@ mod tests {
         watch::watch(dir.path(), None);
         let statuses = run(&chain(), Mode::InPlace { backup: true }, 1, dir.path());
         assert!(statuses.iter().all(|(_, s)| *s == Status::Upgraded));
-        // The group handed over to be committed once its files are written (its worker
-        // commits it: no other is committing); one flush for the six temporaries; the
-        // backups renamed and their folder flushed
+        // One flush for the six temporaries; the backups renamed and their folder flushed
         // before any save is replaced; the saves' renames flushed at the end.
         // Each save is read under its lock, and checked again right before its rename.
         let expected = [
             "read a.json",
             "read b.json",
             "read c.json",
-            "hand over a.json",
-            "hand over b.json",
-            "hand over c.json",
             "flush files 6",
             "rename a.json.v1.bak",
             "rename b.json.v1.bak",
@@ -804,46 +770,6 @@ mod tests {
             "flush folder",
         ];
         assert_eq!(watch::log(dir.path()), expected);
-    }
-
-    /// Two workers share their flushes: a worker whose group is ready while the other
-    /// commits hands it over, and the next commit flushes both workers' groups at once.
-    /// No save is renamed before a flush that started after its files were written, and
-    /// each backup is renamed and its folder flushed before its save is replaced.
-    #[test]
-    fn two_workers_share_flushes_that_start_after_their_files_are_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let names: Vec<String> = (0..64).map(|i| format!("s{i:02}.json")).collect();
-        for name in &names {
-            fs::write(dir.path().join(name), old_save("{}")).unwrap();
-        }
-        // A slow disk: the other worker's groups are ready while one commits.
-        watch::act(dir.path(), "flush files", |_| {
-            std::thread::sleep(std::time::Duration::from_millis(300))
-        });
-        let statuses = run(&chain(), Mode::InPlace { backup: true }, 2, dir.path());
-        assert!(statuses.iter().all(|(_, s)| *s == Status::Upgraded));
-        let log = watch::log(dir.path());
-        let at = |event: &str| log.iter().position(|e| e == event).expect(event);
-        let flushes: Vec<usize> = (0..log.len())
-            .filter(|&i| log[i].starts_with("flush files"))
-            .collect();
-        for name in &names {
-            let rename = at(&format!("rename {name}"));
-            let flush = *flushes.iter().rfind(|&&f| f < rename).expect("a flush");
-            assert!(at(&format!("hand over {name}")) < flush, "{name}: {log:?}");
-            let backup = at(&format!("rename {name}.v1.bak"));
-            assert!(flush < backup, "{name}: {log:?}");
-            let folder = (backup..rename).any(|i| log[i] == "flush folder");
-            assert!(folder, "{name}: {log:?}");
-        }
-        // 128 files, 32 a group: fewer flushes than groups, one of them for several.
-        let counts: Vec<usize> = flushes
-            .iter()
-            .map(|&f| log[f]["flush files ".len()..].parse().unwrap())
-            .collect();
-        assert_eq!(counts.iter().sum::<usize>(), 128, "{counts:?}");
-        assert!(counts.iter().any(|&n| n > 32), "{counts:?}");
     }
 
     #[test]
@@ -982,59 +908,20 @@ mod tests {
         assert_eq!(mode(&single), 0o600);
     }
 
-    /// A flush that fails fails the saves it covered, not those of the group the worker
-    /// fills next, written after it failed (whose own flush succeeds).
-    #[test]
-    fn a_failed_flush_fails_only_the_saves_written_before_it() {
-        let chain = chain();
-        let dir = tempfile::tempdir().unwrap();
-        for i in 0..40 {
-            fs::write(dir.path().join(format!("s{i:02}.json")), old_save("{}")).unwrap();
-        }
-        watch::fail_once(dir.path(), "flush files");
-        let batch = Batch::new(&chain, Mode::InPlace { backup: true }).jobs(1);
-        let plan = batch.plan(&[dir.path()]).unwrap();
-        let mut failed = Vec::new();
-        batch
-            .run(&plan, |outcome| {
-                failed.push(outcome.status == Status::Failed);
-                ControlFlow::Continue(())
-            })
-            .unwrap();
-        // The first flush covers the first group: a backup and a save each.
-        let log = watch::log(dir.path());
-        let first = log
-            .iter()
-            .find_map(|l| l.strip_prefix("flush files "))
-            .unwrap();
-        let first_group = first.parse::<usize>().unwrap() / 2;
-        let expected: Vec<bool> = (0..40).map(|i| i < first_group).collect();
-        assert_eq!(failed, expected, "first group of {first_group}");
-        assert!(first_group < 40);
-    }
-
     #[test]
     fn a_failed_flush_fails_the_saves_it_covers_and_leaves_them_as_they_were() {
         let chain = chain();
-        // With two jobs, the flushes serve both workers' groups.
-        let all: Vec<String> = (0..40).map(|i| format!("s{i:02}")).collect();
-        for (fails, mode, jobs) in [
-            ("flush files", Mode::InPlace { backup: true }, 1),
-            ("flush folder", Mode::InPlace { backup: true }, 1),
-            ("flush files", Mode::InPlace { backup: false }, 1),
-            ("flush files", Mode::InPlace { backup: true }, 2),
-            ("flush folder", Mode::InPlace { backup: true }, 2),
+        for (fails, mode) in [
+            ("flush files", Mode::InPlace { backup: true }),
+            ("flush folder", Mode::InPlace { backup: true }),
+            ("flush files", Mode::InPlace { backup: false }),
         ] {
             let dir = tempfile::tempdir().unwrap();
-            let saves = match jobs {
-                1 => &all[..2],
-                _ => &all[..],
-            };
-            for name in saves {
+            for name in ["a", "b"] {
                 fs::write(dir.path().join(format!("{name}.json")), old_save("{}")).unwrap();
             }
             watch::watch(dir.path(), Some(fails));
-            let batch = Batch::new(&chain, mode.clone()).jobs(jobs);
+            let batch = Batch::new(&chain, mode.clone()).jobs(1);
             let plan = batch.plan(&[dir.path()]).unwrap();
             let mut errors = Vec::new();
             batch
@@ -1044,12 +931,12 @@ mod tests {
                     ControlFlow::Continue(())
                 })
                 .unwrap();
-            assert_eq!(errors.len(), saves.len());
+            assert_eq!(errors.len(), 2);
             for error in &errors {
                 assert!(error.contains("failed (made to by a test)"), "{error}");
             }
-            for name in saves {
-                let now = fs::read_to_string(dir.path().join(format!("{name}.json"))).unwrap();
+            for name in ["a.json", "b.json"] {
+                let now = fs::read_to_string(dir.path().join(name)).unwrap();
                 assert_eq!(now, old_save("{}"), "{fails}, {mode:?}: {name}");
             }
             // The temporaries are gone; a backup whose folder flush failed may stay.

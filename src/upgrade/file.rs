@@ -813,8 +813,7 @@ fn make_folder(out: &Path) -> Result<()> {
 /// Each save stays locked from its reading until its rename, so a game storing it through
 /// savechain waits: at most its own upgrade, plus a second while the group gathers, plus
 /// the upgrade of the save started within that second (a group that has gathered for a
-/// second is committed before its worker starts another save), plus, in a batch, the
-/// commit under way when the group was handed over ([`WriteGroup::absorb`]). A save that a program not taking the lock wrote meanwhile fails the
+/// second is committed before its worker starts another save). A save that a program not taking the lock wrote meanwhile fails the
 /// check and is left as that program made it; its backup, renamed in step 2, is kept: it
 /// holds the save as it was read, which was the save's content until then, and its name
 /// was free or held the same bytes already (an older backup is never replaced), so keeping
@@ -824,8 +823,6 @@ pub(crate) struct WriteGroup<K> {
     bytes: usize,
     /// When the first member joined: its save's lock has been held since before.
     since: Option<Instant>,
-    /// When the group was made or last emptied: its files were all written after.
-    opened: Instant,
 }
 
 struct Member<K> {
@@ -851,7 +848,6 @@ impl<K> WriteGroup<K> {
             members: Vec::new(),
             bytes: 0,
             since: None,
-            opened: Instant::now(),
         }
     }
 
@@ -862,35 +858,11 @@ impl<K> WriteGroup<K> {
             || self.since.is_some_and(|t| t.elapsed() >= Self::MAX_WAIT)
     }
 
-    /// Whether no save waits in the group.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.members.is_empty()
-    }
-
-    /// The saves in the group, in order (for tests of the order of writes).
-    #[cfg(test)]
-    pub(crate) fn sources(&self) -> impl Iterator<Item = &Path> {
-        self.members.iter().map(|m| m.source.as_path())
-    }
-
-    /// Takes the saves of `other` into this group, after its own, so that one commit
-    /// writes both (the groups of several workers, one flush for all).
-    pub(crate) fn absorb(&mut self, other: WriteGroup<K>) {
-        self.bytes += other.bytes;
-        self.since = match (self.since, other.since) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.opened = self.opened.min(other.opened);
-        self.members.extend(other.members);
-    }
-
     /// Drops the group without writing: each member's temporaries are removed and its save
     /// (locked until now) is left as it was. The keys of the members, in order.
     pub(crate) fn abandon(&mut self) -> Vec<K> {
         self.bytes = 0;
         self.since = None;
-        self.opened = Instant::now();
         std::mem::take(&mut self.members)
             .into_iter()
             .map(|m| m.key)
@@ -902,7 +874,6 @@ impl<K> WriteGroup<K> {
     pub(crate) fn commit(&mut self, folders: &fsio::FolderFlush) -> Vec<(K, Result<FileReport>)> {
         self.bytes = 0;
         self.since = None;
-        let opened = std::mem::replace(&mut self.opened, Instant::now());
         let members = std::mem::take(&mut self.members);
         let mut done = Vec::with_capacity(members.len());
         // Dropping a member's temporaries removes them.
@@ -913,7 +884,7 @@ impl<K> WriteGroup<K> {
             .iter()
             .flat_map(|m| m.backup.iter().chain([&m.save]))
             .collect();
-        let mut flushed = fsio::make_durable(&files, folders, opened).into_iter();
+        let mut flushed = fsio::make_durable(&files).into_iter();
         let mut ready = Vec::with_capacity(members.len());
         for m in members {
             let backup = m
