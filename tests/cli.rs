@@ -233,21 +233,27 @@ fn fmt_check_dash_compares_a_large_save_with_its_canonical_text() {
 
 /// Standard output closed by its reader while a large save streams out (`| head -c 0`): a
 /// normal end.
-#[test]
-fn fmt_dash_into_a_closed_pipe_is_a_normal_end() {
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
+/// Runs `save-upgrade` with `args`, a large messy save on standard input and standard
+/// output going to `stdout`.
+fn large_save_into(args: &[&str], stdout: impl Into<Stdio>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-        .args(["fmt", "-"])
+        .args(args)
         .stdin(Stdio::piped())
-        .stdout(Stdio::from(writer))
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(large_messy(20_000).as_bytes()).unwrap();
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn fmt_dash_into_a_closed_pipe_is_a_normal_end() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = large_save_into(&["fmt", "-"], writer);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -280,17 +286,7 @@ fn fmt_dash_prints_nothing_of_a_save_that_cannot_be_written() {
 fn output_cut_short_by_a_full_disk_fails() {
     for args in [&["fmt", "-"][..], &["show", "-"][..]] {
         let full = std::fs::File::create("/dev/full").unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::from(full))
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(large_messy(20_000).as_bytes()).unwrap();
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
+        let out = large_save_into(args, full);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("cut short"),

@@ -1368,29 +1368,13 @@ mod tests {
             vec![Step::rust(1, "nests too deep", "1", too_deep)],
         )
         .unwrap();
-        let options = Options::default();
-        let in_place = Target::InPlace { backup: true };
         for (chain, full) in [(&deep, false), (&x_chain(), true)] {
             let dir = tempfile::tempdir().unwrap();
             if full {
                 fsio::full_disk::fill(dir.path());
             }
             let original = large_save(4000);
-            let path = dir.path().join("alone.json");
-            std::fs::write(&path, &original).unwrap();
-            let err = upgrade_file(&mut chain.upgrader(), &path, in_place, &options).unwrap_err();
-            let grouped = dir.path().join("grouped.json");
-            std::fs::write(&grouped, &original).unwrap();
-            let mut group = WriteGroup::new();
-            let joined = upgrade_file_in_group(
-                &mut chain.upgrader(),
-                &grouped,
-                in_place,
-                &options,
-                &mut group,
-                0,
-            );
-            let group_err = joined.expect("failed before joining").unwrap_err();
+            let (err, group_err) = fail_alone_and_in_a_group(chain, dir.path(), &original);
             for err in [&err, &group_err] {
                 match full {
                     false => {
@@ -1406,8 +1390,9 @@ mod tests {
                 }
             }
             assert_eq!(names(dir.path()), ["alone.json", "grouped.json"]);
-            for path in [&path, &grouped] {
-                assert_eq!(std::fs::read_to_string(path).unwrap(), original);
+            for name in ["alone.json", "grouped.json"] {
+                let now = std::fs::read_to_string(dir.path().join(name)).unwrap();
+                assert_eq!(now, original);
             }
         }
     }
@@ -1419,17 +1404,22 @@ mod tests {
         let step = Step::lua("0001-x.lua", "return function(d) error('no') end").unwrap();
         let chain = Chain::new("1.0.0", vec![step]).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let original = large_save(100);
-        let (alone, grouped) = (
-            dir.path().join("alone.json"),
-            dir.path().join("grouped.json"),
-        );
-        std::fs::write(&alone, &original).unwrap();
-        std::fs::write(&grouped, &original).unwrap();
+        let (err, group_err) = fail_alone_and_in_a_group(&chain, dir.path(), &large_save(100));
+        for err in [err, group_err] {
+            assert!(err.to_string().contains("0001-x.lua"), "{err}");
+        }
+        assert_eq!(names(dir.path()), ["alone.json", "grouped.json"]);
+    }
+
+    /// Upgrades `original` in place with a backup in `dir`, as `alone.json` by itself and
+    /// as `grouped.json` in a batch's group, both expected to fail: their errors.
+    fn fail_alone_and_in_a_group(chain: &Chain, dir: &Path, original: &str) -> (Error, Error) {
         let in_place = Target::InPlace { backup: true };
         let options = Options::default();
+        let (alone, grouped) = (dir.join("alone.json"), dir.join("grouped.json"));
+        std::fs::write(&alone, original).unwrap();
+        std::fs::write(&grouped, original).unwrap();
         let err = upgrade_file(&mut chain.upgrader(), &alone, in_place, &options).unwrap_err();
-        assert!(err.to_string().contains("0001-x.lua"), "{err}");
         let mut group = WriteGroup::new();
         let joined = upgrade_file_in_group(
             &mut chain.upgrader(),
@@ -1439,9 +1429,7 @@ mod tests {
             &mut group,
             0,
         );
-        let err = joined.expect("failed before joining").unwrap_err();
-        assert!(err.to_string().contains("0001-x.lua"), "{err}");
-        assert_eq!(names(dir.path()), ["alone.json", "grouped.json"]);
+        (err, joined.expect("failed before joining").unwrap_err())
     }
 
     /// Two saves whose names are not UTF-8 and differ only there: each keeps its own
