@@ -151,18 +151,9 @@ fn upgrade_file_at(
     let Some(out) = todo.report.written.clone() else {
         return Ok(todo.report);
     };
-    // Both files to their temporaries first, the backup's before the save's, whose text
-    // is made as it is written: the original is not held while it is, and a save that
+    // Both files to their temporaries first, the backup's before the save's: a save that
     // cannot be written (a value nested too deeply, a full disk) leaves no backup.
-    let backup = match (todo.backup_file.take(), todo.backup()) {
-        (Some(written), _) => Some(written),
-        (None, Some((backup, original, like))) => Some(
-            fsio::write_temporary(backup, original, Some(like))
-                .map_err(|e| todo.backup_error(e, ""))?,
-        ),
-        (None, None) => None,
-    };
-    todo.original = None;
+    let backup = todo.backup_temporary()?;
     make_folder(&out)?;
     // A new output (in another folder) is as private as its source, and has its owner.
     let save = todo.write_temporary(&out, path)?;
@@ -357,6 +348,22 @@ impl ToWrite {
         self.original = Some((there, out.to_path_buf()));
         self.replacing = Replacing::Held(held, read, fsio::Work::Output);
         Ok(())
+    }
+
+    /// The backup's temporary file, when there is a backup: written before the steps ran,
+    /// or now from the bytes read, which are then let go, so that they are not held while
+    /// the save's text is made and written.
+    fn backup_temporary(&mut self) -> Result<Option<fsio::Pending>> {
+        let backup = match (self.backup_file.take(), self.backup()) {
+            (Some(written), _) => Some(written),
+            (None, Some((backup, original, like))) => Some(
+                fsio::write_temporary(backup, original, Some(like))
+                    .map_err(|e| self.backup_error(e, ""))?,
+            ),
+            (None, None) => None,
+        };
+        self.original = None;
+        Ok(backup)
     }
 
     /// Writes what goes to `out` to a temporary file beside it, which takes the permissions
@@ -986,17 +993,7 @@ pub(crate) fn upgrade_file_in_group<K>(
             return Ok(Some(todo.report));
         };
         let out = out.clone();
-        // The backup's temporary before the save's, whose text is made as it is written:
-        // the original is not held while it is.
-        let backup = match (todo.backup_file.take(), todo.backup()) {
-            (Some(written), _) => Some(written),
-            (None, Some((backup, original, like))) => Some(
-                fsio::write_temporary(backup, original, Some(like))
-                    .map_err(|e| todo.backup_error(e, ""))?,
-            ),
-            (None, None) => None,
-        };
-        todo.original = None;
+        let backup = todo.backup_temporary()?;
         // In place, the save's folder is there: the save was read from it.
         if !todo.in_place {
             make_folder(&out)?;
