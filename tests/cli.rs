@@ -203,17 +203,7 @@ fn fmt_dash_streams_a_large_save_and_prints_nothing_of_a_broken_one() {
 fn fmt_check_dash_compares_a_large_save_with_its_canonical_text() {
     let messy = large_messy(20_000);
     let canonical = savechain::Save::from_str(&messy).unwrap().to_vec().unwrap();
-    let check = |input: &[u8]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_save-upgrade"))
-            .args(["fmt", "--check", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input).unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let check = |input: &[u8]| save_upgrade_stdin(&["fmt", "--check", "-"], input);
     let out = check(&canonical);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let last_changed = [&canonical[..canonical.len() - 1], b" "].concat();
