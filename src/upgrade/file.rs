@@ -156,7 +156,7 @@ fn upgrade_file_at(
     let backup = todo.backup_temporary()?;
     make_folder(&out)?;
     // A new output (in another folder) is as private as its source, and has its owner.
-    let save = todo.write_temporary(&out, path)?;
+    let save = todo.write_save_temporary(&out, path)?;
     // One file at a time: the backup durable, its folder flushed, then the save replaced.
     if let Some(backup) = backup {
         backup
@@ -219,7 +219,7 @@ impl Content {
     }
 
     /// Whether `bytes` are what is written, compared piece by piece for a streamed text.
-    fn is(&self, bytes: &[u8]) -> Result<bool> {
+    fn matches(&self, bytes: &[u8]) -> Result<bool> {
         match self {
             Content::Bytes(written) => Ok(written == bytes),
             Content::Text(save) => save.is_text(bytes),
@@ -327,7 +327,7 @@ impl ToWrite {
             return Ok(());
         };
         let there = held.read().map_err(|e| output_error(e, out))?;
-        if self.content.is(&there)? {
+        if self.content.matches(&there)? {
             self.report.already_written = true;
             self.content = Content::Bytes(Vec::new());
             return Ok(());
@@ -368,7 +368,7 @@ impl ToWrite {
 
     /// Writes what goes to `out` to a temporary file beside it, which takes the permissions
     /// and owner of `like` when it is new; a streamed text that fails midway leaves none.
-    fn write_temporary(&self, out: &Path, like: &Path) -> Result<fsio::Pending> {
+    fn write_save_temporary(&self, out: &Path, like: &Path) -> Result<fsio::Pending> {
         let write_error = |e| self.write_error(e, "");
         match &self.content {
             Content::Bytes(bytes) => {
@@ -683,7 +683,7 @@ fn check_output<'c>(
             false => Content::of(upgraded.save, unchanged.how)?,
         }
     };
-    if content.is(&there)? {
+    if content.matches(&there)? {
         todo.report.already_written = true;
     } else if !options.replace_outputs {
         let backup = output_backup(out, &there);
@@ -998,7 +998,7 @@ pub(crate) fn upgrade_file_in_group<K>(
         if !todo.in_place {
             make_folder(&out)?;
         }
-        let save = todo.write_temporary(&out, path)?;
+        let save = todo.write_save_temporary(&out, path)?;
         // The bytes are in the temporaries now.
         todo.content = Content::Bytes(Vec::new());
         group.bytes += save.len() + backup.as_ref().map_or(0, fsio::Pending::len);
