@@ -330,16 +330,18 @@ impl Held {
         if let Some(Err(e)) = watch::record(folder_of(&self.path), "check", &self.path) {
             return Err(Error::io(e, "cannot read the file"));
         }
+        // The bytes first (reading them takes a while for a large save), the name last:
+        // a file renamed over the save is then seen unless it comes in the instant
+        // between this look and the rename.
+        let rewritten = self
+            .fingerprint_now()
+            .map_err(|e| Error::io(e, "cannot read the file"))?
+            != *read;
         let how = match fs::metadata(&self.path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Some("removed it"),
             Err(e) => return Err(Error::io(e, "cannot read the file")),
             Ok(now) if !same_file(&now, &self.file.metadata()?) => Some("replaced it"),
-            Ok(_) => {
-                let now = self
-                    .fingerprint_now()
-                    .map_err(|e| Error::io(e, "cannot read the file"))?;
-                (now != *read).then_some("rewrote it")
-            }
+            Ok(_) => rewritten.then_some("rewrote it"),
         };
         let Some(how) = how else { return Ok(()) };
         let (doing, redo) = match work {
