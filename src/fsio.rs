@@ -55,15 +55,7 @@ pub(crate) fn write_atomic_like(
     bytes: &[u8],
     like: Option<&Path>,
 ) -> io::Result<fs::File> {
-    let pending = write_temporary(path, bytes, like)?;
-    pending.sync()?;
-    let dir = pending.dir.clone();
-    let file = pending.rename()?;
-    // The file is replaced by now. Failing to flush the folder only weakens durability
-    // across a power cut; reporting the write as failed would be wrong, so this is best
-    // effort.
-    let _ = sync_dir(&dir);
-    Ok(file)
+    write_temporary(path, bytes, like)?.commit()
 }
 
 /// How long [`hold`] waits for a file that another writer holds locked.
@@ -536,6 +528,19 @@ impl Pending {
         self.temp.as_file().sync_all()
     }
 
+    /// Flushes it, renames it over its file and flushes the folder: the end of an atomic
+    /// write of one file. Returns the file renamed, still locked.
+    fn commit(self) -> io::Result<fs::File> {
+        self.sync()?;
+        let dir = self.dir.clone();
+        let file = self.rename()?;
+        // The file is replaced by now. Failing to flush the folder only weakens durability
+        // across a power cut; reporting the write as failed would be wrong, so this is best
+        // effort.
+        let _ = sync_dir(&dir);
+        Ok(file)
+    }
+
     /// Renames the temporary over its file; the folder is not flushed. Returns the file
     /// renamed, still locked, so that the file the path names is locked from the instant
     /// of the rename until it is dropped.
@@ -979,11 +984,7 @@ pub(crate) fn write_atomic_streamed(
 ) -> crate::Result<()> {
     let _held = hold(path, Wait::Forever).map_err(&write_error)?;
     let pending = write_temporary_streamed(path, None, &write_error, fill)?;
-    pending.sync().map_err(&write_error)?;
-    let dir = pending.dir.clone();
-    pending.rename().map_err(&write_error)?;
-    // Replaced by now: a failed folder flush only weakens durability.
-    let _ = sync_dir(&dir);
+    pending.commit().map_err(&write_error)?;
     Ok(())
 }
 
