@@ -571,13 +571,7 @@ impl<'d, 'a> Node<'d, 'a> {
 
 /// Adds `segment` in front of the path of a value nested too deeply below it.
 fn within(segment: impl FnOnce() -> Segment) -> impl FnOnce(Halt) -> Halt {
-    move |halt| match halt {
-        Halt::Deep(mut path) => {
-            path.push_front(segment());
-            Halt::Deep(path)
-        }
-        other => other,
-    }
+    move |halt| halt.within(segment)
 }
 
 /// The walk of a document through the [`Writer`], laid out as the [`Value`] walk lays it

@@ -565,14 +565,21 @@ impl From<TooDeep> for Halt {
     }
 }
 
+impl Halt {
+    /// Adds `segment` in front of the path of a value nested too deeply below it.
+    pub(crate) fn within(self, segment: impl FnOnce() -> Segment) -> Halt {
+        match self {
+            Halt::Deep(path) => Halt::Deep(Whole::within(path, segment)),
+            other => other,
+        }
+    }
+}
+
 impl Pieces for Streamed<'_, '_> {
     type Halt = Halt;
 
     fn within(halt: Halt, segment: impl FnOnce() -> Segment) -> Halt {
-        match halt {
-            Halt::Deep(path) => Halt::Deep(Whole::within(path, segment)),
-            other => other,
-        }
+        halt.within(segment)
     }
 
     #[inline]
