@@ -5,8 +5,8 @@ mod common;
 
 use common::any_value;
 use proptest::prelude::*;
-use savechain::text::{self, Document, Style};
-use savechain::{Formatted, Save, Value};
+use savechain::text::{self, Document, Kind, Node, Style};
+use savechain::{Formatted, Map, Save, Value};
 
 /// `value` as text that is not canonical: members in reverse key order, strings escaped as
 /// serde_json escapes them, doubles in decimal, every two-element array that starts with a
@@ -52,11 +52,49 @@ fn messy(value: &Value, out: &mut String) {
     }
 }
 
-/// The tape and the tree agree on `bytes`.
+/// The value read through the `Node` API alone, each array's elements both by `items` and
+/// by `index`, each object's members both by `members` and by `get`.
+fn through_nodes(node: Node<'_, '_>) -> Value {
+    match node.kind() {
+        Kind::Null => Value::Null,
+        Kind::Bool => Value::Bool(node.as_bool().unwrap()),
+        Kind::Int => match node.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::UInt(node.as_u64().unwrap()),
+        },
+        Kind::Double => Value::Double(node.as_f64().unwrap()),
+        Kind::String => Value::String(node.as_str().unwrap().to_string()),
+        Kind::Bytes => Value::Bytes(node.as_bytes().unwrap().to_vec()),
+        Kind::Array => {
+            let items: Vec<Value> = node.items().map(through_nodes).collect();
+            assert_eq!(items.len(), node.len());
+            for (i, item) in items.iter().enumerate() {
+                assert_eq!(&node.index(i).unwrap().to_value(), item);
+            }
+            assert!(node.index(items.len()).is_none());
+            Value::Array(items)
+        }
+        Kind::Object => {
+            let mut map = Map::new();
+            for (key, value) in node.members() {
+                let value = through_nodes(value);
+                assert_eq!(node.get(key).map(|v| v.to_value()).as_ref(), Some(&value));
+                map.insert(key, value);
+            }
+            assert_eq!(map.len(), node.len());
+            Value::Object(map)
+        }
+        _ => node.to_value(),
+    }
+}
+
+/// The tape and the tree agree on `bytes`, read whole and node by node.
 fn agree(bytes: &[u8]) -> Result<(), TestCaseError> {
     match (text::from_slice(bytes), Document::parse(bytes)) {
         (Ok(value), Ok(doc)) => {
             prop_assert_eq!(&doc.to_value(), &value);
+            prop_assert_eq!(&doc.root().to_value(), &value);
+            prop_assert_eq!(&through_nodes(doc.root()), &value);
             for style in [Style::Pretty, Style::Compact, Style::Decimal] {
                 let mut expected = Vec::new();
                 text::write_value(&mut expected, &value, style).unwrap();
@@ -74,6 +112,95 @@ fn agree(bytes: &[u8]) -> Result<(), TestCaseError> {
         (tree, tape) => prop_assert!(false, "tree {:?}, tape {:?}", tree, tape),
     }
     Ok(())
+}
+
+/// `value` with every array element and object member wrapped in a run of one-element
+/// arrays, as many levels as `levels` gives in turn.
+fn wrapped(value: &Value, levels: &[usize], next: &mut usize) -> Value {
+    let wrap = |value: &Value, next: &mut usize| {
+        let mut value = wrapped(value, levels, next);
+        for _ in 0..levels[*next % levels.len()] {
+            value = Value::Array(vec![value]);
+        }
+        *next += 1;
+        value
+    };
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(|item| wrap(item, next)).collect()),
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (key, item) in map.iter() {
+                out.insert(key, wrap(item, next));
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+// Runs of one-element arrays are one node in the document: they read, write and walk as
+// the tree's levels.
+#[test]
+fn runs_of_one_element_arrays_read_and_write_as_the_tree_does() {
+    let deep =
+        |depth: usize, inner: &str| format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth));
+    let long = format!("[{}]", vec!["[[7]]"; 18].join(", "));
+    for text in [
+        "[[1]]".to_string(),
+        "[[[]]]".to_string(),
+        "[[{}]]".to_string(),
+        "[[[1], 2]]".to_string(),
+        "[[[1]], [[2]], 3]".to_string(),
+        "[[[[1, 2]]], [[[3]]]]".to_string(),
+        r#"[[{"b": [[1]], "a": [[["d", "0x1p+0"]]]}]]"#.to_string(),
+        r#"{"meta": [[1]], "data": [[[2]]]}"#.to_string(),
+        r#"[[["a", [[1]]]]]"#.to_string(),
+        r#"["a", [[["x", 1]]]]"#.to_string(),
+        r#"[["a", [["a", [[1]]]]]]"#.to_string(),
+        r#"["t", [[[1]]]]"#.to_string(),
+        r#"[[["t", [[[[2]]]]]]]"#.to_string(),
+        r#"[[["s", [[[{"a": [[1]]}]]]]]]"#.to_string(),
+        r#"[[["b", ""]]]"#.to_string(),
+        r#"[[["x", 1]]]"#.to_string(),
+        r#"[[[1, "a"]]]"#.to_string(),
+        format!("[[{long}]]"),
+        deep(500, "1.5"),
+        deep(500, r#"["d", "0x1.8p+0"]"#),
+        deep(510, "[1, 2, [[3]]]"),
+        deep(512, ""),
+        deep(513, "1"),
+        deep(300, &deep(200, r#""x", [[4]]"#)),
+        // Refused inside or after a run, as the tree refuses them.
+        deep(10, "1,"),
+        format!("{}1]]", "[".repeat(4)),
+        format!("[[[1]]] {}", deep(3, "2")),
+        r#"[[{"a": 1, "a": [[2]]}]]"#.to_string(),
+    ] {
+        agree(text.as_bytes()).unwrap();
+    }
+}
+
+#[test]
+fn nodes_step_into_runs_level_by_level() {
+    let text = format!("{{\"a\": {}\"x\"{}}}", "[".repeat(5), "]".repeat(5));
+    let doc = Document::parse(text.as_bytes()).unwrap();
+    let mut node = doc.root().get("a").unwrap();
+    for level in 0..5 {
+        assert_eq!(node.kind(), Kind::Array, "level {level}");
+        assert_eq!(node.len(), 1);
+        assert_eq!(node.items().count(), 1);
+        assert!(node.index(1).is_none());
+        assert_eq!(
+            node.to_value(),
+            text::from_slice(
+                format!("{}\"x\"{}", "[".repeat(5 - level), "]".repeat(5 - level)).as_bytes()
+            )
+            .unwrap()
+        );
+        node = node.index(0).unwrap();
+    }
+    assert_eq!(node.as_str(), Some("x"));
+    assert_eq!(node.to_value(), Value::from("x"));
 }
 
 /// What `fmt` makes of `bytes` in a file: the outcome and the file's bytes after, or the
@@ -109,6 +236,26 @@ proptest! {
         let mut view = Vec::new();
         text::write_value(&mut view, &value, Style::Decimal).unwrap();
         agree(&view)?;
+    }
+
+    #[test]
+    fn texts_with_runs_of_arrays_read_and_write_as_the_tree(
+        value in any_value(),
+        levels in proptest::collection::vec(0usize..5, 1..8),
+        outer in 0usize..300,
+    ) {
+        let mut value = wrapped(&value, &levels, &mut 0);
+        for _ in 0..outer {
+            value = Value::Array(vec![value]);
+        }
+        for style in [Style::Pretty, Style::Compact, Style::Decimal] {
+            let mut bytes = Vec::new();
+            text::write_value(&mut bytes, &value, style).unwrap();
+            agree(&bytes)?;
+        }
+        let mut messy_text = String::new();
+        messy(&value, &mut messy_text);
+        agree(messy_text.as_bytes())?;
     }
 
     #[test]

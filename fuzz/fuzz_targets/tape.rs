@@ -1,10 +1,40 @@
 //! Any bytes: the borrowed document (`text::Document`) and the tree (`text::from_slice`)
 //! accept and refuse the same texts with the same error; what both accept gives the same
-//! value and the same canonical text in every style.
+//! value and the same canonical text in every style, read whole or node by node.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use savechain::text::{self, Document, Style};
+use savechain::text::{self, Document, Kind, Node, Style};
+use savechain::{Map, Value};
+
+/// The value read through the `Node` API alone.
+fn through_nodes(node: Node<'_, '_>) -> Value {
+    match node.kind() {
+        Kind::Null => Value::Null,
+        Kind::Bool => Value::Bool(node.as_bool().expect("a bool")),
+        Kind::Int => match node.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::UInt(node.as_u64().expect("an integer")),
+        },
+        Kind::Double => Value::Double(node.as_f64().expect("a double")),
+        Kind::String => Value::String(node.as_str().expect("a string").to_string()),
+        Kind::Bytes => Value::Bytes(node.as_bytes().expect("bytes").to_vec()),
+        Kind::Array => {
+            let items: Vec<Value> = node.items().map(through_nodes).collect();
+            assert_eq!(items.len(), node.len(), "an array's len");
+            Value::Array(items)
+        }
+        Kind::Object => {
+            let mut map = Map::new();
+            for (key, value) in node.members() {
+                map.insert(key, through_nodes(value));
+            }
+            assert_eq!(map.len(), node.len(), "an object's len");
+            Value::Object(map)
+        }
+        _ => node.to_value(),
+    }
+}
 
 fuzz_target!(|bytes: &[u8]| {
     match (text::from_slice(bytes), Document::parse(bytes)) {
@@ -15,6 +45,11 @@ fuzz_target!(|bytes: &[u8]| {
                 text::to_vec_compact(&doc.to_value()).expect("the tape's value writes"),
                 value_text,
                 "to_value differs from the tree"
+            );
+            assert_eq!(
+                text::to_vec_compact(&through_nodes(doc.root())).expect("the nodes' value writes"),
+                value_text,
+                "the nodes differ from the tree"
             );
             for style in [Style::Pretty, Style::Compact, Style::Decimal] {
                 let mut expected = Vec::new();

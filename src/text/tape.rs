@@ -27,6 +27,10 @@ use crate::value::{Key, Map, Table, Value};
 /// escapes, bytes and Lua tables are written as deep as they are read.
 const WRITTEN_DEEPER: usize = 4;
 
+/// How many nodes a run of one-element arrays may wrap for its levels to be merged into
+/// one [`Slot::Wraps`] node (which moves them): a bound on the copying per node saved.
+const MERGED_AT_MOST: usize = 16;
+
 /// One node of the tape, as it is read (stored [`Packed`]). Containers are followed by their contents (an object's as key,
 /// value, key, value...), and know the index just past their last node.
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +72,13 @@ enum Slot {
     /// A Lua table tag (`t`, `s`, `r`, `c`), rare, kept checked as a [`Value`] in
     /// [`Document::tables`].
     Table(u32),
+    /// `levels` (two or more) arrays of one element each, one inside the other, around the
+    /// value that follows: `[[[x]]]` in one node rather than a node per level, so that
+    /// arrays nested hundreds deep take no more room than flat data.
+    Wraps {
+        levels: u32,
+        end: u32,
+    },
 }
 
 /// A [`Slot`] as the tape stores it: three 32-bit words, the kind and a 64-bit payload in
@@ -104,6 +115,7 @@ impl Slot {
             Slot::Object { len, end, sorted } => two(if sorted { 9 } else { 10 }, len, end),
             Slot::Escape { end } => two(11, 0, end),
             Slot::Table(i) => two(12, i, 0),
+            Slot::Wraps { levels, end } => two(13, levels, end),
         }
     }
 }
@@ -133,6 +145,10 @@ impl Packed {
             },
             11 => Slot::Escape { end: high },
             12 => Slot::Table(low),
+            13 => Slot::Wraps {
+                levels: low,
+                end: high,
+            },
             _ => unreachable!("only Slot::pack makes nodes"),
         }
     }
@@ -207,6 +223,9 @@ pub enum Kind {
 pub struct Node<'d, 'a> {
     doc: &'d Document<'a>,
     at: usize,
+    /// How many levels of the [`Slot::Wraps`] at `at` are above this one (0 for any
+    /// other node).
+    inside: u32,
 }
 
 impl<'a> Document<'a> {
@@ -234,6 +253,7 @@ impl<'a> Document<'a> {
         Node {
             doc: self,
             at: self.resolve(0),
+            inside: 0,
         }
     }
 
@@ -340,9 +360,10 @@ impl<'a> Document<'a> {
     /// The index just past the value at `at`.
     fn next(&self, at: usize) -> usize {
         match self.slot(at) {
-            Slot::Array { end, .. } | Slot::Object { end, .. } | Slot::Escape { end } => {
-                end as usize
-            }
+            Slot::Array { end, .. }
+            | Slot::Object { end, .. }
+            | Slot::Escape { end }
+            | Slot::Wraps { end, .. } => end as usize,
             _ => at + 1,
         }
     }
@@ -367,7 +388,7 @@ impl<'a> Document<'a> {
                 _ => Shape::String,
             },
             Slot::Bytes { .. } => Shape::Bytes,
-            Slot::Array { .. } | Slot::Escape { .. } => Shape::Array,
+            Slot::Array { .. } | Slot::Escape { .. } | Slot::Wraps { .. } => Shape::Array,
             Slot::Object { .. } => Shape::Object,
             Slot::Table(_) => Shape::Table,
         }
@@ -397,6 +418,10 @@ impl<'a> Document<'a> {
             ),
             Slot::Table(i) => (table(i as usize), next),
             Slot::Escape { end } => (self.value_with(next + 1, table).0, end as usize),
+            Slot::Wraps { levels, end } => (
+                wrapped(self.value_with(next, table).0, levels),
+                end as usize,
+            ),
             Slot::Array { len, end } => {
                 let mut items = Vec::with_capacity(len as usize);
                 let mut child = next;
@@ -436,7 +461,7 @@ impl<'d, 'a> Node<'d, 'a> {
             Slot::Double(_) => Kind::Double,
             Slot::Text { .. } | Slot::Unescaped { .. } => Kind::String,
             Slot::Bytes { .. } => Kind::Bytes,
-            Slot::Array { .. } | Slot::Escape { .. } => Kind::Array,
+            Slot::Array { .. } | Slot::Escape { .. } | Slot::Wraps { .. } => Kind::Array,
             Slot::Object { .. } => Kind::Object,
             Slot::Table(_) => Kind::Table,
         }
@@ -499,6 +524,7 @@ impl<'d, 'a> Node<'d, 'a> {
     pub fn len(&self) -> usize {
         match self.slot() {
             Slot::Array { len, .. } | Slot::Object { len, .. } => len as usize,
+            Slot::Wraps { .. } => 1,
             _ => 0,
         }
     }
@@ -521,11 +547,24 @@ impl<'d, 'a> Node<'d, 'a> {
     /// The elements of an array, in order (none for anything else).
     pub fn items(&self) -> impl Iterator<Item = Node<'d, 'a>> + 'd {
         let doc = self.doc;
+        // A level of a run of one-element arrays: its one element is the next level, or
+        // past the last level the value they wrap.
+        let mut level = match self.slot() {
+            Slot::Wraps { levels, .. } if self.inside + 1 < levels => Some(Node {
+                inside: self.inside + 1,
+                ..*self
+            }),
+            _ => None,
+        };
         let (mut child, end) = match self.slot() {
             Slot::Array { end, .. } => (self.at + 1, end as usize),
+            Slot::Wraps { end, .. } if level.is_none() => (self.at + 1, end as usize),
             _ => (0, 0),
         };
         std::iter::from_fn(move || {
+            if let Some(level) = level.take() {
+                return Some(level);
+            }
             if child >= end {
                 return None;
             }
@@ -534,6 +573,7 @@ impl<'d, 'a> Node<'d, 'a> {
             Some(Node {
                 doc,
                 at: doc.resolve(at),
+                inside: 0,
             })
         })
     }
@@ -558,6 +598,7 @@ impl<'d, 'a> Node<'d, 'a> {
                 Node {
                     doc,
                     at: doc.resolve(value),
+                    inside: 0,
                 },
             ))
         })
@@ -565,8 +606,21 @@ impl<'d, 'a> Node<'d, 'a> {
 
     /// The value as an owned [`Value`] (a Lua table's only way out).
     pub fn to_value(&self) -> Value {
-        self.doc.value_at(self.at).0
+        match self.slot() {
+            Slot::Wraps { levels, .. } => {
+                wrapped(self.doc.value_at(self.at + 1).0, levels - self.inside)
+            }
+            _ => self.doc.value_at(self.at).0,
+        }
     }
+}
+
+/// `value` inside `levels` arrays of one element each.
+fn wrapped(mut value: Value, levels: u32) -> Value {
+    for _ in 0..levels {
+        value = Value::Array(vec![value]);
+    }
+    value
 }
 
 /// Adds `segment` in front of the path of a value nested too deeply below it.
@@ -596,6 +650,7 @@ impl Walk<'_, '_, '_, '_> {
             }
             Slot::Table(i) => w.value(&doc.tables[i as usize], depth)?,
             Slot::Escape { .. } => return self.node(w, at + 2, depth),
+            Slot::Wraps { levels, .. } => return self.wraps(w, at, levels, depth),
             Slot::Array { len, .. } => {
                 let len = len as usize;
                 let mut child = at + 1;
@@ -645,6 +700,31 @@ impl Walk<'_, '_, '_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// The `left` innermost levels of the run of one-element arrays at `at`, as the
+    /// [`Slot::Array`] arm writes each of them.
+    fn wraps(
+        &mut self,
+        w: &mut Writer<'_>,
+        at: usize,
+        left: u32,
+        depth: usize,
+    ) -> Result<(), Halt> {
+        let inner = at + 1;
+        let numbers = left == 1
+            && matches!(
+                self.doc.slot(inner),
+                Slot::Int(_) | Slot::UInt(_) | Slot::Double(_)
+            );
+        w.array(1, numbers, false, depth, |w, i, depth| {
+            match left {
+                1 => self.node(w, inner, depth),
+                _ => self.wraps(w, at, left - 1, depth),
+            }
+            .map_err(within(|| Segment::Index(i)))?;
+            self.flush(w)
+        })
     }
 
     fn member(
@@ -754,13 +834,63 @@ impl<'a> Tape<'a> {
         self.doc.slots.push(slot.pack());
     }
 
-    /// The array begun last ends here, with `len` elements.
+    /// The array begun last ends here, with `len` elements. An array of one element that
+    /// is itself an array of one element becomes one [`Slot::Wraps`] node with it, when
+    /// what they wrap is short: merging moves it by one node, so that a run of one-element
+    /// arrays nested 500 deep ends as two nodes, and the moves stay within
+    /// [`MERGED_AT_MOST`] nodes for each node saved.
     #[inline]
     fn close_array(&mut self, len: usize) {
         let start = self.open.pop().expect("an array was begun");
+        let end = self.doc.slots.len();
+        if len == 1 && end - start <= MERGED_AT_MOST + 2 {
+            let levels = match self.doc.slot(start + 1) {
+                Slot::Array { len: 1, .. } => 2,
+                Slot::Wraps { levels, .. } => levels + 1,
+                _ => 0,
+            };
+            if levels > 0 {
+                self.merge_wraps(start, levels);
+                return;
+            }
+        }
         self.doc.slots[start] = Slot::Array {
             len: len as u32,
-            end: self.doc.slots.len() as u32,
+            end: end as u32,
+        }
+        .pack();
+    }
+
+    /// Makes the one-element array at `start`, the last one on the tape, and the run of
+    /// one-element arrays inside it one node of `levels` levels, moving what they wrap one
+    /// node back.
+    #[cold]
+    fn merge_wraps(&mut self, start: usize, levels: u32) {
+        let slots = &mut self.doc.slots;
+        let end = slots.len();
+        slots.copy_within(start + 2..end, start + 1);
+        slots.truncate(end - 1);
+        // What moved ends one node earlier.
+        for packed in &mut slots[start + 1..] {
+            *packed = match packed.unpack() {
+                Slot::Array { len, end } => Slot::Array { len, end: end - 1 },
+                Slot::Object { len, end, sorted } => Slot::Object {
+                    len,
+                    end: end - 1,
+                    sorted,
+                },
+                Slot::Escape { end } => Slot::Escape { end: end - 1 },
+                Slot::Wraps { levels, end } => Slot::Wraps {
+                    levels,
+                    end: end - 1,
+                },
+                other => other,
+            }
+            .pack();
+        }
+        slots[start] = Slot::Wraps {
+            levels,
+            end: (end - 1) as u32,
         }
         .pack();
     }
@@ -1019,6 +1149,10 @@ mod tests {
             },
             Slot::Escape { end: 10 },
             Slot::Table(11),
+            Slot::Wraps {
+                levels: 12,
+                end: 13,
+            },
         ] {
             assert_eq!(format!("{:?}", slot.pack().unpack()), format!("{slot:?}"));
         }
@@ -1079,6 +1213,30 @@ mod tests {
             escaped = format!("[\"a\", {escaped}]");
         }
         agree(&escaped);
+    }
+
+    #[test]
+    fn runs_of_one_element_arrays_take_one_node() {
+        let nodes = |text: &str| Document::parse(text.as_bytes()).unwrap().slots.len();
+        // A run and what it wraps: two nodes, however deep.
+        assert_eq!(nodes("[[1]]"), 2);
+        assert_eq!(
+            nodes(&format!("{}1.5{}", "[".repeat(500), "]".repeat(500))),
+            2
+        );
+        let chain = format!(
+            "{}[\"d\", \"0x1.8p+0\"]{}",
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        let many = format!("[{}]", vec![chain.as_str(); 100].join(", "));
+        assert_eq!(nodes(&many), 1 + 2 * 100);
+        // A run around more than `MERGED_AT_MOST` nodes keeps a node per level.
+        let long = format!("[{}]", vec!["1"; MERGED_AT_MOST].join(", "));
+        assert_eq!(nodes(&format!("[[{long}]]")), 2 + 1 + MERGED_AT_MOST);
+        assert_eq!(nodes(&format!("[[[{long}]]]")), 3 + 1 + MERGED_AT_MOST);
+        let short = format!("[{}]", vec!["1"; MERGED_AT_MOST - 1].join(", "));
+        assert_eq!(nodes(&format!("[[[{short}]]]")), 1 + 1 + MERGED_AT_MOST - 1);
     }
 
     #[test]
