@@ -6,8 +6,8 @@
 //! - `<name>.v<N>.bak`, `<name>.v<N>.<k>.bak`: the save as it was before an upgrade from
 //!   version N;
 //! - `<name>.bak`, `<name>.<k>.bak`: the save as it was before a change by hand (`edit`,
-//!   `set`, or a [`restore`]: the three are one kind of change, and the name does not tell
-//!   them apart);
+//!   `set`, `fmt` ([`format_file`](crate::format_file)) or a [`restore`]: the four are one
+//!   kind of change, and the name does not tell them apart);
 //! - `<name>.edit.bak`, `<name>.edit.<k>.bak`: the text of an edit that was not written
 //!   (it did not load, it was refused, or the save changed meanwhile), kept by
 //!   [`edit::keep_edit`](crate::edit::keep_edit); not a copy of the save.
@@ -53,7 +53,7 @@ pub enum MadeBy {
         /// The version the save had before the upgrade.
         from: u64,
     },
-    /// A change by hand (`edit`, `set` or a restore): `<name>.bak`.
+    /// A change by hand (`edit`, `set`, `fmt` or a restore): `<name>.bak`.
     Edit,
     /// The text of an edit that was not written: `<name>.edit.bak`. Not a copy of the save:
     /// it is never restored nor pruned.

@@ -151,7 +151,9 @@ pub use crate::serde::{from_value, from_value_ref, to_value};
 pub use error::{Error, ErrorKind, Location, LuaFailure, Result};
 pub use fsio::write_atomic;
 pub use options::Options;
-pub use save::{format_file, format_file_with, Formatted, Meta, Save};
+pub use save::{
+    format_file, format_file_kept, format_file_with, FormatReport, Formatted, Meta, Save,
+};
 /// `#[derive(Declare)]`: a type's history declared on its fields, as declared steps
 /// ([`upgrade::Declared`], [`upgrade::declared_steps`]); see the `savechain-derive` crate.
 #[cfg(feature = "derive")]

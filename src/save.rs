@@ -2,7 +2,7 @@
 //! from and written to bytes, strings, readers and files.
 
 use std::io::{Read, Write};
-use std::path::Path as FsPath;
+use std::path::{Path as FsPath, PathBuf};
 
 use crate::compress::{self, Codec, Compression};
 use crate::error::{Error, ErrorKind, Location, Result};
@@ -387,9 +387,15 @@ impl Save {
 /// load is an error naming it, and is left as it is. A compressed save is canonical when
 /// its text is, and is rewritten in its own codec ([`format_file_with`]).
 ///
+/// A save rewritten is kept first as it was, beside it, as a change by hand's is
+/// ([`edit::store_edited`](crate::edit::store_edited)): `<name>.bak`, or `<name>.<k>.bak`
+/// when that holds other bytes, so no backup is ever overwritten
+/// ([`format_file_kept`] says which). A backup that cannot be written is an error, and the
+/// save is left as it is. A canonical save gets no backup, since nothing is written.
+///
 /// Rewriting, it holds the save's lock from reading it to replacing it, as an upgrade
 /// does, and fails with [`ErrorKind::Changed`] rather than replace a save that another
-/// program wrote meanwhile.
+/// program wrote meanwhile (its backup, written already, holds the bytes read).
 pub fn format_file(path: impl AsRef<FsPath>, check: bool) -> Result<bool> {
     let formatted = format_file_with(path, check, &crate::Options::default())?;
     Ok(formatted != Formatted::Canonical)
@@ -399,13 +405,14 @@ pub fn format_file(path: impl AsRef<FsPath>, check: bool) -> Result<bool> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Formatted {
-    /// Its text was canonical and it is stored as asked: left as it is.
+    /// Its text was canonical and it is stored as asked: left as it is, with no backup.
     Canonical,
-    /// Its text was not canonical: rewritten canonically (in the compression asked).
+    /// Its text was not canonical: rewritten canonically (in the compression asked), the
+    /// bytes it had kept first as its backup (`<name>.bak`).
     Rewritten,
     /// Its text was canonical, but it was stored in another codec than
     /// [`Options::compression`](crate::Options::compression) asks: that text, rewritten in
-    /// that codec.
+    /// that codec, the bytes it had kept first as its backup (`<name>.bak`).
     Recompressed,
 }
 
@@ -417,17 +424,23 @@ pub enum Formatted {
 /// file (it is not recorded in the file to compare). This is how a folder of saves is
 /// converted from plain to compressed and back, the same text inside.
 ///
+/// A save rewritten (or recompressed) is kept first as [`format_file`] says, its backup
+/// the bytes it had, compressed as they were; [`format_file_kept`] also returns the
+/// backup's path.
+///
 /// ```
 /// use savechain::compress::{Codec, Compression};
 /// use savechain::{format_file_with, Formatted, Options, Save};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("world.json");
-/// std::fs::write(&path, Save::new(1, savechain::Value::Int(7)).to_vec()?)?;
+/// let plain = Save::new(1, savechain::Value::Int(7)).to_vec()?;
+/// std::fs::write(&path, &plain)?;
 /// let mut options = Options::default();
 /// options.compression = Some(Compression::new(Codec::Zstd));
 /// assert_eq!(format_file_with(&path, false, &options)?, Formatted::Recompressed);
 /// assert_eq!(Codec::of(&std::fs::read(&path)?), Codec::Zstd);
+/// assert_eq!(std::fs::read(dir.path().join("world.json.bak"))?, plain); // kept first
 /// assert_eq!(format_file_with(&path, false, &options)?, Formatted::Canonical);
 /// // Without a compression asked, it stays zstd.
 /// assert_eq!(format_file_with(&path, true, &Options::default())?, Formatted::Canonical);
@@ -438,11 +451,50 @@ pub fn format_file_with(
     check: bool,
     options: &crate::Options,
 ) -> Result<Formatted> {
+    format_file_kept(path, check, options).map(|kept| kept.formatted)
+}
+
+/// What [`format_file_kept`] did (or, checking, would do) to a save, and where it kept the
+/// save as it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FormatReport {
+    /// What was done: left as it was, rewritten or recompressed.
+    pub formatted: Formatted,
+    /// The backup of the save as it was (`<name>.bak`, or `<name>.<k>.bak`), when it was
+    /// replaced; `None` when it was canonical already or `check` was asked (nothing was
+    /// written).
+    pub backup: Option<PathBuf>,
+}
+
+/// [`format_file_with`], saying where the save's backup is: for a tool that tells its user
+/// where to find the save as it was.
+///
+/// ```
+/// use savechain::{format_file_kept, Formatted, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("world.json");
+/// let typed = r#"{"data": 7, "meta": {"version": 1}}"#;
+/// std::fs::write(&path, typed)?;
+/// let report = format_file_kept(&path, false, &Options::default())?;
+/// assert_eq!(report.formatted, Formatted::Rewritten);
+/// assert_eq!(report.backup, Some(dir.path().join("world.json.bak")));
+/// assert_eq!(std::fs::read_to_string(dir.path().join("world.json.bak"))?, typed);
+/// // Canonical now: nothing written, no backup.
+/// assert_eq!(format_file_kept(&path, false, &Options::default())?.backup, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn format_file_kept(
+    path: impl AsRef<FsPath>,
+    check: bool,
+    options: &crate::Options,
+) -> Result<FormatReport> {
     let path = path.as_ref();
     format_at(path, check, options).map_err(|e| e.with_file(path))
 }
 
-fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<Formatted> {
+fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<FormatReport> {
     let held = if check { None } else { fsio::hold_save(path)? };
     let bytes = fsio::read_save(path, held.as_ref())?;
     let codec = Codec::of(&bytes);
@@ -452,27 +504,38 @@ fn format_at(path: &FsPath, check: bool, options: &crate::Options) -> Result<For
         .compression
         .unwrap_or_else(|| Compression::new(codec));
     let formatted = match (canonical.is(&text)?, how.codec() == codec) {
-        (true, true) => return Ok(Formatted::Canonical),
+        (true, true) => Formatted::Canonical,
         (true, false) => Formatted::Recompressed,
         (false, _) => Formatted::Rewritten,
     };
-    if !check {
-        fsio::refuse_read_only(path)?;
-        let read = fsio::Fingerprint::of(&bytes);
-        match canonical {
-            // Streamed to the file: the new text is never whole in memory.
-            Canonical::Document(doc) if how.codec() == Codec::Plain => {
-                let fill =
-                    |sink: &mut dyn FnMut(&[u8]) -> Result<()>| doc.stream(Style::Pretty, sink);
-                fsio::replace_held_streamed(path, held.as_ref(), &read, fsio::Work::Format, fill)?
-            }
-            canonical => {
-                let written = compress::compress(&canonical.into_vec()?, how);
-                fsio::replace_held(path, &written, held.as_ref(), &read, fsio::Work::Format)?
-            }
+    if check || formatted == Formatted::Canonical {
+        return Ok(FormatReport {
+            formatted,
+            backup: None,
+        });
+    }
+    fsio::refuse_read_only(path)?;
+    let read = fsio::Fingerprint::of(&bytes);
+    // The bytes read, as an edit keeps them: they are in memory already, so the new text
+    // can still be streamed to the save after.
+    let backup = fsio::backup_path(path, None, &bytes);
+    fsio::write_atomic_like(&backup, &bytes, Some(path))
+        .map_err(|e| Error::io(e, format!("cannot write the backup {}", backup.display())))?;
+    match canonical {
+        // Streamed to the file: the new text is never whole in memory.
+        Canonical::Document(doc) if how.codec() == Codec::Plain => {
+            let fill = |sink: &mut dyn FnMut(&[u8]) -> Result<()>| doc.stream(Style::Pretty, sink);
+            fsio::replace_held_streamed(path, held.as_ref(), &read, fsio::Work::Format, fill)?
+        }
+        canonical => {
+            let written = compress::compress(&canonical.into_vec()?, how);
+            fsio::replace_held(path, &written, held.as_ref(), &read, fsio::Work::Format)?
         }
     }
-    Ok(formatted)
+    Ok(FormatReport {
+        formatted,
+        backup: Some(backup),
+    })
 }
 
 /// The canonical text of a save: as a borrowed document, written on demand, for a plain
@@ -1062,5 +1125,169 @@ mod tests {
             assert_eq!(std::fs::read(&path).unwrap(), b"old");
             assert_eq!(std::fs::read_dir(dir).unwrap().count(), 1, "no temporary");
         }
+    }
+
+    /// A hand edit, not canonical, of a small save.
+    const TYPED: &str = r#"{"data": {"hp": 12.0}, "meta": {"version": 1}}"#;
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &FsPath) -> Vec<String> {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// `fmt` keeps the bytes it replaces as `<name>.bak`, on disk before the save is
+    /// renamed over; another hand edit formatted later takes `<name>.1.bak`, and the first
+    /// backup stays as it was.
+    #[test]
+    fn fmt_keeps_what_it_replaces_and_never_overwrites_a_backup() {
+        use crate::fsio::watch;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        std::fs::write(&path, TYPED).unwrap();
+        watch::watch(dir.path(), None);
+        let report = format_file_kept(&path, false, &crate::Options::default()).unwrap();
+        let backup = dir.path().join("world.json.bak");
+        assert_eq!(report.formatted, Formatted::Rewritten);
+        assert_eq!(report.backup.as_deref(), Some(backup.as_path()));
+        assert_eq!(std::fs::read_to_string(&backup).unwrap(), TYPED);
+        let canonical = Save::from_slice(TYPED.as_bytes())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), canonical);
+        let renames: Vec<_> = watch::log(dir.path())
+            .into_iter()
+            .filter(|op| op.starts_with("rename"))
+            .collect();
+        assert_eq!(renames, ["rename world.json.bak", "rename world.json"]);
+
+        let again = r#"{"meta": {"version": 1}, "data": {"hp": 13.0}}"#;
+        std::fs::write(&path, again).unwrap();
+        assert!(format_file(&path, false).unwrap());
+        assert_eq!(std::fs::read_to_string(&backup).unwrap(), TYPED);
+        let second = dir.path().join("world.json.1.bak");
+        assert_eq!(std::fs::read_to_string(&second).unwrap(), again);
+        assert_eq!(
+            names(dir.path()),
+            ["world.json", "world.json.1.bak", "world.json.bak"]
+        );
+    }
+
+    /// Nothing written, nothing kept: a canonical save, and any save checked.
+    #[test]
+    fn a_canonical_save_or_a_check_makes_no_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        std::fs::write(&path, TYPED).unwrap();
+        let report = format_file_kept(&path, true, &crate::Options::default()).unwrap();
+        assert_eq!(
+            (report.formatted, report.backup),
+            (Formatted::Rewritten, None)
+        );
+        let zstd = crate::Options {
+            compression: Some(Compression::new(Codec::Zstd)),
+            ..crate::Options::default()
+        };
+        assert_eq!(format_file_kept(&path, true, &zstd).unwrap().backup, None);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), TYPED);
+        assert_eq!(names(dir.path()), ["world.json"]);
+
+        let canonical = Save::from_slice(TYPED.as_bytes())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        std::fs::write(&path, &canonical).unwrap();
+        let report = format_file_kept(&path, false, &crate::Options::default()).unwrap();
+        assert_eq!(
+            (report.formatted, report.backup),
+            (Formatted::Canonical, None)
+        );
+        assert!(!format_file(&path, false).unwrap());
+        assert_eq!(names(dir.path()), ["world.json"]);
+    }
+
+    /// A compressed save's backup is its bytes as they were, compressed; a plain save
+    /// recompressed keeps its plain text.
+    #[test]
+    fn a_compressed_save_is_kept_compressed_and_a_recompressed_one_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json.zst");
+        let packed = compress::compress(TYPED.as_bytes(), Compression::new(Codec::Zstd));
+        std::fs::write(&path, &packed).unwrap();
+        let report = format_file_kept(&path, false, &crate::Options::default()).unwrap();
+        assert_eq!(report.formatted, Formatted::Rewritten);
+        let backup = report.backup.unwrap();
+        assert_eq!(backup, dir.path().join("world.json.zst.bak"));
+        assert_eq!(std::fs::read(&backup).unwrap(), packed);
+        let written = std::fs::read(&path).unwrap();
+        assert_eq!(Codec::of(&written), Codec::Zstd);
+
+        let plain = crate::Options {
+            compression: Some(Compression::NONE),
+            ..crate::Options::default()
+        };
+        let report = format_file_kept(&path, false, &plain).unwrap();
+        assert_eq!(report.formatted, Formatted::Recompressed);
+        let second = report.backup.unwrap();
+        assert_eq!(second, dir.path().join("world.json.zst.1.bak"));
+        assert_eq!(std::fs::read(&second).unwrap(), written);
+        assert_eq!(std::fs::read(&backup).unwrap(), packed);
+    }
+
+    /// A backup that cannot be written (a folder has its name; its rename fails, as on a
+    /// full disk) is an error naming it, and the save, plain (streamed) or compressed, is
+    /// left as it was, with no temporary beside it.
+    #[test]
+    fn a_save_whose_backup_cannot_be_written_is_left_as_it_was() {
+        use crate::fsio::watch;
+        for (name, codec) in [("world.json", Codec::Plain), ("world.json.gz", Codec::Gzip)] {
+            let before = compress::compress(TYPED.as_bytes(), Compression::new(codec));
+            let in_the_way = tempfile::tempdir().unwrap();
+            std::fs::create_dir(in_the_way.path().join(format!("{name}.bak"))).unwrap();
+            let failing = tempfile::tempdir().unwrap();
+            watch::watch(failing.path(), Some("rename"));
+            for dir in [in_the_way.path(), failing.path()] {
+                let path = dir.join(name);
+                std::fs::write(&path, &before).unwrap();
+                let left = names(dir);
+                let err = format_file_with(&path, false, &crate::Options::default()).unwrap_err();
+                assert!(
+                    err.to_string().contains(&format!(
+                        "cannot write the backup {}",
+                        dir.join(format!("{name}.bak")).display()
+                    )),
+                    "{err}"
+                );
+                assert_eq!(err.file(), Some(path.as_path()));
+                assert_eq!(std::fs::read(&path).unwrap(), before, "{name}");
+                assert_eq!(names(dir), left, "{name}: no temporary");
+            }
+        }
+    }
+
+    /// A save that another program rewrites after its backup is written is not replaced;
+    /// the backup holds the save as it was read.
+    #[test]
+    fn a_save_rewritten_while_it_is_formatted_is_not_replaced() {
+        use crate::fsio::watch;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        std::fs::write(&path, TYPED).unwrap();
+        let newer = r#"{"meta": {"version": 1}, "data": {"newer": true}}"#;
+        let at = path.clone();
+        watch::act(dir.path(), "check", move |_| {
+            std::fs::write(&at, newer).unwrap()
+        });
+        let err = format_file(&path, false).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Changed, "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
+        let backup = dir.path().join("world.json.bak");
+        assert_eq!(std::fs::read_to_string(backup).unwrap(), TYPED);
+        assert_eq!(names(dir.path()), ["world.json", "world.json.bak"]);
     }
 }

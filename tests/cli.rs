@@ -49,16 +49,102 @@ fn fmt_rewrites_in_place_and_leaves_failures_untouched() {
         "{err}"
     );
     assert!(
-        err.contains("reformatted 1, already canonical 1, failed 1"),
+        err.contains(
+            "reformatted 1, already canonical 1, failed 1; each original is kept beside its \
+             save as a backup: save-upgrade backups list ."
+        ),
         "{err}"
     );
-    // Only the saves, and no temporary files left behind.
+    // The saves, the backup of the one rewritten (none of the canonical one nor of the
+    // broken one), and no temporary files left behind.
     let mut names: Vec<_> = walk(dir.path());
     names.sort();
     assert_eq!(
         names,
-        ["a.json", "notes.txt", "sub/b.json", "sub/broken.json"]
+        [
+            "a.json",
+            "a.json.bak",
+            "notes.txt",
+            "sub/b.json",
+            "sub/broken.json"
+        ]
     );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.json.bak")).unwrap(),
+        MESSY
+    );
+}
+
+/// A save named is told where its original is kept; another hand edit's fmt keeps it
+/// beside the first, never over it; a canonical save and `-q` say nothing.
+#[test]
+fn fmt_of_a_save_named_says_where_its_original_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("world.json"), MESSY).unwrap();
+    let out = save_upgrade(&["fmt", "world.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "world.json: reformatted; the original is kept as world.json.bak\n\
+         reformatted 1, already canonical 0, failed 0\n"
+    );
+    let typed_again = r#"{"data":{"hp":13.0},"meta":{"version":1}}"#;
+    fs::write(dir.path().join("world.json"), typed_again).unwrap();
+    let out = save_upgrade(&["fmt", "world.json"], dir.path());
+    assert!(
+        stderr(&out).contains("world.json: reformatted; the original is kept as world.json.1.bak"),
+        "{}",
+        stderr(&out)
+    );
+    let read = |name: &str| fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("world.json.bak"), MESSY);
+    assert_eq!(read("world.json.1.bak"), typed_again);
+
+    let out = save_upgrade(&["fmt", "world.json"], dir.path());
+    assert_eq!(
+        stderr(&out),
+        "reformatted 0, already canonical 1, failed 0\n"
+    );
+    fs::write(dir.path().join("world.json"), MESSY).unwrap();
+    let out = save_upgrade(&["fmt", "-q", "world.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    // The same bytes as the first backup: that one, written again, not a third.
+    let mut names = walk(dir.path());
+    names.sort();
+    assert_eq!(names, ["world.json", "world.json.1.bak", "world.json.bak"]);
+}
+
+/// A backup that cannot be written (a folder has its name) fails that save, left as it
+/// was; the others are still done.
+#[test]
+fn fmt_leaves_a_save_whose_backup_cannot_be_written_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), MESSY).unwrap();
+    fs::create_dir(dir.path().join("a.json.bak")).unwrap();
+    fs::write(dir.path().join("b.json"), MESSY).unwrap();
+    let out = save_upgrade(&["fmt", "."], dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("./a.json: cannot write the backup ./a.json.bak"),
+        "{err}"
+    );
+    assert!(
+        err.contains("reformatted 1, already canonical 0, failed 1"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.json")).unwrap(),
+        MESSY
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("b.json")).unwrap(),
+        CANONICAL
+    );
+    let mut names = walk(dir.path());
+    names.sort();
+    assert_eq!(names, ["a.json", "b.json", "b.json.bak"]);
 }
 
 fn walk(root: &Path) -> Vec<String> {
@@ -90,6 +176,10 @@ fn fmt_check_writes_nothing() {
         fs::read_to_string(dir.path().join("messy.json")).unwrap(),
         MESSY
     );
+    // Nothing written, nothing kept.
+    let mut names = walk(dir.path());
+    names.sort();
+    assert_eq!(names, ["messy.json", "ok.json"]);
 }
 
 #[test]

@@ -305,22 +305,45 @@ fn fmt_converts_a_folder_both_ways() {
     }
     let canonical = |version: &str| canonical_text(&format!("{version}/edge.json"));
 
-    for codec in CODECS {
+    // Each conversion keeps what it replaced: `.bak`, then `.1.bak`, `.2.bak`.
+    let backups = ["bak", "1.bak", "2.bak"];
+    let saves_in = |dir: &Path| -> Vec<String> {
+        let names = names(dir).into_iter();
+        names.filter(|n| !n.ends_with(".bak")).collect()
+    };
+    let kept_as = |k: usize| -> Vec<String> {
+        let mut names = names(&saves);
+        names.retain(|n| n.ends_with(&format!(".json.{}", backups[k])));
+        names
+    };
+    for (k, codec) in CODECS.into_iter().enumerate() {
         let name = codec.name();
         let out = run(&["fmt", "--check", "--compress", name, "saves"], dir.path());
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert_eq!(names(&saves).len(), 2 + 2 * k, "--check keeps nothing");
 
+        let before = files(&saves);
         let out = run(&["fmt", "--compress", name, "saves"], dir.path());
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         // The names are kept: a game opens its saves by name.
-        assert_eq!(names(&saves), ["v1.json", "v9.json"]);
+        assert_eq!(saves_in(&saves), ["v1.json", "v9.json"]);
+        assert_eq!(
+            kept_as(k),
+            [
+                format!("v1.json.{}", backups[k]),
+                format!("v9.json.{}", backups[k])
+            ]
+        );
         for version in ["v1", "v9"] {
-            let bytes = fs::read(saves.join(format!("{version}.json"))).unwrap();
+            let save = format!("{version}.json");
+            let bytes = fs::read(saves.join(&save)).unwrap();
             assert_eq!(
                 bytes,
                 packed(&canonical(version), codec),
                 "{codec} {version}"
             );
+            let backup = fs::read(saves.join(format!("{save}.{}", backups[k]))).unwrap();
+            assert_eq!(backup, before[Path::new(&save)], "{codec} {version}");
         }
         let converted = files(&saves);
         for args in [
@@ -334,13 +357,18 @@ fn fmt_converts_a_folder_both_ways() {
         }
     }
 
+    let before = files(&saves);
     let out = run(&["fmt", "--compress", "none", "saves"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("recompressed 2"), "{}", stderr(&out));
     for version in ["v1", "v9"] {
-        let bytes = fs::read(saves.join(format!("{version}.json"))).unwrap();
+        let save = format!("{version}.json");
+        let bytes = fs::read(saves.join(&save)).unwrap();
         assert_eq!(bytes, canonical(version));
+        let backup = fs::read(saves.join(format!("{save}.2.bak"))).unwrap();
+        assert_eq!(backup, before[Path::new(&save)], "{version}");
     }
+    assert_eq!(names(&saves).len(), 2 + 3 * 2);
 }
 
 #[test]
@@ -365,6 +393,18 @@ fn fmt_rewrites_a_compressed_save_in_its_own_codec() {
         assert_eq!(
             fs::read(dir.path().join(&name)).unwrap(),
             packed(&canonical_text("v1/edge.json"), codec)
+        );
+        // Kept as it was: compressed.
+        assert!(
+            stderr(&out).contains(&format!(
+                "{name}: reformatted; the original is kept as {name}.bak"
+            )),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            fs::read(dir.path().join(format!("{name}.bak"))).unwrap(),
+            messy
         );
     }
 }
@@ -519,7 +559,15 @@ fn outputs_are_reproducible() {
     assert_eq!(results[0], results[1]);
     assert_eq!(
         results[0].keys().cloned().collect::<Vec<_>>(),
-        ["a.json", "a.json.v1.bak", "b.json.gz", "b.json.gz.v1.bak"].map(PathBuf::from)
+        [
+            "a.json",
+            "a.json.bak",
+            "a.json.v1.bak",
+            "b.json.gz",
+            "b.json.gz.bak",
+            "b.json.gz.v1.bak"
+        ]
+        .map(PathBuf::from)
     );
 }
 

@@ -595,7 +595,7 @@ fn validate_shape_and_backups_read_compressed_saves() {
         assert_eq!(out.status.code(), Some(0), "{codec}: {}", stderr(&out));
         let listed = stdout(&out);
         assert!(
-            listed.contains("version 9") && listed.contains("edit, set or restore"),
+            listed.contains("version 9") && listed.contains("edit, set, fmt or restore"),
             "{codec}: {listed}"
         );
 

@@ -895,7 +895,9 @@ fn backups_are_listed_restored_and_pruned_without_losing_a_version() {
     let out = save_upgrade(&["backups", "list", "slot1.json"], dir.path());
     let text = stdout(&out);
     assert!(
-        text.contains("2026-01-01T00:00:10Z  version 1    upgrade from 1        slot1.json.v1.bak"),
+        text.contains(
+            "2026-01-01T00:00:10Z  version 1    upgrade from 1             slot1.json.v1.bak"
+        ),
         "{text}"
     );
 

@@ -237,6 +237,12 @@ fn format_file_with_keeps_or_converts_the_codec() {
         Formatted::Recompressed
     );
     assert_eq!(fs::read(&path).unwrap(), text);
+    // Each file replaced was kept first, compressed as it was; the check and the canonical
+    // save kept nothing.
+    let kept = |name: &str| fs::read(dir.path().join(name)).unwrap();
+    assert_eq!(kept("w.json.gz.bak"), packed(&compact, Codec::Gzip));
+    assert_eq!(kept("w.json.gz.1.bak"), packed(&text, Codec::Gzip));
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
 }
 
 #[test]

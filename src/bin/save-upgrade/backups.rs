@@ -25,8 +25,8 @@ Examples:
 A save's backups are beside it, named by what made them:
   <name>.v<N>.bak     the save before an upgrade from version N (<name>.v<N>.<k>.bak
                       when that name holds something else)
-  <name>.bak          the save before a change by hand: edit, set or backups restore
-                      (<name>.<k>.bak likewise)
+  <name>.bak          the save before a change by hand: edit, set, fmt or backups
+                      restore (<name>.<k>.bak likewise)
   <name>.edit.bak     the text of an edit that was not written (it did not load, it was
                       refused, or the save changed meanwhile); not a copy of the save
 Which is newer is told by the file's time, not by <k>.")]
@@ -215,7 +215,7 @@ fn backup_value(backup: &Backup) -> Value {
 fn made_by(backup: &Backup) -> String {
     match backup.made_by {
         MadeBy::Upgrade { from } => format!("upgrade from {from}"),
-        MadeBy::Edit => "edit, set or restore".to_string(),
+        MadeBy::Edit => "edit, set, fmt or restore".to_string(),
         MadeBy::KeptEdit => "edit not written".to_string(),
         _ => backup.made_by.name().to_string(),
     }
@@ -234,7 +234,7 @@ fn line(backup: &Backup) -> String {
         None => "unreadable".to_string(),
     };
     format!(
-        "  {}  {:<11}  {:<20}  {}",
+        "  {}  {:<11}  {:<25}  {}",
         time(backup.modified),
         version,
         made_by(backup),

@@ -10,11 +10,12 @@ use savechain::{Formatted, Options, Save};
 
 use super::compression;
 use super::output::{self, errln};
-use super::report::print_error;
+use super::report::{print_error, shell_words};
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
 /// Rewrite saves canonically in place (meta first, sorted keys, two-space indentation), or
-/// convert them to and from compressed storage (--compress).
+/// convert them to and from compressed storage (--compress), keeping each original as
+/// <name>.bak.
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -25,12 +26,19 @@ Examples:
   save-upgrade fmt --compress none saves/        and back to plain text
   save-upgrade fmt - < world.json.zst > world.json
 
+Each save rewritten is kept first as it was, beside it, as edit and set keep theirs:
+<name>.bak, or <name>.<k>.bak when that name holds something else (no backup is ever
+overwritten; see `save-upgrade backups list`). A backup that cannot be written is an
+error for that save, left as it is. A save already canonical, or --check, writes nothing.
+
 A compressed save (zstd or gzip, known by its first bytes whatever its name) is canonical
-when its text is, and is rewritten in its own compression. With --compress, each save is
-stored in that compression, its canonical text inside; the files keep their names (a game
-opens its saves by name and reads either), and no backup is kept (the text is the same).
-A save already canonical in the compression asked is left as it is, whatever --level says
-(the level a file was written at is not recorded in it). `-` reads plain or compressed text and writes plain text, or --compress's.
+when its text is, and is rewritten in its own compression, its backup compressed as it
+was. With --compress, each save is stored in that compression, its canonical text inside,
+and kept first as a backup too; the files keep their names (a game opens its saves by name
+and reads either). A save already canonical in the compression asked is left as it is,
+whatever --level says (the level a file was written at is not recorded in it). `-` reads
+plain or compressed text and writes plain text, or --compress's; it keeps no backup, since
+it replaces no file.
 
 A file that fails to load is left untouched and reported; the others are still done. A
 file in a folder that is not a save (its \"meta\" holds no integer \"version\") is skipped
@@ -123,6 +131,20 @@ pub fn run(args: Args) -> i32 {
         if not_saves > 0 {
             line.push_str(&format!(", not saves {not_saves}"));
         }
+        // Every save written was kept first; one named was told where, one found in a
+        // folder is told here (the count is the one before).
+        let kept_unnamed = search.saves.iter().zip(&outcomes).any(|(found, outcome)| {
+            !found.named && matches!(outcome, Outcome::Changed | Outcome::Recompressed)
+        });
+        if kept_unnamed && !args.check {
+            let paths: Vec<_> = args.paths.iter().map(|p| p.to_string_lossy()).collect();
+            let mut list = vec!["save-upgrade", "backups", "list"];
+            list.extend(paths.iter().map(|p| p.as_ref()));
+            line.push_str(&format!(
+                "; each original is kept beside its save as a backup: {}",
+                shell_words(&list)
+            ));
+        }
         errln!("{line}");
     }
     if failed > 0 {
@@ -136,7 +158,22 @@ pub fn run(args: Args) -> i32 {
 
 fn format_file(found: &Found, args: &Args, options: &Options) -> Outcome {
     let path = &found.path;
-    match savechain::format_file_with(path, args.check, options) {
+    let report = savechain::format_file_kept(path, args.check, options);
+    if let (Ok(report), true) = (&report, found.named && !args.quiet) {
+        // As `edit` and `set` say it: a file named is told where its original is.
+        if let Some(backup) = &report.backup {
+            let done = match report.formatted {
+                Formatted::Recompressed => "recompressed",
+                _ => "reformatted",
+            };
+            errln!(
+                "{}: {done}; the original is kept as {}",
+                path.display(),
+                backup.display()
+            );
+        }
+    }
+    match report.map(|r| r.formatted) {
         Ok(Formatted::Canonical) => Outcome::Canonical,
         Ok(Formatted::Recompressed) => {
             if args.check && !args.quiet {
