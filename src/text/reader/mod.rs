@@ -739,6 +739,9 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     /// Reads a JSON number: an exact integer, or a decimal with a fraction or exponent read
     /// as the correctly rounded double.
     fn number(&mut self) -> Parsed<(B::Value, Shape)> {
+        if let Some(i) = self.cursor.short_int() {
+            return Ok((self.builder.int(i), Shape::Int));
+        }
         let start = self.cursor.pos;
         let is_double = self.cursor.scan_number()?;
         self.number_value(start, self.cursor.pos, is_double)
