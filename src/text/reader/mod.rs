@@ -290,7 +290,12 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         }
         let at = self.cursor.pos;
         let text = self.string_text()?;
-        self.expect(b':', "':' after the key")?;
+        // `": "` in pretty text, `":"` in compact text, passed without a call.
+        match self.cursor.bytes.get(self.cursor.pos..self.cursor.pos + 2) {
+            Some(b": ") => self.cursor.pos += 2,
+            Some([b':', _]) => self.cursor.pos += 1,
+            _ => self.expect(b':', "':' after the key")?,
+        }
         Ok((at, text))
     }
 
@@ -883,6 +888,49 @@ mod tests {
                 }
                 (ours, std) => panic!("{text:?}: {ours:?} against std's {std:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_key_and_its_colon_read_however_they_are_spaced() {
+        for text in [
+            "{\"a\":1}",
+            "{\"a\": 1}",
+            "{\"a\" : 1}",
+            "{\"a\"\n:\n1}",
+            "{\"a\":\t1}",
+            "{\"a\":  1}",
+        ] {
+            assert_eq!(read(text).as_deref(), Ok("{\"a\":1}"), "{text:?}");
+        }
+        let cases = [
+            (
+                "{\"a\" 1}",
+                "line 1, column 6: expected ':' after the key, found '1'",
+            ),
+            (
+                "{\"a\";1}",
+                "line 1, column 5: expected ':' after the key, found ';'",
+            ),
+            (
+                "{\"a\"",
+                "line 1, column 5: expected ':' after the key, found the end of the text",
+            ),
+            (
+                "{\"a\":",
+                "line 1, column 6: at a: expected a value (object, array, string, number, true, false or null), found the end of the text",
+            ),
+            (
+                "{\"a\": ",
+                "line 1, column 7: at a: expected a value (object, array, string, number, true, false or null), found the end of the text",
+            ),
+            (
+                "{\"a\":}",
+                "line 1, column 6: at a: expected a value (object, array, string, number, true, false or null), found '}'",
+            ),
+        ];
+        for (text, message) in cases {
+            assert_eq!(read(text), Err(message.to_string()), "{text:?}");
         }
     }
 
