@@ -6,7 +6,11 @@
 //! cargo bench --bench text_compare -- game               # one document (criterion's filter)
 //! SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench text_compare    # only the tables
 //! SAVECHAIN_BENCH_GAME_MB=8 SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench text_compare
+//! SAVECHAIN_BENCH_OPS=load SAVECHAIN_BENCH_TABLE_ONLY=1 cargo bench --bench text_compare -- twitter
 //! ```
+//!
+//! `SAVECHAIN_BENCH_OPS` names the operations timed for the tables (comma-separated, all
+//! four unless given): the loads alone take a third of the time.
 //!
 //! Documents: `canada`, `citm_catalog`, `twitter` (the standard corpora, each the `data` of
 //! a save) and `game`, the generated save of `support/game.rs` (50 MiB of canonical text
@@ -372,8 +376,13 @@ impl Row {
 
 fn time_doc(doc: &Doc) -> Vec<Row> {
     let (min_runs, budget) = runs_for(doc.ours.len());
+    let ops = std::env::var("SAVECHAIN_BENCH_OPS").ok();
+    let timed = |op: &Op| {
+        ops.as_deref()
+            .is_none_or(|ops| ops.split(',').any(|name| name.trim() == op.name()))
+    };
     OPS.iter()
-        .filter(|op| op.applies(doc))
+        .filter(|op| op.applies(doc) && timed(op))
         .map(|&op| {
             let jobs: Vec<Box<dyn Fn() + '_>> = op
                 .libs()

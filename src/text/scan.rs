@@ -13,6 +13,51 @@ fn word(chunk: &[u8]) -> u64 {
 /// or a control character), counted from `from`.
 #[inline]
 pub(crate) fn string_run(bytes: &[u8], from: usize) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        let mut pos = from;
+        while let Some(chunk) = bytes.get(pos..pos + 16) {
+            let found = sse2::string_ends(chunk.try_into().expect("a 16-byte chunk"));
+            if found != 0 {
+                return Some(pos - from + found.trailing_zeros() as usize);
+            }
+            pos += 16;
+        }
+        string_run_by_words(bytes, pos).map(|n| pos - from + n)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    string_run_by_words(bytes, from)
+}
+
+/// Sixteen bytes at a time with SSE2, which every x86_64 processor has.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod sse2 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+
+    /// A bit for each byte of `chunk` (the first byte the lowest) that ends a plain run of
+    /// string text.
+    #[inline]
+    pub(super) fn string_ends(chunk: [u8; 16]) -> u32 {
+        let x: __m128i = bytemuck::cast(chunk);
+        // SAFETY: these intrinsics need SSE2, which the build enables (the module is
+        // compiled only with `target_feature = "sse2"`, part of every x86_64 target); they
+        // compute on values only, no memory is read through a pointer.
+        unsafe {
+            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+            // Below 0x20 exactly where the unsigned maximum with 0x1f is 0x1f.
+            let low = _mm_set1_epi8(0x1f);
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, low), low);
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+        }
+    }
+}
+
+/// [`string_run`] eight bytes at a time.
+#[inline]
+fn string_run_by_words(bytes: &[u8], from: usize) -> Option<usize> {
     let mut pos = from;
     while let Some(chunk) = bytes.get(pos..pos + 8) {
         let x = word(chunk);
@@ -71,11 +116,22 @@ mod tests {
                 assert_eq!(string_run(sample, from), expected, "{sample:?} from {from}");
             }
         }
+        // Every byte at every place of a text longer than two 16-byte chunks, read from
+        // each start: in a chunk, in the words after the chunks, in the bytes after those.
         for b in 0..=255u8 {
-            let mut text = vec![b'x'; 11];
-            text[9] = b;
-            let expected = text.iter().position(|&b| special(b));
-            assert_eq!(string_run(&text, 0), expected, "byte {b:#x}");
+            for at in 0..40 {
+                let mut text = vec![b'x'; 40];
+                text[at] = b;
+                for from in [0, 1, 7, 8, 15, 16, 17, 23, 30] {
+                    let expected = text[from..].iter().position(|&b| special(b));
+                    assert_eq!(
+                        string_run(&text, from),
+                        expected,
+                        "byte {b:#x} at {at}, from {from}"
+                    );
+                    assert_eq!(string_run_by_words(&text, from), expected, "by words");
+                }
+            }
         }
     }
 

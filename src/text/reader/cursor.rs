@@ -93,18 +93,20 @@ impl<'a> Cursor<'a> {
 }
 
 /// Where the whitespace that starts at `pos` ends.
-#[inline]
+#[inline(always)]
 pub(crate) fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
-    while let Some(&b) = bytes.get(pos) {
-        match b {
-            b' ' | b'\t' | b'\r' => pos += 1,
-            b'\n' => {
-                // Indentation follows a newline: skip its spaces eight at a time.
+    loop {
+        match bytes.get(pos) {
+            // Whitespace is at most ' ': one comparison for what most often stands here,
+            // a value or punctuation.
+            Some(&b) if b > b' ' => return pos,
+            Some(b' ' | b'\t' | b'\r') => pos += 1,
+            Some(b'\n') => {
+                // Indentation follows a newline: skip its spaces many at a time.
                 pos += 1;
                 pos += spaces_at(bytes, pos);
             }
-            _ => break,
+            _ => return pos,
         }
     }
-    pos
 }

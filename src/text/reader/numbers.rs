@@ -23,6 +23,40 @@ impl Cursor<'_> {
         self.number_at(start, self.pos, is_double)
     }
 
+    /// The integer of at most 18 digits that stands here, passed, when a byte that may
+    /// follow a value follows it: most numbers of a save, read in one pass. `None`, with
+    /// nothing read, for anything else, which [`Cursor::scan_number`] reads (its errors
+    /// included).
+    #[inline]
+    pub(crate) fn short_int(&mut self) -> Option<i64> {
+        const MOST: usize = 18;
+        let negative = self.peek() == Some(b'-');
+        let first = self.pos + usize::from(negative);
+        let mut pos = first;
+        let mut magnitude = 0u64;
+        while let Some(&b) = self.bytes.get(pos) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            // Wraps only past `MOST` digits, which are read again by the general path.
+            magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(digit));
+            pos += 1;
+        }
+        let len = pos - first;
+        let ends = matches!(
+            self.bytes.get(pos),
+            None | Some(b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t')
+        );
+        if len == 0 || len > MOST || (len > 1 && self.bytes[first] == b'0') || !ends {
+            return None;
+        }
+        self.pos = pos;
+        // Below 10^18, so it fits an i64 with either sign.
+        let magnitude = magnitude as i64;
+        Some(if negative { -magnitude } else { magnitude })
+    }
+
     /// Moves past a JSON number, checking its syntax; returns whether it has a fraction or
     /// an exponent.
     #[inline]
@@ -188,4 +222,75 @@ pub(super) fn double_error(hex: &str, e: &HexFloatError) -> String {
         );
     }
     format!("bad double [\"d\", {hex:?}]: {e}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `text` read by [`Cursor::short_int`] and by the general path: the same integer and
+    /// the same end when the short path reads it, nothing read when it does not.
+    fn agree(text: &str) -> bool {
+        let mut short = Cursor::new(text);
+        let mut general = Cursor::new(text);
+        let read = general.number_token();
+        match short.short_int() {
+            Some(i) => {
+                assert!(matches!(read, Ok(Number::Int(j)) if j == i), "{text}: {i}");
+                assert_eq!(short.pos, general.pos, "{text}");
+                true
+            }
+            None => {
+                assert_eq!(short.pos, 0, "{text}");
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn short_integers_read_as_the_general_path_reads_them() {
+        let digits = [
+            "0",
+            "7",
+            "00",
+            "01",
+            "10",
+            "999999999999999999",
+            "1000000000000000000",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551616",
+            "123456789012345678901234",
+        ];
+        let after = [
+            "", ",", "]", "}", " ", "\n", "\r", "\t", ".5", "e3", "E3", "x1", "a", "\"", "/", "-",
+        ];
+        for digits in digits {
+            for sign in ["", "-"] {
+                for after in after {
+                    agree(&format!("{sign}{digits}{after}"));
+                }
+            }
+        }
+        for text in ["", "-", "-,", "x", " 1"] {
+            assert!(!agree(text), "{text}");
+        }
+        for text in ["0", "-0,", "999999999999999999]", "-123456789012345678\n"] {
+            assert!(agree(text), "{text}");
+        }
+        for text in ["1000000000000000000", "1.0", "1e2", "01", "0x1", "12a"] {
+            assert!(!agree(text), "{text}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_integer_reads_as_the_general_path_reads_it(
+            i in any::<i64>(),
+            after in prop::sample::select(vec!["", ",", "]", "}", " ", "\n", ".5", "e-3", "x"]),
+        ) {
+            agree(&format!("{i}{after}"));
+        }
+    }
 }

@@ -13,7 +13,9 @@ const RUNS_TO_LINE_END: &str = "this string runs to the end of its line: is its 
 
 impl<'a> Cursor<'a> {
     /// Reads a string starting at `"`: borrowed from the text when it has no escapes.
-    #[inline]
+    /// Always inlined: left to the compiler it stays a call, 6-8 % of the instructions of
+    /// a Document load of citm_catalog or twitter.
+    #[inline(always)]
     pub(crate) fn string_text(&mut self) -> Parsed<Cow<'a, str>> {
         let open = self.pos;
         self.pos += 1;
