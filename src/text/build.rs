@@ -50,6 +50,16 @@ pub(crate) trait Build<'a> {
         self.array(items.drain(base..))
     }
 
+    /// `levels` arrays opened one inside the other close at once, each with one element:
+    /// the innermost holds the value at `items[base]`, which the outermost takes the place
+    /// of. For builders that keep such a run in one piece.
+    fn arrays_of_one(&mut self, items: &mut Vec<Self::Value>, base: usize, levels: usize) {
+        for _ in 0..levels {
+            let value = self.array_of(items, base);
+            items.push(value);
+        }
+    }
+
     /// [`Build::object`] of the members at `members[base..]`, which it takes out of
     /// `members` (also on `Err`).
     fn object_of(

@@ -121,6 +121,15 @@ impl Slot {
 }
 
 impl Packed {
+    /// Moves where the node ends, if it is a node that ends somewhere (an array, object,
+    /// escape or run: their upper word, as [`Slot::pack`] lays them out), back by `by`.
+    #[inline]
+    fn end_back(&mut self, by: u32) {
+        if matches!(self.kind, 8..=11 | 13) {
+            self.high -= by;
+        }
+    }
+
     #[inline]
     fn unpack(self) -> Slot {
         let Packed { kind, low, high } = self;
@@ -835,66 +844,54 @@ impl<'a> Tape<'a> {
     }
 
     /// The array begun last ends here, with `len` elements. An array of one element that
-    /// is itself an array of one element becomes one [`Slot::Wraps`] node with it, when
-    /// what they wrap is short: merging moves it by one node, so that a run of one-element
-    /// arrays nested 500 deep ends as two nodes, and the moves stay within
-    /// [`MERGED_AT_MOST`] nodes for each node saved.
+    /// is itself an array of one element becomes one [`Slot::Wraps`] node with it
+    /// ([`Tape::wrap`]).
     #[inline]
     fn close_array(&mut self, len: usize) {
         let start = self.open.pop().expect("an array was begun");
-        let end = self.doc.slots.len();
-        if len == 1 && end - start <= MERGED_AT_MOST + 2 {
-            let levels = match self.doc.slot(start + 1) {
-                Slot::Array { len: 1, .. } => 2,
-                Slot::Wraps { levels, .. } => levels + 1,
-                _ => 0,
-            };
-            if levels > 0 {
-                self.merge_wraps(start, levels);
-                return;
-            }
+        if len == 1 && self.wrap(start, 1) {
+            return;
         }
         self.doc.slots[start] = Slot::Array {
             len: len as u32,
-            end: end as u32,
+            end: self.doc.slots.len() as u32,
         }
         .pack();
     }
 
-    /// Makes the one-element array at `start`, the last one on the tape, and the run of
-    /// one-element arrays inside it one node of `levels` levels, moving what they wrap one
-    /// node back.
-    #[cold]
-    fn merge_wraps(&mut self, start: usize, levels: u32) {
+    /// Makes the `levels` arrays whose nodes stand from `start` on, each the one element of
+    /// the one before and closing here, and any run of one-element arrays that the
+    /// innermost holds, one [`Slot::Wraps`] node at `start`, when what they wrap is at
+    /// most [`MERGED_AT_MOST`] nodes: it moves back to follow that node, so the copying
+    /// stays within that many nodes for each node saved, and a run of arrays nested 500
+    /// deep ends as two nodes. Returns whether it did (not when there is no run, or what
+    /// it wraps is longer).
+    #[inline]
+    fn wrap(&mut self, start: usize, levels: usize) -> bool {
         let slots = &mut self.doc.slots;
         let end = slots.len();
-        slots.copy_within(start + 2..end, start + 1);
-        slots.truncate(end - 1);
-        // What moved ends one node earlier.
-        for packed in &mut slots[start + 1..] {
-            *packed = match packed.unpack() {
-                Slot::Array { len, end } => Slot::Array { len, end: end - 1 },
-                Slot::Object { len, end, sorted } => Slot::Object {
-                    len,
-                    end: end - 1,
-                    sorted,
-                },
-                Slot::Escape { end } => Slot::Escape { end: end - 1 },
-                Slot::Wraps { levels, end } => Slot::Wraps {
-                    levels,
-                    end: end - 1,
-                },
-                other => other,
-            }
-            .pack();
+        let inner = start + levels;
+        let (more, content) = match slots[inner].unpack() {
+            Slot::Array { len: 1, .. } => (1, inner + 1),
+            Slot::Wraps { levels, .. } => (levels as usize, inner + 1),
+            _ => (0, inner),
+        };
+        if levels + more < 2 || end - content > MERGED_AT_MOST {
+            return false;
         }
+        let back = content - (start + 1);
+        for packed in &mut slots[content..] {
+            packed.end_back(back as u32);
+        }
+        slots.copy_within(content..end, start + 1);
+        slots.truncate(end - back);
         slots[start] = Slot::Wraps {
-            levels,
-            end: (end - 1) as u32,
+            levels: (levels + more) as u32,
+            end: (end - back) as u32,
         }
         .pack();
+        true
     }
-
     /// The first two members (in text order) of the object whose keys are
     /// `self.keys[base..]` that have the same key, as [`Map::from_entries`] finds them; and
     /// whether the keys are in key order.
@@ -998,6 +995,28 @@ impl<'a> Build<'a> for Tape<'a> {
         let len = items.len() - base;
         items.truncate(base);
         self.close_array(len);
+    }
+
+    /// One node for the run, or, around a long value, a node per level.
+    fn arrays_of_one(&mut self, items: &mut Vec<()>, base: usize, levels: usize) {
+        debug_assert_eq!(items.len(), base + 1, "one element");
+        let first = self.open.len() - levels;
+        let start = self.open[first];
+        debug_assert!(
+            self.open[first..]
+                .iter()
+                .enumerate()
+                .all(|(i, &at)| at == start + i),
+            "the levels' nodes follow each other"
+        );
+        self.open.truncate(first);
+        if self.wrap(start, levels) {
+            return;
+        }
+        let end = self.doc.slots.len() as u32;
+        for slot in &mut self.doc.slots[start..start + levels] {
+            *slot = Slot::Array { len: 1, end }.pack();
+        }
     }
 
     fn object(&mut self, members: Drain<'_, ((), ())>) -> std::result::Result<(), (usize, usize)> {
@@ -1155,6 +1174,23 @@ mod tests {
             },
         ] {
             assert_eq!(format!("{:?}", slot.pack().unpack()), format!("{slot:?}"));
+            let mut moved = slot.pack();
+            moved.end_back(3);
+            let expected = match slot {
+                Slot::Array { len, end } => Slot::Array { len, end: end - 3 },
+                Slot::Object { len, end, sorted } => Slot::Object {
+                    len,
+                    end: end - 3,
+                    sorted,
+                },
+                Slot::Escape { end } => Slot::Escape { end: end - 3 },
+                Slot::Wraps { levels, end } => Slot::Wraps {
+                    levels,
+                    end: end - 3,
+                },
+                other => other,
+            };
+            assert_eq!(format!("{:?}", moved.unpack()), format!("{expected:?}"));
         }
     }
 

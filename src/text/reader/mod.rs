@@ -451,16 +451,22 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         };
         let mut shape = innermost;
         while opened > 0 {
-            opened -= 1;
-            if self.peek() == Some(b']') {
-                // `]]`: the array holds its first element alone, so it is no tag.
-                self.cursor.pos += 1;
-                self.depth -= 1;
-                let value = self.builder.array_of(&mut self.items, base);
-                push(&mut self.items, value);
+            // `]]]`: each array holds its first element alone, so none is a tag; they
+            // close together.
+            let closing = self.cursor.bytes[self.cursor.pos..]
+                .iter()
+                .take(opened)
+                .take_while(|&&b| b == b']')
+                .count();
+            if closing > 0 {
+                self.cursor.pos += closing;
+                self.depth -= closing;
+                opened -= closing;
+                self.builder.arrays_of_one(&mut self.items, base, closing);
                 shape = Shape::Array;
                 continue;
             }
+            opened -= 1;
             let chain = if opened == 0 { chain } else { 0 };
             shape = match self.elements(base, chain, true) {
                 Ok(shape) => shape,
