@@ -721,6 +721,7 @@ impl Walk<'_, '_, '_, '_> {
         depth: usize,
     ) -> Result<(), Halt> {
         let inner = at + 1;
+        // An escape here (as in the Array arm) holds an array: not a number either way.
         let numbers = left == 1
             && matches!(
                 self.doc.slot(inner),
@@ -1002,6 +1003,8 @@ impl<'a> Build<'a> for Tape<'a> {
         debug_assert_eq!(items.len(), base + 1, "one element");
         let first = self.open.len() - levels;
         let start = self.open[first];
+        // The reader begins each level of a run straight after the one outside it (spaced
+        // `[ [` too), so their nodes follow each other.
         debug_assert!(
             self.open[first..]
                 .iter()
