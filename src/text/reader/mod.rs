@@ -189,6 +189,9 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         self.skip_whitespace();
         match self.peek() {
             Some(b'[') => {
+                if let Some(d) = self.double_element() {
+                    return Ok((self.builder.double(d), Shape::Double));
+                }
                 let shape = self.array(0)?;
                 let value = self.items.pop().expect("an array leaves its value");
                 Ok((value, shape))
@@ -398,6 +401,11 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     fn element(&mut self) -> Parsed<Shape> {
         self.skip_whitespace();
         if self.peek() == Some(b'[') {
+            if let Some(d) = self.double_element() {
+                let value = self.builder.double(d);
+                push(&mut self.items, value);
+                return Ok(Shape::Double);
+            }
             return self.array(0);
         }
         let (value, shape) = self.value_shaped()?;
@@ -724,7 +732,7 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
     /// The fast path for the most common tag, `["d", "<hex>"]` in canonical spelling, read
     /// without building the array. Returns `None`, with the position unchanged, for
     /// anything else (which the general path reads, errors included).
-    #[inline]
+    #[inline(always)]
     fn tagged_double(&mut self, chain: EscapeChain) -> Option<f64> {
         let rest = &self.cursor.bytes[self.cursor.pos..];
         // `"d", "` (pretty) or `"d","` (compact); a compact one with less than a byte
@@ -772,7 +780,20 @@ impl<'a, B: Build<'a>> Reader<'a, B> {
         })
     }
 
+    /// At `[` outside any escape: a canonical `["d", "<hex>"]` read whole, without the
+    /// steps of opening and closing an array, or `None` with nothing read. Its array is one
+    /// level deeper than the reader is, so it is left to [`Reader::array`] (and its
+    /// error) when that is too deep.
+    #[inline]
+    fn double_element(&mut self) -> Option<f64> {
+        if self.depth >= self.max_depth {
+            return None;
+        }
+        self.canonical_double()
+    }
+
     /// At `[`: a canonical `["d", "<hex>"]`, read whole, or `None` with nothing read.
+    #[inline]
     pub(crate) fn canonical_double(&mut self) -> Option<f64> {
         let start = self.cursor.pos;
         self.cursor.pos += 1;
@@ -1024,6 +1045,50 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "line 1, column 7: at [1][0][0]: nested more than 3 arrays and objects deep"
+        );
+    }
+
+    #[test]
+    fn doubles_read_whole_are_read_as_the_general_path_reads_them() {
+        // `0x1p+0` takes the fast path, `0x2p-1` (the same 1.0) the array's; as an
+        // element, a member's value and a tag's content, at every depth around the limit.
+        let spellings = ["\"0x1p+0\"", "\"0x2p-1\""];
+        let holders = [
+            ("[", "]", 1),
+            ("[0, ", "]", 1),
+            ("{\"k\": ", "}", 1),
+            ("[\"a\", [", "]]", 2),
+        ];
+        for depth in 0..=6 {
+            for (open, close, levels) in holders {
+                let read_at = |spelling: &str, max: usize| {
+                    let text = format!(
+                        "{}[\"d\", {spelling}]{}",
+                        open.repeat(depth),
+                        close.repeat(depth)
+                    );
+                    from_slice_with_max_depth(text.as_bytes(), max)
+                        .map(|v| to_vec_compact(&v).unwrap())
+                        .map_err(|e| e.to_string())
+                };
+                for max in 1..=8 {
+                    let general = read_at(spellings[1], max);
+                    assert_eq!(read_at(spellings[0], max), general, "{open} {depth} {max}");
+                    assert_eq!(
+                        general.is_ok(),
+                        depth * levels < max,
+                        "{open} {depth} {max}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            read("{\"k\": [\"d\", \"0x1p+0\"]}"),
+            read("{\"k\": [\"d\", \"0x2p-1\"]}")
+        );
+        assert_eq!(
+            read("[[\"d\", \"0x1p+0\"]]"),
+            Ok("[[\"d\",\"0x1p+0\"]]".into())
         );
     }
 }
