@@ -1035,6 +1035,7 @@ pub(crate) fn refuse_link(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::names;
     use crate::upgrade::{Chain, Step};
     use crate::value::Value;
 
@@ -1273,16 +1274,6 @@ mod tests {
             map.insert("zz", deep);
         }
         Ok(())
-    }
-
-    /// The file names in `dir`, sorted.
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
     }
 
     /// The upgraded text is streamed to the file: the bytes are those of the text made
