@@ -143,6 +143,8 @@ pub mod path;
 mod save;
 pub mod serde;
 pub mod shape;
+#[cfg(test)]
+mod test_support;
 pub mod text;
 pub mod upgrade;
 pub mod value;

@@ -1087,6 +1087,7 @@ fn read_top<'a, B: Build<'a, Value = Value>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::names;
 
     /// A save many pieces of text long.
     fn large() -> Save {
@@ -1129,16 +1130,6 @@ mod tests {
 
     /// A hand edit, not canonical, of a small save.
     const TYPED: &str = r#"{"data": {"hp": 12.0}, "meta": {"version": 1}}"#;
-
-    /// The names in `dir`, sorted.
-    fn names(dir: &FsPath) -> Vec<String> {
-        let mut names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
 
     /// `fmt` keeps the bytes it replaces as `<name>.bak`, on disk before the save is
     /// renamed over; another hand edit formatted later takes `<name>.1.bak`, and the first

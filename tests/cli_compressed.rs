@@ -266,18 +266,27 @@ fn a_current_save_is_recompressed_in_place_only_when_asked() {
     let out = run(&["--check", "--compress", "zstd", "."], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "./a.json\n");
+    assert_eq!(names(dir.path()), ["a.json"], "--check writes nothing");
     assert_eq!(fs::read(dir.path().join("a.json")).unwrap(), original);
 
     let out = run(&["--compress", "zstd", "."], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("recompressed 1"), "{}", stderr(&out));
+    // Its usual backup name: no note.
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
     let written = fs::read(dir.path().join("a.json")).unwrap();
     assert_eq!(Codec::of(&written), Codec::Zstd);
-    // The text as it was (not even reformatted), and no backup: nothing was lost.
+    // The text as it was (not even reformatted), and the bytes replaced kept as an
+    // upgrade keeps them.
     assert_eq!(unpacked(&written), original);
-    assert_eq!(names(dir.path()), ["a.json"]);
+    assert_eq!(names(dir.path()), ["a.json", "a.json.v9.bak"]);
+    assert_eq!(
+        fs::read(dir.path().join("a.json.v9.bak")).unwrap(),
+        original
+    );
 
-    // Already in the codec asked (at whatever level): left alone.
+    // Already in the codec asked (at whatever level): left alone, no second backup.
+    let recompressed = files(dir.path());
     for args in [
         &["--compress", "zstd", "."][..],
         &["--compress", "zstd", "--level", "12", "."],
@@ -285,10 +294,183 @@ fn a_current_save_is_recompressed_in_place_only_when_asked() {
     ] {
         let out = run(args, dir.path());
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
-        assert_eq!(fs::read(dir.path().join("a.json")).unwrap(), written);
+        assert!(
+            stderr(&out).contains("already current 1, failed 0"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(files(dir.path()), recompressed, "{args:?}");
     }
     let out = run(&["--check", "--compress", "zstd", "."], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // Listed as an upgrade's backup, and restored exactly.
+    let out = run(&["backups", "list", "--json", "a.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = savechain::text::from_slice(&out.stdout).unwrap();
+    let backup = &listed.as_array().unwrap()[0]["backups"][0];
+    assert_eq!(backup["made_by"].as_str(), Some("upgrade"), "{listed:?}");
+    assert_eq!(backup["version"].as_u64(), Some(9), "{listed:?}");
+    let out = run(
+        &["backups", "restore", "a.json", "a.json.v9.bak"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(dir.path().join("a.json")).unwrap(), original);
+    assert_eq!(fs::read(dir.path().join("a.json.bak")).unwrap(), written);
+}
+
+/// A recompression whose usual backup name holds other bytes keeps the save under the
+/// next name and says so, as an upgrade does; one whose backup cannot be written (a
+/// folder there) fails with exit 2 and leaves the save as it was.
+#[test]
+fn a_recompression_keeps_its_backup_or_leaves_the_save_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fixture("v9/small.json");
+    fs::write(dir.path().join("a.json"), &original).unwrap();
+    fs::write(dir.path().join("a.json.v9.bak"), "older").unwrap();
+    let out = run(&["--compress", "gzip", "a.json"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "note: a.json.v9.bak is a different file, so the original of a.json is kept as \
+             a.json.v9.1.bak"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("a.json.v9.1.bak")).unwrap(),
+        original
+    );
+    assert_eq!(
+        fs::read(dir.path().join("a.json.v9.bak")).unwrap(),
+        b"older"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), &original).unwrap();
+    fs::create_dir(dir.path().join("a.json.v9.bak")).unwrap();
+    fs::write(dir.path().join("a.json.v9.bak/x"), "").unwrap();
+    let before = files(dir.path());
+    let out = run(&["--compress", "zstd", "."], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("./a.json: cannot write the backup ./a.json.v9.bak"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("failed 1"), "{}", stderr(&out));
+    assert_eq!(
+        files(dir.path()),
+        before,
+        "the save as it was, no temporary"
+    );
+}
+
+/// A folder of saves converted by an upgrade run: each replaced save, upgraded or only
+/// recompressed, keeps its bytes beside it; a save already in the codec asked, none.
+#[test]
+fn a_folder_recompressed_by_an_upgrade_keeps_each_save_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let saves = dir.path().join("saves");
+    fs::create_dir_all(saves.join("sub")).unwrap();
+    fs::write(saves.join("old.json"), fixture("v1/small.json")).unwrap();
+    fs::write(saves.join("current.json"), fixture("v9/small.json")).unwrap();
+    let gzipped = packed(&fixture("v9/edge.json"), Codec::Gzip);
+    fs::write(saves.join("sub/edge.json.gz"), &gzipped).unwrap();
+    let zstd = packed(&fixture("v9/edge.json"), Codec::Zstd);
+    fs::write(saves.join("sub/zstd.json.zst"), &zstd).unwrap();
+    let before = files(&saves);
+
+    let out = run(&["--check", "--compress", "zstd", "saves"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(files(&saves), before, "--check writes nothing");
+
+    let out = run(&["--compress", "zstd", "saves"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("upgraded 1, already current 1, recompressed 2, failed 0"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        names(&saves),
+        [
+            "current.json",
+            "current.json.v9.bak",
+            "old.json",
+            "old.json.v1.bak",
+            "sub/edge.json.gz",
+            "sub/edge.json.gz.v9.bak",
+            "sub/zstd.json.zst"
+        ]
+    );
+    for (save, backup) in [
+        ("current.json", "current.json.v9.bak"),
+        ("old.json", "old.json.v1.bak"),
+        ("sub/edge.json.gz", "sub/edge.json.gz.v9.bak"),
+    ] {
+        assert_eq!(
+            fs::read(saves.join(backup)).unwrap(),
+            before[Path::new(save)],
+            "{backup}"
+        );
+        assert_eq!(Codec::of(&fs::read(saves.join(save)).unwrap()), Codec::Zstd);
+    }
+    assert_eq!(fs::read(saves.join("sub/zstd.json.zst")).unwrap(), zstd);
+
+    // A rerun finds nothing to do and writes nothing.
+    let after = files(&saves);
+    let out = run(&["--compress", "zstd", "saves"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("upgraded 0, already current 4, failed 0"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(files(&saves), after);
+}
+
+/// Into an output folder, a recompressed save's output is an original like an upgraded
+/// one's: one holding something else is refused, or with --replace-outputs kept first
+/// and replaced, saying where.
+#[test]
+fn a_recompressed_output_replaces_what_is_there_only_after_its_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("in")).unwrap();
+    fs::create_dir_all(dir.path().join("out")).unwrap();
+    fs::write(dir.path().join("in/a.json"), fixture("v9/small.json")).unwrap();
+    let there = packed(&fixture("v9/edge.json"), Codec::Zstd);
+    fs::write(dir.path().join("out/a.json.zst"), &there).unwrap();
+    let before = files(dir.path());
+    let args = ["--compress", "zstd", "--out-dir", "out", "in"];
+    let out = run(&args, dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is already there"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(files(dir.path()), before);
+
+    let out = run(&[&["--replace-outputs"][..], &args].concat(), dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "note: out/a.json.zst held something else, so it is kept as out/a.json.zst.v9.bak \
+             and replaced"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out_dir = dir.path().join("out");
+    assert_eq!(names(&out_dir), ["a.json.zst", "a.json.zst.v9.bak"]);
+    assert_eq!(fs::read(out_dir.join("a.json.zst.v9.bak")).unwrap(), there);
+    assert_eq!(
+        fs::read(out_dir.join("a.json.zst")).unwrap(),
+        packed(&fixture("v9/small.json"), Codec::Zstd)
+    );
 }
 
 #[test]

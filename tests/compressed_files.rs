@@ -9,6 +9,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use proptest::prelude::*;
+use savechain::backup::{MadeBy, Prune};
 use savechain::batch::{Batch, Mode, Status};
 use savechain::compress::{self, Codec, Compression};
 use savechain::upgrade::{upgrade_file, Chain, Step, Target};
@@ -28,6 +29,16 @@ fn save_text(version: u64) -> Vec<u8> {
 
 fn packed(text: &[u8], codec: Codec) -> Vec<u8> {
     compress::compress(text, Compression::new(codec))
+}
+
+/// The file names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 /// What the chain writes for a v1 save, plain.
@@ -72,28 +83,75 @@ fn upgrade_file_keeps_the_codec_unless_asked() {
     }
 }
 
+/// A current save asked in another codec is rewritten in it, its text as it is, after its
+/// bytes are kept as an upgrade keeps its original (`<name>.v<N>.bak`, N its version), with
+/// the same rules for the name; `backup` lists, restores and prunes those as any
+/// upgrade's.
 #[test]
-fn a_current_save_in_another_codec_is_recompressed_without_a_backup() {
+fn a_current_save_in_another_codec_is_recompressed_after_its_backup() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.json");
     let text = save_text(2);
     fs::write(&path, &text).unwrap();
-    let mut options = Options::default();
-    options.compression = Some(Compression::new(Codec::Gzip));
+    let mut gzip = Options::default();
+    gzip.compression = Some(Compression::new(Codec::Gzip));
+    let mut plain = Options::default();
+    plain.compression = Some(Compression::NONE);
+    let left = || names(dir.path());
+    let kept = |name: &str| fs::read(dir.path().join(name)).unwrap();
 
-    let report = upgrade_file(&mut chain().upgrader(), &path, Target::Nowhere, &options).unwrap();
+    let report = upgrade_file(&mut chain().upgrader(), &path, Target::Nowhere, &gzip).unwrap();
     assert!(report.recompressed && report.was_current());
-    assert_eq!(fs::read(&path).unwrap(), text, "nothing written");
+    assert_eq!(report.backup, None);
+    assert_eq!(left(), ["w.json"], "a check writes nothing");
 
     let in_place = Target::InPlace { backup: true };
-    let report = upgrade_file(&mut chain().upgrader(), &path, in_place, &options).unwrap();
+    let report = upgrade_file(&mut chain().upgrader(), &path, in_place, &gzip).unwrap();
     assert!(report.recompressed);
-    assert_eq!(report.backup, None);
+    assert_eq!(report.backup, Some(dir.path().join("w.json.v2.bak")));
     assert_eq!(fs::read(&path).unwrap(), packed(&text, Codec::Gzip));
-    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    assert_eq!(kept("w.json.v2.bak"), text);
 
-    let report = upgrade_file(&mut chain().upgrader(), &path, in_place, &options).unwrap();
-    assert!(!report.recompressed && report.written.is_none());
+    // A rerun finds nothing to do, and keeps no second backup.
+    let report = upgrade_file(&mut chain().upgrader(), &path, in_place, &gzip).unwrap();
+    assert!(!report.recompressed && report.written.is_none() && report.backup.is_none());
+    assert_eq!(left(), ["w.json", "w.json.v2.bak"]);
+
+    // Back to plain: the name holds other bytes, so `.1` is taken; and to gzip again: the
+    // plain bytes are those of `w.json.v2.bak`, which is the backup, written again.
+    let report = upgrade_file(&mut chain().upgrader(), &path, in_place, &plain).unwrap();
+    assert_eq!(report.backup, Some(dir.path().join("w.json.v2.1.bak")));
+    assert_eq!(kept("w.json.v2.1.bak"), packed(&text, Codec::Gzip));
+    assert_eq!(fs::read(&path).unwrap(), text);
+    let report = upgrade_file(&mut chain().upgrader(), &path, in_place, &gzip).unwrap();
+    assert_eq!(report.backup, Some(dir.path().join("w.json.v2.bak")));
+    assert_eq!(kept("w.json.v2.bak"), text);
+    assert_eq!(left(), ["w.json", "w.json.v2.1.bak", "w.json.v2.bak"]);
+
+    // Without a backup asked, none is kept.
+    let no_backup = Target::InPlace { backup: false };
+    let report = upgrade_file(&mut chain().upgrader(), &path, no_backup, &plain).unwrap();
+    assert!(report.recompressed && report.backup.is_none());
+    assert_eq!(fs::read(&path).unwrap(), text);
+    assert_eq!(left(), ["w.json", "w.json.v2.1.bak", "w.json.v2.bak"]);
+
+    // Listed as an upgrade's backups, at the save's version; restored byte for byte.
+    let backups = savechain::backup::list(&path).unwrap();
+    assert_eq!(backups.len(), 2);
+    for backup in &backups {
+        assert_eq!(backup.made_by, MadeBy::Upgrade { from: 2 }, "{backup:?}");
+        assert_eq!(backup.version, Some(2), "{backup:?}");
+    }
+    let gzipped = dir.path().join("w.json.v2.1.bak");
+    let restored = savechain::backup::restore(&path, &gzipped).unwrap();
+    assert!(restored.written);
+    assert_eq!(fs::read(&path).unwrap(), packed(&text, Codec::Gzip));
+    assert_eq!(fs::read(restored.kept.unwrap()).unwrap(), text);
+    // Pruned as any backup: the one with the save's bytes goes, whatever its age.
+    let pruned = savechain::backup::prune(&path, Prune::default()).unwrap();
+    let removed: Vec<_> = pruned.removed.iter().map(|(b, _)| b.path.clone()).collect();
+    assert!(removed.contains(&gzipped), "{removed:?}");
+    assert!(!gzipped.exists());
 }
 
 #[test]
@@ -174,12 +232,10 @@ fn a_batch_recompresses_current_saves_and_names_outputs_for_the_codec() {
         ("zstd.json.zst".to_string(), Status::Current),
     ];
     assert_eq!(statuses(Mode::OutDir(out.clone())), expected);
-    let mut names: Vec<String> = fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["current.json.zst", "old.json.zst", "zstd.json.zst"]);
+    assert_eq!(
+        names(&out),
+        ["current.json.zst", "old.json.zst", "zstd.json.zst"]
+    );
     assert_eq!(
         fs::read(out.join("old.json.zst")).unwrap(),
         packed(&upgraded(&save_text(1)), Codec::Zstd)
@@ -194,16 +250,39 @@ fn a_batch_recompresses_current_saves_and_names_outputs_for_the_codec() {
         "{again:?}"
     );
 
+    let sources: Vec<(String, Vec<u8>)> = ["current.json.gz", "old.json", "zstd.json.zst"]
+        .iter()
+        .map(|n| (n.to_string(), fs::read(saves.join(n)).unwrap()))
+        .collect();
+    let files = || names(&saves);
     assert_eq!(statuses(Mode::Check)[0].1, Status::Recompressed);
+    assert_eq!(files().len(), 3, "a check writes nothing");
     assert_eq!(statuses(Mode::InPlace { backup: true }), expected);
     assert_eq!(
         fs::read(saves.join("current.json.gz")).unwrap(),
         packed(&save_text(2), Codec::Zstd),
         "in place, the name is kept"
     );
+    // The recompressed save kept as the upgraded one: its bytes, as they were.
+    assert_eq!(
+        files(),
+        [
+            "current.json.gz",
+            "current.json.gz.v2.bak",
+            "old.json",
+            "old.json.v1.bak",
+            "zstd.json.zst"
+        ]
+    );
+    for (name, bytes) in &sources[..2] {
+        let version = if name == "old.json" { 1 } else { 2 };
+        let backup = saves.join(format!("{name}.v{version}.bak"));
+        assert_eq!(&fs::read(backup).unwrap(), bytes, "{name}");
+    }
     assert!(statuses(Mode::InPlace { backup: true })
         .iter()
         .all(|(_, s)| *s == Status::Current));
+    assert_eq!(files().len(), 5, "a rerun keeps no second backup");
 }
 
 #[test]

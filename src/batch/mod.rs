@@ -171,8 +171,8 @@ pub enum Status {
     Current,
     /// Already at the target version, but stored in another codec than
     /// [`Options::compression`] asks: its text, as it is, written in that codec (in place,
-    /// without a backup, or to the output folder); with [`Mode::Check`] and
-    /// [`Mode::CheckOutDir`], it would be.
+    /// its bytes kept first as an upgraded save's original is, or to the output folder);
+    /// with [`Mode::Check`] and [`Mode::CheckOutDir`], it would be.
     Recompressed,
     /// [`Mode::Check`]: not at the target version.
     Outdated,

@@ -20,7 +20,8 @@ use crate::text::Style;
 pub enum Target<'a> {
     /// Replace the save. With `backup`, the original is first kept beside it as
     /// `<name>.v<N>.bak` (N its version; `<name>.v<N>.<k>.bak` when a different file holds
-    /// that name already, so an older backup is never overwritten).
+    /// that name already, so an older backup is never overwritten), also when the save only
+    /// changes codec ([`FileReport::recompressed`]).
     InPlace {
         /// Keep the original as a backup before replacing it.
         backup: bool,
@@ -67,15 +68,18 @@ pub struct FileReport {
     pub mods: Vec<ModReport>,
     /// The file written, if any.
     pub written: Option<PathBuf>,
-    /// The backup of the original (in place) or of the file that was at the output
-    /// ([`Options::replace_outputs`]), when one was written.
+    /// The backup of the original (in place, upgraded or [recompressed](Self::recompressed))
+    /// or of the file that was at the output ([`Options::replace_outputs`]), when one was
+    /// written.
     pub backup: Option<PathBuf>,
     /// With [`Target::To`] (or [`Target::CheckTo`]): the output already held exactly what
     /// the upgrade writes (an earlier run's), so nothing was (or would be) written.
     pub already_written: bool,
     /// The save needed no upgrade, but was (or, with [`Target::Nowhere`] and
     /// [`Target::CheckTo`], would be) written in another codec than it has, as
-    /// [`Options::compression`] asks: its text as it is, stored in that codec.
+    /// [`Options::compression`] asks: its text as it is, stored in that codec. In place,
+    /// the bytes it had are kept first as an upgrade's original is ([`FileReport::backup`],
+    /// `<name>.v<N>.bak` with N the save's version), unless no backup is asked.
     pub recompressed: bool,
 }
 
@@ -109,9 +113,11 @@ impl FileReport {
 /// [`ErrorKind::Compressed`]) and written in its own codec, at that codec's default level,
 /// unless [`Options::compression`] asks for another: the backup of an in-place upgrade is
 /// the original's bytes, compressed as they were. A save already at the target version but
-/// stored in another codec than asked is rewritten in that codec, its text as it is, with
-/// no backup ([`FileReport::recompressed`]); one in the codec asked is left alone, whatever
-/// level it was written at (the level is not recorded in the file).
+/// stored in another codec than asked is rewritten in that codec, its text as it is
+/// ([`FileReport::recompressed`]), in place after keeping the bytes it had as an upgrade
+/// keeps its original (`<name>.v<N>.bak`, N its version; [`FileReport::backup`]); one in
+/// the codec asked is left alone, whatever level it was written at (the level is not
+/// recorded in the file).
 ///
 /// ```
 /// use savechain::upgrade::{upgrade_file, Chain, Step, Target};
@@ -284,7 +290,8 @@ impl ToWrite {
     /// The save needs no upgrade: left as it is in place, copied as it is to another path
     /// (as [`ToWrite::examine_output`] decides). When it is asked in another codec than it
     /// has, its text is stored in that codec, in place (the save at `path`, locked by
-    /// `held`) without a backup: the text inside is the same, byte for byte.
+    /// `held`) after keeping the bytes it had as its backup when `backup` is asked, as an
+    /// upgrade keeps its original: `<name>.v<N>.bak`, N the save's version (unchanged).
     fn left_as_it_is(
         mut self,
         target: Target<'_>,
@@ -299,13 +306,22 @@ impl ToWrite {
                 self.content = Content::Bytes(unchanged.bytes);
                 self.examine_output(out, options)?;
             }
-            Target::InPlace { .. } if unchanged.recompressed => {
+            Target::InPlace { backup } if unchanged.recompressed => {
                 fsio::refuse_read_only(path)?;
                 if let Some(held) = held {
                     let read = unchanged
                         .read
                         .expect("recompressed: the bytes read are kept");
                     self.replacing = Replacing::Held(held, read, fsio::Work::Upgrade);
+                }
+                if backup {
+                    // The text inside stays the same, but the file a user has is replaced:
+                    // kept as an upgrade keeps it, so that `backups` lists, restores and
+                    // prunes it as any upgrade's backup.
+                    let tag = format!("v{}", self.report.from);
+                    let file = fsio::backup_path(path, Some(&tag), &unchanged.original);
+                    self.report.backup = Some(file);
+                    self.original = Some((unchanged.original, path.to_path_buf()));
                 }
                 self.content = Content::Bytes(unchanged.bytes);
                 self.report.written = Some(path.to_path_buf());
@@ -544,11 +560,11 @@ fn upgrade_in_memory(
         }
         Target::CheckTo(out) => {
             todo.report.steps = plan.steps();
-            let unchanged = Unchanged::of(unpacked, original, how, recompress);
+            let unchanged = Unchanged::of(unpacked, original, how, recompress, target);
             return check_output(todo, upgrader, save, &plan, unchanged, out, options);
         }
         _ if nothing => {
-            let unchanged = Unchanged::of(unpacked, original, how, recompress);
+            let unchanged = Unchanged::of(unpacked, original, how, recompress, target);
             return todo.left_as_it_is(target, path, held, unchanged, options);
         }
         Target::InPlace { .. } => refuse_read_only()?,
@@ -581,7 +597,7 @@ fn upgrade_in_memory(
     todo.report.mods = upgraded.mods;
     if same {
         // Not rewritten with the same content and a new backup.
-        let unchanged = Unchanged::of(unpacked, original, how, recompress);
+        let unchanged = Unchanged::of(unpacked, original, how, recompress, target);
         return todo.left_as_it_is(target, path, held, unchanged, options);
     }
     todo.content = Content::of(upgraded.save, how)?;
@@ -624,16 +640,21 @@ struct Unchanged {
     /// When recompressed: the fingerprint of the bytes read, which the save must still
     /// have when it is replaced.
     read: Option<fsio::Fingerprint>,
+    /// When recompressed and asked for: the bytes read, for the backup of a save
+    /// recompressed in place (otherwise empty, so that they are not held meanwhile).
+    original: Vec<u8>,
 }
 
 impl Unchanged {
     /// `original`, the bytes read, whose text is `unpacked` when they are compressed; `how`
-    /// the compression asked, `recompress` whether its codec is not `original`'s.
+    /// the compression asked, `recompress` whether its codec is not `original`'s; `target`
+    /// says whether `original` is kept for a backup.
     fn of(
         unpacked: Option<Vec<u8>>,
         original: Vec<u8>,
         how: Compression,
         recompress: bool,
+        target: Target<'_>,
     ) -> Unchanged {
         match recompress {
             false => Unchanged {
@@ -641,12 +662,17 @@ impl Unchanged {
                 how,
                 recompressed: false,
                 read: None,
+                original: Vec::new(),
             },
             true => Unchanged {
                 bytes: compress::compress(unpacked.as_deref().unwrap_or(&original), how),
                 how,
                 recompressed: true,
                 read: Some(fsio::Fingerprint::of(&original)),
+                original: match target {
+                    Target::InPlace { backup: true } => original,
+                    _ => Vec::new(),
+                },
             },
         }
     }
@@ -1035,6 +1061,7 @@ pub(crate) fn refuse_link(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::names;
     use crate::upgrade::{Chain, Step};
     use crate::value::Value;
 
@@ -1142,19 +1169,101 @@ mod tests {
         watch::act(dir.path(), "check", move |_| {
             std::fs::write(&at, newer).unwrap()
         });
-        let options = Options {
-            compression: Some(Compression::new(Codec::Zstd)),
-            ..Options::default()
-        };
-        let in_place = Target::InPlace { backup: true };
-        let err = upgrade_file(&mut x_chain().upgrader(), &path, in_place, &options).unwrap_err();
+        let err = recompress(dir.path(), "world.json", false).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Changed, "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no backup"
-        );
+        // The backup, renamed before the check, holds the save as it was read; no temporary.
+        let backup = dir.path().join("world.json.v2.bak");
+        assert_eq!(std::fs::read_to_string(backup).unwrap(), original);
+        assert_eq!(names(dir.path()), ["world.json", "world.json.v2.bak"]);
+    }
+
+    fn zstd() -> Options {
+        Options {
+            compression: Some(Compression::new(Codec::Zstd)),
+            ..Options::default()
+        }
+    }
+
+    /// Recompresses the current save `name` in `dir` to zstd in place with a backup, by
+    /// itself or in a batch's group: its report, or its error.
+    fn recompress(dir: &Path, name: &str, grouped: bool) -> Result<FileReport> {
+        let path = dir.join(name);
+        let in_place = Target::InPlace { backup: true };
+        let chain = x_chain();
+        let mut upgrader = chain.upgrader();
+        if !grouped {
+            return upgrade_file(&mut upgrader, &path, in_place, &zstd());
+        }
+        let mut group = WriteGroup::new();
+        let joined = upgrade_file_in_group(&mut upgrader, &path, in_place, &zstd(), &mut group, 0);
+        if let Some(done) = joined {
+            return done;
+        }
+        group.commit(&fsio::FolderFlush::default()).remove(0).1
+    }
+
+    /// A current save recompressed in place keeps the bytes it had as an upgrade keeps its
+    /// original, `<name>.v<N>.bak`: renamed, its folder flushed, before the save is
+    /// replaced, alone and in a batch's group.
+    #[test]
+    fn a_recompressed_save_is_replaced_only_once_its_backup_is_durable() {
+        use crate::fsio::watch;
+        let original = r#"{"meta": {"version": 2}, "data": {}}"#;
+        for grouped in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("world.json"), original).unwrap();
+            watch::watch(dir.path(), None);
+            let report = recompress(dir.path(), "world.json", grouped).unwrap();
+            assert!(report.recompressed && report.was_current());
+            let backup = dir.path().join("world.json.v2.bak");
+            assert_eq!(report.backup.as_deref(), Some(backup.as_path()));
+            assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+            let written = std::fs::read(dir.path().join("world.json")).unwrap();
+            assert_eq!(Codec::of(&written), Codec::Zstd);
+            assert_eq!(names(dir.path()), ["world.json", "world.json.v2.bak"]);
+            let log = watch::log(dir.path());
+            let at = |what: &str| log.iter().position(|l| l == what);
+            let backup_renamed = at("rename world.json.v2.bak").expect("renamed");
+            let save_renamed = at("rename world.json").expect("renamed");
+            let flushed = log[backup_renamed..save_renamed]
+                .iter()
+                .any(|l| l == "flush folder");
+            assert!(flushed, "grouped {grouped}: {log:?}");
+        }
+    }
+
+    /// A recompression whose backup cannot be written (a folder where it goes) or made
+    /// durable (its folder's flush fails) leaves the save as it was, and no temporary,
+    /// alone and in a batch's group; the error names the backup.
+    #[test]
+    fn a_recompression_whose_backup_cannot_be_kept_leaves_the_save_as_it_was() {
+        use crate::fsio::watch;
+        let original = r#"{"meta": {"version": 2}, "data": {}}"#;
+        for (grouped, flush_fails) in [(false, false), (true, false), (false, true), (true, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("world.json");
+            std::fs::write(&path, original).unwrap();
+            let backup = dir.path().join("world.json.v2.bak");
+            if flush_fails {
+                // The backup, renamed before its folder's flush failed, stays: it holds the
+                // save as it was.
+                watch::watch(dir.path(), Some("flush folder"));
+            } else {
+                std::fs::create_dir(&backup).unwrap();
+                std::fs::write(backup.join("x"), "").unwrap();
+            }
+            let err = recompress(dir.path(), "world.json", grouped).unwrap_err();
+            let message = err.to_string();
+            assert!(
+                message.contains(&format!("cannot write the backup {}", backup.display())),
+                "grouped {grouped}, flush {flush_fails}: {message}"
+            );
+            assert_eq!(err.file(), Some(path.as_path()), "{message}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+            let left = ["world.json", "world.json.v2.bak"];
+            assert_eq!(names(dir.path()), left, "no temporary");
+        }
     }
 
     /// Replacing an output that holds something else (asked for): a program that does
@@ -1273,16 +1382,6 @@ mod tests {
             map.insert("zz", deep);
         }
         Ok(())
-    }
-
-    /// The file names in `dir`, sorted.
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
     }
 
     /// The upgraded text is streamed to the file: the bytes are those of the text made

@@ -23,8 +23,9 @@ Examples:
   save-upgrade backups prune --older-than 2026-11-01 --keep 1 slot1.json
 
 A save's backups are beside it, named by what made them:
-  <name>.v<N>.bak     the save before an upgrade from version N (<name>.v<N>.<k>.bak
-                      when that name holds something else)
+  <name>.v<N>.bak     the save before an upgrade from version N, or before an upgrade
+                      stored it, at version N already, in another codec (--compress)
+                      (<name>.v<N>.<k>.bak when that name holds something else)
   <name>.bak          the save before a change by hand: edit, set, fmt or backups
                       restore (<name>.<k>.bak likewise)
   <name>.edit.bak     the text of an edit that was not written (it did not load, it was

@@ -402,7 +402,10 @@ impl<'a> Printer<'a> {
                 }
                 self.print_backup_note(path, report);
             }
-            (Status::Current, Some(report), _) => self.print_backup_note(path, report),
+            // A save recompressed in place keeps its backup as an upgraded one does.
+            (Status::Current | Status::Recompressed, Some(report), _) => {
+                self.print_backup_note(path, report)
+            }
             _ => {}
         }
     }
