@@ -4,7 +4,7 @@
 //! The names (section 7.1 of docs/FORMAT.md), beside the save `<name>`:
 //!
 //! - `<name>.v<N>.bak`, `<name>.v<N>.<k>.bak`: the save as it was before an upgrade from
-//!   version N;
+//!   version N, or before an upgrade run stored it, still at version N, in another codec;
 //! - `<name>.bak`, `<name>.<k>.bak`: the save as it was before a change by hand (`edit`,
 //!   `set`, `fmt` ([`format_file`](crate::format_file)) or a [`restore`]: the four are one
 //!   kind of change, and the name does not tell them apart);

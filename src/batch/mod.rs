@@ -681,6 +681,7 @@ impl Summary {
 mod tests {
     use super::*;
     use crate::fsio::watch;
+    use crate::test_support::names;
     use crate::upgrade::Step;
     use std::fs;
 
@@ -708,16 +709,6 @@ mod tests {
             .unwrap();
         assert!(summary.unflushed.is_empty(), "{:?}", summary.unflushed);
         statuses
-    }
-
-    /// The files left in `dir` by name, temporaries included.
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
     }
 
     /// The folders of an output folder that are links lead elsewhere: a run neither
