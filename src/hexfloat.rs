@@ -19,7 +19,10 @@ pub(crate) fn write(value: f64, out: &mut Vec<u8>) {
     // The longest spelling is "-0x1.fffffffffffffp+1023" (24 bytes).
     let mut buf = [0u8; 32];
     let len = spell(value.to_bits(), &mut buf);
-    out.extend_from_slice(&buf[..len]);
+    // A copy of a known length is a few moves, where one of `len` bytes was a call.
+    let end = out.len() + len;
+    out.extend_from_slice(&buf);
+    out.truncate(end);
 }
 
 /// The spelling as a String (convenience over `write`).
@@ -142,12 +145,10 @@ fn spell(bits: u64, buf: &mut [u8; 32]) -> usize {
     if fraction != 0 {
         buf[len] = b'.';
         len += 1;
-        // 52 bits are 13 nibbles. Writing all of them unconditionally lets the
-        // loop unroll; the length then drops the all-zero nibbles at the end.
-        let digits = &mut buf[len..len + 13];
-        for (k, digit) in digits.iter_mut().enumerate() {
-            *digit = LOWER_HEX[((fraction >> (48 - 4 * k)) & 0xf) as usize];
-        }
+        // 52 bits are 13 nibbles, all written (sixteen bytes, the last three overwritten
+        // or dropped); the length then drops the all-zero nibbles at the end.
+        let sixteen: &mut [u8; 16] = (&mut buf[len..len + 16]).try_into().expect("16 bytes");
+        *sixteen = hex_digits(fraction << 12);
         len += 13 - (fraction.trailing_zeros() as usize) / 4;
     }
 
@@ -170,6 +171,26 @@ fn spell(bits: u64, buf: &mut [u8; 32]) -> usize {
         len += 1;
     }
     len
+}
+
+/// The sixteen nibbles of `nibbles` as lowercase hexadecimal digits, the highest first.
+#[inline]
+fn hex_digits(nibbles: u64) -> [u8; 16] {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    return sse2::hex_digits(nibbles);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    hex_digits_one_at_a_time(nibbles)
+}
+
+/// [`hex_digits`] a digit at a time, for targets without SSE2.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline]
+fn hex_digits_one_at_a_time(nibbles: u64) -> [u8; 16] {
+    let mut digits = [0u8; 16];
+    for (k, digit) in digits.iter_mut().enumerate() {
+        *digit = LOWER_HEX[((nibbles >> (60 - 4 * k)) & 0xf) as usize];
+    }
+    digits
 }
 
 const NOT_HEX: u8 = 0xff;
@@ -284,9 +305,31 @@ fn fraction_digits_at_once(sixteen: &[u8]) -> Option<(u64, usize)> {
 mod sse2 {
     use std::arch::x86_64::{
         __m128i, _mm_add_epi8, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8,
-        _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16,
-        _mm_set1_epi16, _mm_set1_epi8, _mm_setr_epi8, _mm_slli_epi16, _mm_srli_epi16,
+        _mm_cvtsi128_si64, _mm_cvtsi64_si128, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_packus_epi16, _mm_set1_epi16, _mm_set1_epi8, _mm_setr_epi8, _mm_slli_epi16,
+        _mm_srli_epi16, _mm_unpacklo_epi8,
     };
+
+    /// [`super::hex_digits`]: each byte split into its two nibbles, interleaved in order,
+    /// then each nibble to its digit.
+    #[inline]
+    pub(super) fn hex_digits(nibbles: u64) -> [u8; 16] {
+        // SAFETY: these intrinsics need SSE2, which the build enables (the module is
+        // compiled only with `target_feature = "sse2"`, part of every x86_64 target); they
+        // compute on values only, no memory is read or written through a pointer.
+        unsafe {
+            let bytes = _mm_cvtsi64_si128(nibbles.swap_bytes() as i64);
+            let low = _mm_and_si128(bytes, _mm_set1_epi8(0x0f));
+            let high = _mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0f));
+            let values = _mm_unpacklo_epi8(high, low);
+            let letters = _mm_and_si128(
+                _mm_cmpgt_epi8(values, _mm_set1_epi8(9)),
+                _mm_set1_epi8((b'a' - b'0' - 10) as i8),
+            );
+            let digits = _mm_add_epi8(_mm_add_epi8(values, _mm_set1_epi8(b'0' as i8)), letters);
+            bytemuck::cast(digits)
+        }
+    }
 
     #[inline]
     pub(super) fn fraction_digits(sixteen: &[u8; 16]) -> Option<(u64, usize)> {
@@ -991,6 +1034,31 @@ mod tests {
             "0x1.g999999999999p+0",
         ] {
             assert_eq!(parse_canonical(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn hex_digits_agree_with_one_at_a_time() {
+        let mut state = 0x0123_4567_89ab_cdefu64;
+        let check = |nibbles: u64| {
+            assert_eq!(
+                hex_digits(nibbles),
+                hex_digits_one_at_a_time(nibbles),
+                "{nibbles:#x}"
+            );
+            assert_eq!(hex_digits(nibbles), *format!("{nibbles:016x}").as_bytes());
+        };
+        for place in 0..16 {
+            for nibble in 0..16u64 {
+                check(nibble << (4 * place));
+                check(!(nibble << (4 * place)));
+            }
+        }
+        for _ in 0..10_000 {
+            state = state
+                .wrapping_mul(0x5851_f42d_4c95_7f2d)
+                .wrapping_add(0x1405_7b7e_f767_814f);
+            check(state);
         }
     }
 
