@@ -288,6 +288,44 @@ proptest! {
     }
 }
 
+/// An object of `members` (keys from a small set, so that any order and repeats come up),
+/// each value null or another such object.
+fn keyed(members: &[(u8, Option<Vec<u8>>)]) -> String {
+    let key = |k: u8| ["a", "b", "ab", "ba", "b\\u0061", "", "aa"][k as usize % 7];
+    let mut out = String::from("{");
+    for (i, (k, inner)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&format!("\"{}\": ", key(*k)));
+        match inner {
+            None => out.push_str("null"),
+            Some(keys) => {
+                let members: Vec<_> = keys.iter().map(|&k| (k, None)).collect();
+                out.push_str(&keyed(&members));
+            }
+        }
+    }
+    out.push('}');
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Keys in order, out of order or repeated, anywhere after objects nested between them,
+    /// are found as the tree finds them.
+    #[test]
+    fn keys_in_any_order_are_checked_as_the_tree_checks_them(
+        members in proptest::collection::vec(
+            (0u8..7, proptest::option::of(proptest::collection::vec(0u8..7, 0..4))),
+            0..6,
+        ),
+    ) {
+        agree(keyed(&members).as_bytes())?;
+    }
+}
+
 /// `Save::canonical_text` (`fmt -`), or its error as text.
 fn canonical_text(bytes: &[u8]) -> Result<Vec<u8>, String> {
     Save::canonical_text(bytes).map_err(|e| e.to_string())

@@ -791,8 +791,9 @@ struct Tape<'a> {
     open: Vec<usize>,
     /// Where the keys of the objects being read stand, innermost last.
     keys: Vec<usize>,
-    /// Where the keys of each open object start in `keys`.
-    key_bases: Vec<usize>,
+    /// Where the keys of each open object start in `keys`, and whether each key so far
+    /// came after the one before it in key order.
+    key_bases: Vec<(usize, bool)>,
     /// Member indices, for finding a duplicate key among unsorted ones.
     order: Vec<usize>,
 }
@@ -893,25 +894,19 @@ impl<'a> Tape<'a> {
         .pack();
         true
     }
-    /// The first two members (in text order) of the object whose keys are
-    /// `self.keys[base..]` that have the same key, as [`Map::from_entries`] finds them; and
-    /// whether the keys are in key order.
-    fn check_keys(&mut self, base: usize) -> (bool, Option<(usize, usize)>) {
+    /// The first two members (in text order) of the object whose keys, not in key order,
+    /// are `self.keys[base..]` that have the same key, as [`Map::from_entries`] finds them.
+    fn repeated_key(&mut self, base: usize) -> Option<(usize, usize)> {
         let doc = &self.doc;
         let keys = &self.keys[base..];
-        if keys.windows(2).all(|w| doc.str_at(w[0]) < doc.str_at(w[1])) {
-            return (true, None);
-        }
         self.order.clear();
         self.order.extend(0..keys.len());
         self.order
             .sort_by(|&a, &b| doc.str_at(keys[a]).cmp(doc.str_at(keys[b])).then(a.cmp(&b)));
-        let repeated = self
-            .order
+        self.order
             .windows(2)
             .find(|w| doc.str_at(keys[w[0]]) == doc.str_at(keys[w[1]]))
-            .map(|w| (w[0], w[1]));
-        (false, repeated)
+            .map(|w| (w[0], w[1]))
     }
 }
 
@@ -961,6 +956,14 @@ impl<'a> Build<'a> for Tape<'a> {
 
     #[inline]
     fn key(&mut self, k: Cow<'a, str>) {
+        // Each key against the one before it as it arrives, while it holds the string
+        // already: most objects are in order, and then they are never sorted.
+        if let Some((base, in_order)) = self.key_bases.last_mut() {
+            if *in_order && self.keys.len() > *base {
+                let before = *self.keys.last().expect("a key before this one");
+                *in_order = self.doc.str_at(before) < k.as_ref();
+            }
+        }
         self.keys.push(self.doc.slots.len());
         let slot = self.string_slot(k);
         self.push(slot);
@@ -977,7 +980,7 @@ impl<'a> Build<'a> for Tape<'a> {
     fn begin_object(&mut self) {
         self.open.push(self.doc.slots.len());
         self.doc.deepest = self.doc.deepest.max(self.open.len());
-        self.key_bases.push(self.keys.len());
+        self.key_bases.push((self.keys.len(), true));
         self.push(Slot::Object {
             len: 0,
             end: 0,
@@ -1024,8 +1027,11 @@ impl<'a> Build<'a> for Tape<'a> {
 
     fn object(&mut self, members: Drain<'_, ((), ())>) -> std::result::Result<(), (usize, usize)> {
         let start = self.open.pop().expect("an object was begun");
-        let base = self.key_bases.pop().expect("an object was begun");
-        let (sorted, repeated) = self.check_keys(base);
+        let (base, in_order) = self.key_bases.pop().expect("an object was begun");
+        let repeated = match in_order {
+            true => None,
+            false => self.repeated_key(base),
+        };
         self.keys.truncate(base);
         if let Some(pair) = repeated {
             return Err(pair);
@@ -1033,7 +1039,7 @@ impl<'a> Build<'a> for Tape<'a> {
         self.doc.slots[start] = Slot::Object {
             len: members.len() as u32,
             end: self.doc.slots.len() as u32,
-            sorted,
+            sorted: in_order,
         }
         .pack();
         Ok(())
