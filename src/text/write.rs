@@ -797,15 +797,24 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
 /// Writes text as a JSON string: non-ASCII stays as UTF-8 so people can read it.
 fn write_string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
     // Keys and string values are mostly short and plain: checked whole with a word or two
     // they skip the scan's loops, which cost the writer more than they save on them.
     if bytes.len() <= 16 && !short_needs_escape(bytes) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
         out.extend_from_slice(bytes);
         out.push(b'"');
-        return;
+    } else {
+        write_string_scanned(out, bytes);
     }
+}
+
+/// [`write_string`] of longer strings and of those with bytes to escape, kept out of line
+/// so that the short plain ones need few registers.
+#[inline(never)]
+fn write_string_scanned(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
     let mut start = 0;
     while let Some(run) = string_run(bytes, start) {
         let special = start + run;
@@ -818,34 +827,36 @@ fn write_string(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Whether a string of at most 16 bytes holds a byte that must be escaped (a quote, a
-/// backslash or a control character): its bytes are read as at most two eight-byte words,
-/// which may overlap, or for fewer than eight bytes as words padded with a plain byte.
+/// backslash or a control character).
 #[inline]
 fn short_needs_escape(bytes: &[u8]) -> bool {
+    any_short_word(bytes, escapes_in)
+}
+
+/// Whether `test` is not zero for one of the eight-byte words that together hold every
+/// byte of `bytes`, at most 16 of them: two words, which overlap below 16 bytes; under
+/// eight, one word of the two overlapping halves, or under four of the first, middle and
+/// last bytes and then a plain ASCII letter. For tests of each byte on its own, such as
+/// the escapes of strings or the bytes of ASCII.
+#[inline]
+pub(crate) fn any_short_word(bytes: &[u8], test: impl Fn(u64) -> u64) -> bool {
     debug_assert!(bytes.len() <= 16);
     let n = bytes.len();
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let found = if n >= 8 {
-        escapes_in(word(0)) | escapes_in(word(n - 8))
-    } else if n >= 4 {
+    if n >= 8 {
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        return test(word(0)) | test(word(n - 8)) != 0;
+    }
+    let word = if n >= 4 {
         let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-        escapes_in(u64::from(half(0)) | u64::from(half(n - 4)) << 32)
+        u64::from(half(0)) | u64::from(half(n - 4)) << 32
     } else if n > 0 {
         // The first, middle and last bytes are all of them.
-        escapes_in(u64::from_le_bytes([
-            bytes[0],
-            bytes[n / 2],
-            bytes[n - 1],
-            b'a',
-            b'a',
-            b'a',
-            b'a',
-            b'a',
-        ]))
+        let [first, middle, last] = [bytes[0], bytes[n / 2], bytes[n - 1]];
+        u64::from_le_bytes([first, middle, last, b'a', b'a', b'a', b'a', b'a'])
     } else {
-        0
+        u64::from_le_bytes([b'a'; 8])
     };
-    found != 0
+    test(word) != 0
 }
 
 /// Not zero exactly when one of the eight bytes of `x` must be escaped in a string: the
