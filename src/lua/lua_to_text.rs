@@ -22,7 +22,7 @@ use super::raw::{self, lua_bytes};
 use super::slots::{self, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, U64_MT, VALUE};
 use crate::error::Result;
 use crate::text::tags::{is_tag, Shape};
-use crate::text::write::{write_value, TooDeep, Writer, INLINE_NUMBERS};
+use crate::text::write::{any_short_word, write_value, TooDeep, Writer, INLINE_NUMBERS};
 use crate::text::Style;
 use crate::value::Value;
 
@@ -84,9 +84,13 @@ impl From<TooDeep> for GiveUp {
 type Step = std::result::Result<(), GiveUp>;
 
 #[derive(Default)]
-struct Walk {
+struct Walk<'w> {
     /// Every table written so far: one met again is shared, which the tree numbers.
     visited: FxHashSet<*const c_void>,
+    /// The keys of the objects being written, each object's above its parent's, in walk
+    /// order: Lua's strings, alive while the walk lasts (as `raw::lua_bytes` says), read
+    /// once each rather than at each comparison of the sort and each use.
+    key_stack: Vec<&'w [u8]>,
     /// The keys of the last object sorted, as Lua's strings in walk order, and the order
     /// sorting gave them (as in `from_lua.rs`: objects of one shape sort once).
     last_keys: Vec<*const u8>,
@@ -104,7 +108,7 @@ enum Kind<'a> {
     Class(&'a str),
 }
 
-impl Walk {
+impl<'w> Walk<'w> {
     unsafe fn value(
         &mut self,
         w: &mut Writer,
@@ -121,9 +125,9 @@ impl Walk {
             ffi::LUA_TNUMBER => w.double(ffi::lua_tonumberx(l, idx, ptr::null_mut()), depth)?,
             ffi::LUA_TSTRING => {
                 let bytes = lua_bytes(l, idx);
-                match std::str::from_utf8(bytes) {
-                    Ok(s) => w.string(s),
-                    Err(_) => w.bytes(bytes, depth)?,
+                match as_text(bytes) {
+                    Some(s) => w.string(s),
+                    None => w.bytes(bytes, depth)?,
                 }
                 // One string kept in many places is written for each: past the limit the
                 // tree says why it stops.
@@ -210,6 +214,7 @@ impl Walk {
         depth: usize,
     ) -> Step {
         let base = ffi::lua_gettop(l);
+        let start = self.key_stack.len();
         let keys = self.keys(l, idx)?;
         let written = if keys.len == 0 && array {
             w.array(0, false, false, depth, |_, _, _| Ok(()))
@@ -218,17 +223,19 @@ impl Walk {
         } else if keys.sequence() {
             self.array(w, l, idx, keys.len, depth)
         } else if keys.all_text {
-            self.object(w, l, idx, base, keys.len, depth)
+            self.object(w, l, idx, base, start, depth)
         } else {
             ffi::lua_settop(l, base);
             self.keyed(w, l, idx, depth)
         };
         ffi::lua_settop(l, base);
+        self.key_stack.truncate(start);
         written
     }
 
     /// Walks the keys of the table at `idx`, leaving every key that is not an integer on
-    /// the stack, in walk order, and says what they are.
+    /// the stack, in walk order, and says what they are; while they are all text, they
+    /// also go on the key stack.
     unsafe fn keys(&mut self, l: *mut ffi::lua_State, idx: c_int) -> Result<Keys, GiveUp> {
         let mut keys = Keys {
             len: 0,
@@ -249,8 +256,15 @@ impl Walk {
                 continue;
             }
             keys.all_int = false;
-            keys.all_text &= ffi::lua_type(l, -1) == ffi::LUA_TSTRING
-                && std::str::from_utf8(lua_bytes(l, -1)).is_ok();
+            if keys.all_text {
+                let key = (ffi::lua_type(l, -1) == ffi::LUA_TSTRING)
+                    .then(|| lua_bytes(l, -1))
+                    .filter(|bytes| as_text(bytes).is_some());
+                match key {
+                    Some(key) => self.key_stack.push(key),
+                    None => keys.all_text = false,
+                }
+            }
             // Kept on the stack for the object to write, and the walk goes on from a copy.
             if ffi::lua_checkstack(l, 3) == 0 {
                 return Err(GiveUp);
@@ -292,27 +306,29 @@ impl Walk {
         })
     }
 
-    /// Writes the table at `idx`, whose `len` keys are UTF-8 strings standing on the stack
-    /// above `base` in walk order, as an object in key order.
+    /// Writes the table at `idx`, whose keys are UTF-8 strings standing on the stack above
+    /// `base` in walk order, and on the key stack from `start`, as an object in key order.
     unsafe fn object(
         &mut self,
         w: &mut Writer,
         l: *mut ffi::lua_State,
         idx: c_int,
         base: c_int,
-        len: usize,
+        start: usize,
         depth: usize,
     ) -> Step {
-        let key = |i: usize| lua_bytes(l, base + 1 + i as c_int);
-        let same_shape =
-            len == self.last_keys.len() && (0..len).all(|i| key(i).as_ptr() == self.last_keys[i]);
+        let keys = &self.key_stack[start..];
+        let len = keys.len();
+        let same_shape = len == self.last_keys.len()
+            && keys
+                .iter()
+                .zip(&self.last_keys)
+                .all(|(k, &p)| k.as_ptr() == p);
         if !same_shape {
-            self.last_keys.clear();
-            self.last_keys.extend((0..len).map(|i| key(i).as_ptr()));
             self.last_order.clear();
             self.last_order.extend(0..len as u32);
             self.last_order
-                .sort_unstable_by(|&a, &b| key(a as usize).cmp(key(b as usize)));
+                .sort_unstable_by(|&a, &b| keys[a as usize].cmp(keys[b as usize]));
         }
         // Taken out while the members are written, since objects among them sort too; put
         // back after, so that the next object of this shape (a sibling) finds it.
@@ -320,15 +336,15 @@ impl Walk {
         self.last_keys.clear();
         // At the top level `meta` goes first (text/write.rs, FIRST_MEMBER); the order is
         // put back sorted for the objects of this shape that come after.
-        let first = w.first_member_at(depth, order.iter().map(|&i| key(i as usize)));
+        let first = w.first_member_at(depth, order.iter().map(|&i| keys[i as usize]));
         if let Some(first) = first {
             order[..=first].rotate_right(1);
         }
         let written = w.object(len, depth, |w, i, depth| {
-            let slot = base + 1 + order[i] as c_int;
+            let at = order[i] as usize;
             // Checked to be UTF-8 when the keys were walked.
-            w.key(std::str::from_utf8_unchecked(lua_bytes(l, slot)));
-            ffi::lua_pushvalue(l, slot);
+            w.key(std::str::from_utf8_unchecked(self.key_stack[start + at]));
+            ffi::lua_pushvalue(l, base + 1 + at as c_int);
             ffi::lua_rawget(l, idx);
             let written = self.value(w, l, ffi::lua_gettop(l), depth);
             ffi::lua_pop(l, 1);
@@ -338,7 +354,11 @@ impl Walk {
             order[..=first].rotate_left(1);
         }
         self.last_keys.clear();
-        self.last_keys.extend((0..len).map(|i| key(i).as_ptr()));
+        self.last_keys.extend(
+            self.key_stack[start..start + len]
+                .iter()
+                .map(|k| k.as_ptr()),
+        );
         self.last_order = order;
         written
     }
@@ -418,6 +438,19 @@ impl Keys {
     }
 }
 
+/// The bytes of a Lua string as text, if they are UTF-8. Short ASCII strings, nearly every
+/// key and string of a save, are known to be with a word or two, without the UTF-8 check's
+/// loop (most of the time it took here).
+#[inline]
+fn as_text(bytes: &[u8]) -> Option<&str> {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    if bytes.len() <= 16 && !any_short_word(bytes, |x| x & HIGHS) {
+        // SAFETY: every byte is below 0x80, so the bytes are ASCII, which is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
 /// The bits of the u64 box at `idx`, if its `[1]` is an integer.
 unsafe fn u64_bits(l: *mut ffi::lua_State, idx: c_int) -> Option<u64> {
     ffi::lua_rawgeti(l, idx, 1);
@@ -449,7 +482,7 @@ unsafe fn shape(l: *mut ffi::lua_State, idx: c_int) -> Shape {
         ffi::LUA_TNUMBER => Shape::Double,
         ffi::LUA_TSTRING => match lua_bytes(l, idx) {
             [letter @ b'a'..=b'z'] => Shape::Letter(*letter),
-            bytes if std::str::from_utf8(bytes).is_ok() => Shape::String,
+            bytes if as_text(bytes).is_some() => Shape::String,
             _ => Shape::Bytes,
         },
         ffi::LUA_TTABLE => {
@@ -531,6 +564,72 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(String::from_utf8(text).unwrap(), compact);
+        }
+    }
+
+    /// Objects nested in objects of the same and of other shapes, keys long and short,
+    /// ASCII or not, UTF-8 or not, and strings of each kind: written straight, as through
+    /// a tree.
+    #[test]
+    fn objects_and_strings_of_every_kind_write_as_through_a_tree() {
+        let lua = Lua::new();
+        let tables = library::installed(&lua).unwrap();
+        for source in [
+            "{ {alpha = 1, beta = {alpha = 2, beta = 3}}, {alpha = 4, beta = {beta = 5, alpha = 6}} }",
+            "{z = {y = {x = 1, w = 2}, v = 3}, u = {t = 4}, s = {y = {x = 5, w = 6}, v = 7}}",
+            r#"{['a key much longer than sixteen bytes'] = 1, ['\u{e9}t\u{e9}'] = 2, short = 3}"#,
+            r#"{['\xff'] = 1, a = 2, ['a\xff a key longer than sixteen'] = 3}"#,
+            "{[1] = 'one', a = 'x', [2] = 'two'}",
+            r#"{a = '\xff', b = '\u{fc}n\u{ef}c\u{f6}d\u{e9} and more than sixteen', c = 'x"y\\z\n'}"#,
+            r#"{['\u{20ac}'] = '\u{20ac}', ['\xe2\x82'] = '\xe2\x82', ['\xc0\x80'] = 1}"#,
+        ] {
+            let value: mlua::Value = lua.load(format!("return {source}")).eval().unwrap();
+            for style in [Style::Compact, Style::Pretty] {
+                let direct = direct(&lua, &tables, &value, style).unwrap();
+                let direct = direct.unwrap_or_else(|| panic!("{source} is written straight"));
+                let tree = from_lua::convert(&lua, &tables, &value).unwrap();
+                let mut through_tree = Vec::new();
+                write_value(&mut through_tree, &tree, style).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&direct),
+                    String::from_utf8_lossy(&through_tree),
+                    "{source}"
+                );
+            }
+        }
+    }
+
+    /// Every byte at every place of strings of 0 to 40 bytes, and characters of two to four
+    /// bytes cut anywhere: text exactly where the bytes are UTF-8.
+    #[test]
+    fn as_text_is_utf8_exactly() {
+        for len in 0..=40 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut bytes = vec![b'x'; len];
+                    bytes[at] = b;
+                    assert_eq!(
+                        as_text(&bytes),
+                        std::str::from_utf8(&bytes).ok(),
+                        "{bytes:?}"
+                    );
+                }
+            }
+        }
+        for c in ['\u{e9}', '\u{20ac}', '\u{1f680}'] {
+            let mut buf = [0; 4];
+            let encoded = c.encode_utf8(&mut buf).as_bytes();
+            for len in 0..=20 {
+                for cut in 1..=encoded.len() {
+                    let mut bytes = vec![b'x'; len];
+                    bytes.extend_from_slice(&encoded[..cut]);
+                    assert_eq!(
+                        as_text(&bytes),
+                        std::str::from_utf8(&bytes).ok(),
+                        "{bytes:?}"
+                    );
+                }
+            }
         }
     }
 

@@ -797,6 +797,22 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
 /// Writes text as a JSON string: non-ASCII stays as UTF-8 so people can read it.
 fn write_string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    // Keys and string values are mostly short and plain: checked whole with a word or two
+    // they skip the scan's loops, which cost the writer more than they save on them.
+    if bytes.len() <= 16 && !short_needs_escape(bytes) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    } else {
+        write_string_scanned(out, bytes);
+    }
+}
+
+/// [`write_string`] of longer strings and of those with bytes to escape, kept out of line
+/// so that the short plain ones need few registers.
+#[inline(never)]
+fn write_string_scanned(out: &mut Vec<u8>, bytes: &[u8]) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
@@ -808,6 +824,54 @@ fn write_string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether a string of at most 16 bytes holds a byte that must be escaped (a quote, a
+/// backslash or a control character).
+#[inline]
+fn short_needs_escape(bytes: &[u8]) -> bool {
+    any_short_word(bytes, escapes_in)
+}
+
+/// Whether `test` is not zero for one of the eight-byte words that together hold every
+/// byte of `bytes`, at most 16 of them: two words, which overlap below 16 bytes; under
+/// eight, one word of the two overlapping halves, or under four of the first, middle and
+/// last bytes and then a plain ASCII letter. For tests of each byte on its own, such as
+/// the escapes of strings or the bytes of ASCII.
+#[inline]
+pub(crate) fn any_short_word(bytes: &[u8], test: impl Fn(u64) -> u64) -> bool {
+    debug_assert!(bytes.len() <= 16);
+    let n = bytes.len();
+    if n >= 8 {
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        return test(word(0)) | test(word(n - 8)) != 0;
+    }
+    let word = if n >= 4 {
+        let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        u64::from(half(0)) | u64::from(half(n - 4)) << 32
+    } else if n > 0 {
+        // The first, middle and last bytes are all of them.
+        let [first, middle, last] = [bytes[0], bytes[n / 2], bytes[n - 1]];
+        u64::from_le_bytes([first, middle, last, b'a', b'a', b'a', b'a', b'a'])
+    } else {
+        u64::from_le_bytes([b'a'; 8])
+    };
+    test(word) != 0
+}
+
+/// Not zero exactly when one of the eight bytes of `x` must be escaped in a string: the
+/// high bit of a byte is set where it is a quote, a backslash or below 0x20 (and maybe of
+/// bytes after such a byte, which a borrow reaches; never without one).
+#[inline]
+fn escapes_in(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    ((quote.wrapping_sub(ONES) & !quote)
+        | (backslash.wrapping_sub(ONES) & !backslash)
+        | (x.wrapping_sub(ONES * 0x20) & !x))
+        & HIGHS
 }
 
 /// Writes bytes as a JSON string of characters U+0000 to U+00FF, one per byte, in pure
@@ -965,6 +1029,52 @@ mod tests {
             r#"{"meta":1}"#,
         ] {
             assert_eq!(compact(text), text);
+        }
+    }
+
+    /// Every byte at every place of strings of 0 to 40 bytes: the whole-string check of
+    /// short strings finds exactly the bytes to escape, and strings are written as one byte
+    /// at a time would write them, on both sides of its 16-byte limit.
+    #[test]
+    fn strings_escape_every_special_byte_wherever_it_stands() {
+        let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        for len in 0..=16 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut bytes = vec![b'x'; len];
+                    bytes[at] = b;
+                    assert_eq!(
+                        short_needs_escape(&bytes),
+                        special(b),
+                        "byte {b:#x} at {at} of {len}"
+                    );
+                }
+            }
+            assert!(!short_needs_escape(&vec![0x7f; len]));
+            assert!(!short_needs_escape(&vec![0xff; len]));
+        }
+        let one_at_a_time = |s: &str| {
+            let mut out = vec![b'"'];
+            for &b in s.as_bytes() {
+                if special(b) {
+                    write_escape(&mut out, b);
+                } else {
+                    out.push(b);
+                }
+            }
+            out.push(b'"');
+            out
+        };
+        for len in 0..=40 {
+            for at in 0..len {
+                for c in (0..0x80u8).map(char::from).chain(['\u{e9}', '\u{20ac}']) {
+                    let mut s = "x".repeat(len);
+                    s.replace_range(at..at + 1, c.encode_utf8(&mut [0; 4]));
+                    let mut out = Vec::new();
+                    write_string(&mut out, &s);
+                    assert_eq!(out, one_at_a_time(&s), "{s:?}");
+                }
+            }
         }
     }
 
