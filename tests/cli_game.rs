@@ -5,9 +5,8 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
 
-use common::{save_upgrade, stderr};
+use common::{names, save_upgrade, stderr};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 
@@ -28,15 +27,6 @@ fn mixed() -> tempfile::TempDir {
     fs::write(dir.path().join("other.json"), OTHER_GAME).unwrap();
     fs::write(dir.path().join("nameless.json"), NO_GAME).unwrap();
     dir
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn assert_refused_with_the_hint(err: &str) {

@@ -8,6 +8,7 @@ use std::fs;
 use std::ops::ControlFlow;
 use std::path::Path;
 
+use common::names;
 use proptest::prelude::*;
 use savechain::backup::{MadeBy, Prune};
 use savechain::batch::{Batch, Mode, Status};
@@ -29,16 +30,6 @@ fn save_text(version: u64) -> Vec<u8> {
 
 fn packed(text: &[u8], codec: Codec) -> Vec<u8> {
     compress::compress(text, Compression::new(codec))
-}
-
-/// The file names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// What the chain writes for a v1 save, plain.
