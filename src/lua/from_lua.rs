@@ -16,7 +16,7 @@ use super::raw::{self, lua_bytes};
 use super::slots::{self, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, LAZY_SLOTS, U64_MT, VALUE};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::path::{Path, Segment};
-use crate::text::write::to_string_ordering;
+use crate::text::write::{any_short_word, to_string_ordering};
 use crate::text::MAX_DEPTH;
 use crate::value::{Key, Map, Table, Value};
 
@@ -81,11 +81,13 @@ struct Walker {
     second_pass: bool,
     /// Entries of the tables being walked, on one stack for all of them.
     scratch: Vec<(RawKey, Value)>,
-    /// The keys of the last object sorted, as Lua's strings in walk order, and the order
+    /// The keys of the objects sorted lately, as Lua's strings in walk order, and the order
     /// sorting gave them: objects of one shape (the same keys, set in the same order) walk
-    /// their keys in the same order, and need no sort of their own.
-    last_keys: Vec<*const u8>,
-    last_order: Vec<u32>,
+    /// their keys in the same order, and need no sort (nor UTF-8 check) of their own.
+    /// Several, since objects of different shapes alternate (a planet, then its orbit).
+    shapes: Vec<KnownShape>,
+    /// Where the next shape learnt goes once `shapes` is full.
+    next_shape: usize,
     error: Option<(Path, String)>,
     /// The loan of the Lua state, whose values replace the lent tables never touched.
     loan: SharedLoan,
@@ -198,9 +200,9 @@ impl Walker {
             ffi::LUA_TSTRING => {
                 let bytes = lua_bytes(l, idx);
                 self.copy(bytes.len())?;
-                Ok(match std::str::from_utf8(bytes) {
-                    Ok(s) => Value::String(s.to_owned()),
-                    Err(_) => Value::Bytes(bytes.to_vec()),
+                Ok(match as_text(bytes) {
+                    Some(s) => Value::String(s.to_owned()),
+                    None => Value::Bytes(bytes.to_vec()),
                 })
             }
             ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => Ok(Value::Null),
@@ -374,8 +376,10 @@ impl Walker {
         if shape.in_order || self.sort_if_sequence(base) {
             return Ok(self.take_array(base));
         }
-        if shape.all_text {
-            return Ok(self.take_object(base));
+        if shape.all_strings {
+            if let Some(object) = self.take_object(base) {
+                return Ok(object);
+            }
         }
         Ok(self.take_keyed_table(base))
     }
@@ -391,7 +395,7 @@ impl Walker {
         let base = self.scratch.len();
         let mut shape = Shape {
             in_order: true,
-            all_text: true,
+            all_strings: true,
         };
         ffi::lua_pushnil(l);
         while ffi::lua_next(l, idx) != 0 {
@@ -420,18 +424,17 @@ impl Walker {
             ffi::LUA_TNUMBER if ffi::lua_isinteger(l, -2) != 0 => {
                 let i = ffi::lua_tointegerx(l, -2, ptr::null_mut());
                 shape.in_order &= i == count + 1;
-                shape.all_text = false;
+                shape.all_strings = false;
                 RawKey::Int(i)
             }
             ffi::LUA_TSTRING => {
                 let bytes = lua_bytes(l, -2);
                 self.copy(bytes.len())?;
                 shape.in_order = false;
-                shape.all_text &= std::str::from_utf8(bytes).is_ok();
                 RawKey::Str(bytes.as_ptr(), bytes.len())
             }
             _ => {
-                (shape.in_order, shape.all_text) = (false, false);
+                (shape.in_order, shape.all_strings) = (false, false);
                 let key_idx = ffi::lua_absindex(l, -2);
                 let in_key = std::mem::replace(&mut self.in_key, true);
                 if ffi::lua_type(l, key_idx) == ffi::LUA_TLIGHTUSERDATA
@@ -473,38 +476,60 @@ impl Walker {
         Value::Array(self.scratch.drain(base..).map(|(_, value)| value).collect())
     }
 
-    /// The entries from `base`, whose keys are all UTF-8 strings, as an object.
+    /// The entries from `base`, whose keys are all strings, as an object if the keys are
+    /// all UTF-8 (else `None`, the entries left as they are).
     ///
     /// SAFETY: as for `raw_str`; the table is still being walked.
-    unsafe fn take_object(&mut self, base: usize) -> Value {
-        // Lua walks keys in hash order, to be sorted: in the order learnt from the last
+    unsafe fn take_object(&mut self, base: usize) -> Option<Value> {
+        // Lua walks keys in hash order, to be sorted: in the order learnt from an earlier
         // object when it has the same keys in the same walk order (interned strings, one
-        // pointer each), else by sorting their raw bytes (cheaper than the map's keys).
+        // pointer each, checked to be UTF-8 then), else by sorting their raw bytes (cheaper
+        // than the map's keys).
         let entries = &self.scratch[base..];
-        let same_shape = entries.len() == self.last_keys.len()
-            && entries
-                .iter()
-                .zip(&self.last_keys)
-                .all(|((key, _), &last)| key_pointer(key) == last);
-        if !same_shape {
-            self.last_keys.clear();
-            self.last_keys
-                .extend(entries.iter().map(|(key, _)| key_pointer(key)));
-            self.last_order.clear();
-            self.last_order.extend(0..entries.len() as u32);
-            self.last_order.sort_unstable_by(|&a, &b| {
-                raw_str(&entries[a as usize].0).cmp(raw_str(&entries[b as usize].0))
-            });
-        }
+        let known = self.shapes.iter().position(|known| {
+            known.keys.len() == entries.len()
+                && entries
+                    .iter()
+                    .zip(&known.keys)
+                    .all(|((key, _), &k)| key_pointer(key) == k)
+        });
+        let known = match known {
+            Some(known) => known,
+            None => {
+                if !entries
+                    .iter()
+                    .all(|(key, _)| as_text(raw_str(key)).is_some())
+                {
+                    return None;
+                }
+                let mut order: Vec<u32> = (0..entries.len() as u32).collect();
+                order.sort_unstable_by(|&a, &b| {
+                    raw_str(&entries[a as usize].0).cmp(raw_str(&entries[b as usize].0))
+                });
+                let learnt = KnownShape {
+                    keys: entries.iter().map(|(key, _)| key_pointer(key)).collect(),
+                    order,
+                };
+                if self.shapes.len() < KNOWN_SHAPES {
+                    self.shapes.push(learnt);
+                    self.shapes.len() - 1
+                } else {
+                    let at = self.next_shape;
+                    self.next_shape = (at + 1) % KNOWN_SHAPES;
+                    self.shapes[at] = learnt;
+                    at
+                }
+            }
+        };
         let mut pairs: Vec<(Key, Value)> = Vec::with_capacity(entries.len());
-        for &i in &self.last_order {
+        for &i in &self.shapes[known].order {
             let (key, value) = &mut self.scratch[base + i as usize];
-            // Checked to be UTF-8 on the way.
+            // Checked to be UTF-8 when its shape was learnt.
             let text = std::str::from_utf8_unchecked(raw_str(key));
             pairs.push((Key::from(text), std::mem::take(value)));
         }
         self.scratch.truncate(base);
-        Value::Object(Map::from_sorted(pairs))
+        Some(Value::Object(Map::from_sorted(pairs)))
     }
 
     /// The entries from `base` as a keyed table, in the order of [`key_order`].
@@ -573,13 +598,36 @@ fn return_to_loan(value: Value, taken: &mut FxHashMap<usize, i64>, loan: &mut lo
     }
 }
 
+/// How many object shapes a walk remembers the key order of.
+const KNOWN_SHAPES: usize = 8;
+
+/// The keys of an object as Lua walked them (pointers to its interned strings), and the
+/// order that sorts them.
+struct KnownShape {
+    keys: Vec<*const u8>,
+    order: Vec<u32>,
+}
+
+/// The bytes of a Lua string as text, if they are UTF-8. Short ASCII strings, nearly every
+/// key and string of a save, are known to be with a word or two, without the UTF-8 check's
+/// loop.
+#[inline]
+fn as_text(bytes: &[u8]) -> Option<&str> {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    if bytes.len() <= 16 && !any_short_word(bytes, |x| x & HIGHS) {
+        // SAFETY: every byte is below 0x80, so the bytes are ASCII, which is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
 /// What walking a table learnt about its keys.
 struct Shape {
     /// The keys were integers 1, 2, 3... in that order: the common case for arrays, whose
     /// part Lua walks first and in order.
     in_order: bool,
-    /// Every key is a UTF-8 string.
-    all_text: bool,
+    /// Every key is a string.
+    all_strings: bool,
 }
 
 /// The document value of a raw key.
@@ -715,6 +763,87 @@ mod tests {
             let (taken, converted) = taken_and_converted(body);
             assert_eq!(taken, converted, "{body}");
             assert!(taken.to_string().contains("[\"r\""), "{body}: {taken}");
+        }
+    }
+
+    /// Objects of more shapes than the walk remembers, nested in one another and
+    /// alternating (as a planet and its orbit do), and string keys that are not UTF-8 in
+    /// tables whose other keys make shapes seen before: each comes back with its own keys
+    /// sorted, and a table with a key that is not text as a keyed table, every time.
+    #[test]
+    fn objects_of_many_shapes_come_back_sorted() {
+        let lua = mlua::Lua::new();
+        let value: mlua::Value = lua
+            .load(
+                r#"
+                local out = {}
+                for i = 1, 40 do
+                  local shape = i % 11
+                  local inner = {z = i, a = {y = shape, b = true}}
+                  for k = 1, shape do inner["k" .. k] = k end
+                  out[i] = {planet = inner, orbit = {phase = i, e = 0.5}}
+                  if i % 7 == 0 then out[i].orbit["\xff"] = 1 end
+                end
+                return out
+                "#,
+            )
+            .eval()
+            .unwrap();
+        let converted = crate::lua::from_lua(&lua, &value).unwrap();
+        let items = converted.as_array().unwrap();
+        assert_eq!(items.len(), 40);
+        for (n, item) in items.iter().enumerate() {
+            let i = n + 1;
+            let shape = i % 11;
+            let mut keys: Vec<String> = vec!["a".into(), "z".into()];
+            keys.extend((1..=shape).map(|k| format!("k{k}")));
+            keys.sort();
+            let planet = item.get("planet").unwrap();
+            let got: Vec<&str> = planet.as_object().unwrap().keys().collect();
+            assert_eq!(got, keys, "{i}");
+            let inner: Vec<&str> = planet
+                .get("a")
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect();
+            assert_eq!(inner, ["b", "y"]);
+            let orbit = item.get("orbit").unwrap();
+            if i % 7 == 0 {
+                assert!(orbit.as_object().is_none(), "{i}: {orbit}");
+                assert!(orbit.to_string().starts_with("[\"t\""), "{i}: {orbit}");
+            } else {
+                let got: Vec<&str> = orbit.as_object().unwrap().keys().collect();
+                assert_eq!(got, ["e", "phase"], "{i}");
+            }
+        }
+    }
+
+    /// Every byte at every place of strings of 0 to 40 bytes, and characters of two to four
+    /// bytes cut anywhere: text exactly where the bytes are UTF-8.
+    #[test]
+    fn as_text_is_utf8_exactly() {
+        use super::as_text;
+        for len in 0..=40 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut bytes = vec![b'x'; len];
+                    bytes[at] = b;
+                    assert_eq!(as_text(&bytes), std::str::from_utf8(&bytes).ok());
+                }
+            }
+        }
+        for c in ['\u{e9}', '\u{20ac}', '\u{1f680}'] {
+            let mut buf = [0; 4];
+            let encoded = c.encode_utf8(&mut buf).as_bytes();
+            for len in 0..=20 {
+                for cut in 1..=encoded.len() {
+                    let mut bytes = vec![b'x'; len];
+                    bytes.extend_from_slice(&encoded[..cut]);
+                    assert_eq!(as_text(&bytes), std::str::from_utf8(&bytes).ok());
+                }
+            }
         }
     }
 }

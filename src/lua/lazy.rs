@@ -49,9 +49,13 @@ pub(crate) fn lend(
 
 /// Whether a shared table or a reference to one is anywhere in `value`.
 fn has_shared_tables(value: &Value) -> bool {
+    // Scalars, most members, are passed over without a call.
+    let holds = |v: &Value| {
+        matches!(v, Value::Array(_) | Value::Object(_) | Value::Table(_)) && has_shared_tables(v)
+    };
     match value {
-        Value::Array(items) => items.iter().any(has_shared_tables),
-        Value::Object(map) => map.iter().any(|(_, v)| has_shared_tables(v)),
+        Value::Array(items) => items.iter().any(holds),
+        Value::Object(map) => map.iter().any(|(_, v)| holds(v)),
         Value::Table(table) => match &**table {
             Table::Shared { .. } | Table::Ref(_) => true,
             Table::Keyed(entries) => entries
@@ -67,18 +71,12 @@ fn has_shared_tables(value: &Value) -> bool {
 /// takes the lazy metatable away. Called through the metamethods and the wrapped raw
 /// functions; does nothing to a table that is not lent.
 pub(crate) fn materialize(lua: &Lua, tables: &Metatables, table: &mlua::Table) -> mlua::Result<()> {
-    if table.metatable().as_ref() != Some(&tables.lazy) {
-        return Ok(());
-    }
-    let key: Option<i64> = tables.lazy_slots.raw_get(table.clone())?;
-    let value = key.and_then(|key| tables.loan.borrow_mut().get(key, true));
-    let Some(value) = value else {
-        return Err(mlua::Error::runtime(
+    match to_lua::fill_if_lent(lua, tables, table).map_err(mlua::Error::external)? {
+        to_lua::Lent::Filled | to_lua::Lent::No => Ok(()),
+        to_lua::Lent::Over => Err(mlua::Error::runtime(
             "this table belongs to a save whose upgrade is over (a step kept it past its run)",
-        ));
-    };
-    tables.lazy_slots.raw_set(table.clone(), mlua::Nil)?;
-    to_lua::fill_lent(lua, tables, table, value).map_err(mlua::Error::external)
+        )),
+    }
 }
 
 /// The sandbox's wrappers of the functions that go around metamethods, and the lazy
@@ -249,6 +247,31 @@ mod tests {
         ] {
             same_either_way(&format!("return function(data) {body} return data end"));
         }
+    }
+
+    /// A lent table is made with room for its members, so that filling it does not grow it
+    /// a step at a time, but only up to a bound: a large member nobody touches costs Lua
+    /// little memory, however many members it has.
+    #[test]
+    fn an_untouched_large_member_costs_lua_little_memory() {
+        let sandbox = sandbox_lending_above(crate::lua::loan::LEND_ABOVE);
+        let lua = sandbox.lua();
+        let items: Vec<Value> = (0..200_000).map(Value::Int).collect();
+        let mut document = crate::value::Map::new();
+        document.insert("big", Value::Array(items));
+        document.insert("small", Value::Int(1));
+        let document = Value::Object(document);
+        let touch: mlua::Function = sandbox
+            .run("return function(data) return data.small end", "step")
+            .unwrap();
+        lua.gc_collect().unwrap();
+        let before = lua.used_memory();
+        let data = lend(lua, document.clone(), None).unwrap();
+        let _: i64 = touch.call(data.clone()).unwrap();
+        let grown = lua.used_memory() - before;
+        // 200,000 members would be 3.2 MB of room in Lua.
+        assert!(grown < 16 << 10, "{grown} bytes");
+        assert_eq!(take_back(lua, &data).unwrap().0, document);
     }
 
     #[test]

@@ -105,15 +105,28 @@ fn fits(value: &Value, budget: &mut usize) -> bool {
     }
     *budget -= 1;
     match value {
-        Value::Array(items) => items.iter().all(|v| fits(v, budget)),
-        Value::Object(map) => map.iter().all(|(_, v)| fits(v, budget)),
+        Value::Array(items) => items.iter().all(|v| member_fits(v, budget)),
+        Value::Object(map) => map.iter().all(|(_, v)| member_fits(v, budget)),
         Value::Table(table) => match &**table {
             Table::Keyed(entries) => entries
                 .iter()
-                .all(|(k, v)| fits(k, budget) && fits(v, budget)),
+                .all(|(k, v)| member_fits(k, budget) && member_fits(v, budget)),
             Table::Class { value, .. } | Table::Shared { value, .. } => fits(value, budget),
             Table::Ref(_) => true,
         },
         _ => true,
+    }
+}
+
+/// [`fits`] for a member: a scalar, most of them, counted without a call.
+#[inline]
+fn member_fits(value: &Value, budget: &mut usize) -> bool {
+    match value {
+        Value::Array(_) | Value::Object(_) | Value::Table(_) => fits(value, budget),
+        _ if *budget == 0 => false,
+        _ => {
+            *budget -= 1;
+            true
+        }
     }
 }

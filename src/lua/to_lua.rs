@@ -61,50 +61,99 @@ pub(crate) fn make_value(
     Ok(result)
 }
 
-/// Fills the lent table `target` with the members of `value` (an array or an object, taken
-/// out of its loan), lending the tables among them in turn, and takes the lazy metatable
-/// away (or marks an empty array).
-pub(crate) fn fill_lent(
-    lua: &Lua,
-    tables: &Metatables,
-    target: &mlua::Table,
-    value: Value,
-) -> Result<()> {
+/// What [`fill_if_lent`] found.
+pub(crate) enum Lent {
+    /// The table was lent, and is filled now.
+    Filled,
+    /// The table is not a lent table: nothing done.
+    No,
+    /// A lent table whose value is gone: kept from a loan that is over.
+    Over,
+}
+
+/// Fills `target`, if it is a lent table, with the members of its value (an array or an
+/// object, taken out of the loan), lending the tables among them in turn, and takes the
+/// lazy metatable away (or marks an empty array). All on the raw stack: it runs each time
+/// a step first touches a table.
+pub(crate) fn fill_if_lent(lua: &Lua, tables: &Metatables, target: &mlua::Table) -> Result<Lent> {
     let mut builder = Builder::for_tables(tables);
     let args = slots::args(tables, target.clone());
     // The members wait outside the frames Lua may unwind (see below), each taken in turn.
-    let mut members = match value {
-        Value::Array(items) => Members::Items(items),
-        Value::Object(map) => Members::Entries(map.into_entries()),
-        other => {
-            return Err(Error::new(
-                ErrorKind::Value,
-                format!("a lent table holds {}", other.kind()),
-            ))
-        }
-    };
+    let mut members = None;
+    let mut found = Lent::No;
     let mut loan = tables.loan.borrow_mut();
-    // SAFETY: a Lua error (out of memory while growing the table) unwinds by longjmp through
+    // SAFETY: a Lua error (out of memory while growing a table) unwinds by longjmp through
     // the frames of the closure. They hold only references and integers: the members, the
-    // loan and the builder's state live outside.
+    // loan and the builder's state live outside (the value taken out of the loan is moved
+    // there before any Lua function that can raise is called).
     let filled = unsafe {
         raw::on_stack::<(), _>(lua, args, |state| {
             // REFS, in its slot: no lent document has shared tables.
             ffi::lua_createtable(state, 0, 0);
             ffi::lua_insert(state, REFS);
-            let _ = builder.fill_lent(state, &mut members, &mut loan);
+            if let Some(key) = lent_key(state, TARGET) {
+                members = key.and_then(|key| loan.get(key, true)).map(Members::of);
+                if members.is_some() {
+                    // Setting a key that is there to nil allocates nothing.
+                    ffi::lua_pushvalue(state, TARGET);
+                    ffi::lua_pushnil(state);
+                    ffi::lua_rawset(state, LAZY_SLOTS);
+                    found = Lent::Filled;
+                } else {
+                    found = Lent::Over;
+                }
+            }
+            if let Some(Ok(members)) = &mut members {
+                let _ = builder.fill_lent(state, members, &mut loan);
+            }
             ffi::lua_settop(state, 0);
         })
     };
     drop(loan);
     filled?;
-    builder.finish()
+    if let Some(Err(kind)) = members {
+        return Err(Error::new(
+            ErrorKind::Value,
+            format!("a lent table holds {kind}"),
+        ));
+    }
+    builder.finish()?;
+    Ok(found)
+}
+
+/// If the table at `idx` is a lent table, its place in the loan (`None` if it has none).
+unsafe fn lent_key(l: *mut ffi::lua_State, idx: c_int) -> Option<Option<i64>> {
+    if ffi::lua_getmetatable(l, idx) == 0 {
+        return None;
+    }
+    let lent = ffi::lua_rawequal(l, -1, LAZY_MT) != 0;
+    ffi::lua_pop(l, 1);
+    if !lent {
+        return None;
+    }
+    ffi::lua_pushvalue(l, idx);
+    ffi::lua_rawget(l, LAZY_SLOTS);
+    let key = (ffi::lua_isinteger(l, -1) != 0).then(|| ffi::lua_tointegerx(l, -1, ptr::null_mut()));
+    ffi::lua_pop(l, 1);
+    Some(key)
 }
 
 /// The members of a table being filled from its loan.
 enum Members {
     Items(Vec<Value>),
     Entries(Vec<(crate::value::Key, Value)>),
+}
+
+impl Members {
+    /// The members of a lent value; what else it is (never: only arrays and objects are
+    /// lent), if not an array or an object.
+    fn of(value: Value) -> std::result::Result<Members, &'static str> {
+        match value {
+            Value::Array(items) => Ok(Members::Items(items)),
+            Value::Object(map) => Ok(Members::Entries(map.into_entries())),
+            other => Err(other.kind()),
+        }
+    }
 }
 
 /// Pushes document values on the raw Lua stack, keeping the shared tables met so far.
@@ -263,8 +312,16 @@ impl Builder {
         if !loan.worth_lending(value) {
             return self.push(l, value, 0);
         }
+        // Made at the size it will have once filled (up to a bound): filling it then
+        // never grows it a step at a time. What an untouched lent table holds in Lua stays
+        // small, and below the size of the members it stands for.
+        let (items, entries) = match value {
+            Value::Array(items) => (items.len(), 0),
+            Value::Object(map) => (0, map.len()),
+            _ => (0, 0),
+        };
+        ffi::lua_createtable(l, presize(items), presize(entries));
         let key = loan.lend(std::mem::take(value));
-        ffi::lua_createtable(l, 0, 0);
         mark_lent(l, key);
         Ok(())
     }
@@ -458,6 +515,16 @@ unsafe fn mark_lent(l: *mut ffi::lua_State, key: i64) {
 /// Pushes a Lua string of `bytes`.
 pub(crate) unsafe fn push_bytes(l: *mut ffi::lua_State, bytes: &[u8]) {
     ffi::lua_pushlstring(l, bytes.as_ptr().cast(), bytes.len());
+}
+
+/// The most members a lent table is made with room for before it is filled: filling small
+/// tables from empty is dear (they grow from 0 to 1, 2, 4, 8... members, rehashed each
+/// time), large ones pay for growing much less a member; and room made for members is
+/// memory the sandbox counts, even if no step touches the table.
+const PRESIZE_UP_TO: usize = 64;
+
+fn presize(members: usize) -> c_int {
+    clamp(members.min(PRESIZE_UP_TO))
 }
 
 pub(crate) fn clamp(n: usize) -> c_int {
