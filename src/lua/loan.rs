@@ -39,14 +39,14 @@ impl Default for Loan {
 /// The loan of a Lua state, shared by the conversions and the materializing function.
 pub(crate) type SharedLoan = Rc<RefCell<Loan>>;
 
-/// How a table's place in a loan is written in `lazy_slots`: the loan's generation above,
+/// How a table's place in a loan is written in the lent table: the loan's generation above,
 /// the slot below.
 fn slot_key(generation: u32, slot: usize) -> i64 {
     (i64::from(generation) << 32) | slot as i64
 }
 
 impl Loan {
-    /// Puts `value` in a new slot; returns the key `lazy_slots` keeps for it.
+    /// Puts `value` in a new slot; returns the key its lent table keeps.
     pub(crate) fn lend(&mut self, value: Value) -> i64 {
         self.slots.push(Some(value));
         slot_key(self.generation, self.slots.len() - 1)
@@ -88,6 +88,12 @@ impl Loan {
             _ => false,
         };
         non_empty && !fits(value, &mut { self.lend_above })
+    }
+
+    /// How many lent values are still in the loan (their tables not filled).
+    #[cfg(test)]
+    pub(crate) fn still_lent(&self) -> usize {
+        self.slots.iter().filter(|slot| slot.is_some()).count()
     }
 
     /// Ends the loan: tables of it still in Lua are dead (touching them is an error).

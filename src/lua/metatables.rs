@@ -21,8 +21,6 @@ pub(crate) struct Metatables {
     pub class_names: Table,
     /// The metatable of tables lent to Lua and not yet touched (`lazy.rs`).
     pub lazy: Table,
-    /// Lent tables to their place in the loan (weak keys).
-    pub lazy_slots: Table,
     /// What is lent, by place.
     pub loan: SharedLoan,
     /// In a sandbox: no table gets a metatable with `__gc` (see `Builder`).
@@ -39,21 +37,17 @@ impl Metatables {
         // Made on the raw stack at once: a sandbox makes them again for every save.
         // SAFETY: pushes tables and strings, room checked; only running out of memory
         // raises, unwinding frames that own nothing.
-        let (array, u64, bytes, classes, class_names, lazy, lazy_slots) = unsafe {
-            lua.exec_raw::<(Table, Table, Table, Table, Table, Table, Table)>((), |l| {
+        let (array, u64, bytes, classes, class_names, lazy) = unsafe {
+            lua.exec_raw::<(Table, Table, Table, Table, Table, Table)>((), |l| {
                 ffi::luaL_checkstack(l, 10, std::ptr::null());
                 for name in [c"savechain.array", c"savechain.u64", c"savechain.bytes"] {
                     ffi::lua_createtable(l, 0, 1);
                     ffi::lua_pushstring(l, name.as_ptr());
                     ffi::lua_setfield(l, -2, c"__name".as_ptr());
                 }
-                for _ in 0..4 {
+                for _ in 0..3 {
                     ffi::lua_createtable(l, 0, 0);
                 }
-                ffi::lua_createtable(l, 0, 1);
-                ffi::lua_pushstring(l, c"k".as_ptr());
-                ffi::lua_setfield(l, -2, c"__mode".as_ptr());
-                ffi::lua_setmetatable(l, -2);
             })?
         };
         Ok(Metatables {
@@ -63,7 +57,6 @@ impl Metatables {
             classes,
             class_names,
             lazy,
-            lazy_slots,
             loan: SharedLoan::default(),
             refuse_finalizers: sandbox_memory.is_some(),
             copy_limit: sandbox_memory.unwrap_or(usize::MAX),

@@ -2,7 +2,7 @@
 //! `lua_to_text.rs`) or builds them (`to_lua.rs`, and through it `text_to_lua.rs` and the
 //! fills of lent tables): one layout for all of them, declared here and pushed by [`args`].
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 use mlua::{IntoLua, Table};
 
@@ -20,21 +20,26 @@ pub(super) const CLASSES: c_int = 4;
 pub(super) const CLASS_NAMES: c_int = 5;
 /// [`Metatables::lazy`].
 pub(super) const LAZY_MT: c_int = 6;
-/// [`Metatables::lazy_slots`].
-pub(super) const LAZY_SLOTS: c_int = 7;
 /// What the work is on, given after the tables: the value a walk starts from.
-pub(super) const VALUE: c_int = 8;
+pub(super) const VALUE: c_int = 7;
 /// A build's shared tables by id, made in the slot after the tables.
-pub(super) const REFS: c_int = 8;
+pub(super) const REFS: c_int = 7;
 /// The lent table a fill fills, after the shared tables by id.
-pub(super) const TARGET: c_int = 9;
+pub(super) const TARGET: c_int = 8;
+
+/// The key under which a lent table keeps its place in the loan (`lazy.rs`), a light
+/// userdata no script can make: the address of a static of this crate.
+pub(super) fn lent_slot_key() -> *const c_void {
+    static LENT: u8 = 0;
+    std::ptr::addr_of!(LENT).cast()
+}
 
 /// The arguments that put the tables of `tables` in their slots, followed by `more`.
 #[allow(clippy::type_complexity)]
 pub(super) fn args<M: IntoLua>(
     tables: &Metatables,
     more: M,
-) -> (&Table, &Table, &Table, &Table, &Table, &Table, &Table, M) {
+) -> (&Table, &Table, &Table, &Table, &Table, &Table, M) {
     (
         &tables.array,
         &tables.u64,
@@ -42,7 +47,6 @@ pub(super) fn args<M: IntoLua>(
         &tables.classes,
         &tables.class_names,
         &tables.lazy,
-        &tables.lazy_slots,
         more,
     )
 }

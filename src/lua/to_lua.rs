@@ -11,7 +11,9 @@ use rustc_hash::FxHashSet;
 use super::loan::Loan;
 use super::metatables::Metatables;
 use super::raw;
-use super::slots::{self, ARRAY_MT, BYTES_MT, CLASSES, LAZY_MT, LAZY_SLOTS, REFS, TARGET, U64_MT};
+use super::slots::{
+    self, lent_slot_key, ARRAY_MT, BYTES_MT, CLASSES, LAZY_MT, REFS, TARGET, U64_MT,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::path::{Path, Segment};
 use crate::text::MAX_DEPTH;
@@ -95,9 +97,8 @@ pub(crate) fn fill_if_lent(lua: &Lua, tables: &Metatables, target: &mlua::Table)
                 members = key.and_then(|key| loan.get(key, true)).map(Members::of);
                 if members.is_some() {
                     // Setting a key that is there to nil allocates nothing.
-                    ffi::lua_pushvalue(state, TARGET);
                     ffi::lua_pushnil(state);
-                    ffi::lua_rawset(state, LAZY_SLOTS);
+                    ffi::lua_rawsetp(state, TARGET, lent_slot_key());
                     found = Lent::Filled;
                 } else {
                     found = Lent::Over;
@@ -131,8 +132,7 @@ unsafe fn lent_key(l: *mut ffi::lua_State, idx: c_int) -> Option<Option<i64>> {
     if !lent {
         return None;
     }
-    ffi::lua_pushvalue(l, idx);
-    ffi::lua_rawget(l, LAZY_SLOTS);
+    ffi::lua_rawgetp(l, idx, lent_slot_key());
     let key = (ffi::lua_isinteger(l, -1) != 0).then(|| ffi::lua_tointegerx(l, -1, ptr::null_mut()));
     ffi::lua_pop(l, 1);
     Some(key)
@@ -320,9 +320,12 @@ impl Builder {
             Value::Object(map) => (0, map.len()),
             _ => (0, 0),
         };
-        ffi::lua_createtable(l, presize(items), presize(entries));
-        let key = loan.lend(std::mem::take(value));
-        mark_lent(l, key);
+        make_lent(
+            l,
+            presize(items),
+            presize(entries),
+            loan.lend(std::mem::take(value)),
+        );
         Ok(())
     }
 
@@ -503,13 +506,38 @@ unsafe fn has_finalizer(l: *mut ffi::lua_State, slot: c_int) -> bool {
     found
 }
 
-/// Makes the table on top of the stack a lent table, in the loan's slot `key`.
-unsafe fn mark_lent(l: *mut ffi::lua_State, key: i64) {
+/// Pushes a lent table for the loan's slot `key`, with room for `items` and `entries`: it
+/// keeps the key itself (a table of its own, one for every lent table and weak, cost the
+/// collector and a lookup in a large table each time), under a key no script can name, in
+/// room of its own so that filling it never grows it.
+unsafe fn make_lent(l: *mut ffi::lua_State, items: c_int, entries: c_int, key: i64) {
+    ffi::lua_createtable(l, items, entries.saturating_add(1));
+    ffi::lua_pushinteger(l, key);
+    ffi::lua_rawsetp(l, -2, lent_slot_key());
     ffi::lua_pushvalue(l, LAZY_MT);
     ffi::lua_setmetatable(l, -2);
-    ffi::lua_pushvalue(l, -1);
-    ffi::lua_pushinteger(l, key);
-    ffi::lua_rawset(l, LAZY_SLOTS);
+}
+
+/// Lends `value`, a non-empty array or object: the lent table that stands for it, its
+/// members converted when first touched.
+pub(crate) fn lend(lua: &Lua, tables: &Metatables, value: Value) -> Result<mlua::Value> {
+    let (items, entries) = match &value {
+        Value::Array(items) => (items.len(), 0),
+        Value::Object(map) => (0, map.len()),
+        _ => (0, 0),
+    };
+    let key = tables.loan.borrow_mut().lend(value);
+    // SAFETY: makes a table, sets two keys and a metatable (room checked): only running out
+    // of memory raises, unwinding a frame that owns nothing.
+    let (table, ()) = unsafe {
+        raw::on_stack::<mlua::Value, _>(lua, slots::args(tables, mlua::Nil), |state| {
+            ffi::luaL_checkstack(state, 4, ptr::null());
+            make_lent(state, presize(items), presize(entries), key);
+            ffi::lua_replace(state, 1);
+            ffi::lua_settop(state, 1);
+        })?
+    };
+    Ok(table)
 }
 
 /// Pushes a Lua string of `bytes`.
