@@ -12,11 +12,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::loan::{self, SharedLoan};
 use super::metatables::Metatables;
 use super::order::{key_order, number_shared_tables};
-use super::raw::{self, lua_bytes};
+use super::raw::{self, as_text, lua_bytes};
 use super::slots::{self, lent_slot_key, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, U64_MT, VALUE};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::path::{Path, Segment};
-use crate::text::write::{any_short_word, to_string_ordering};
+use crate::text::write::to_string_ordering;
 use crate::text::MAX_DEPTH;
 use crate::value::{Key, Map, Table, Value};
 
@@ -607,19 +607,6 @@ struct KnownShape {
     order: Vec<u32>,
 }
 
-/// The bytes of a Lua string as text, if they are UTF-8. Short ASCII strings, nearly every
-/// key and string of a save, are known to be with a word or two, without the UTF-8 check's
-/// loop.
-#[inline]
-fn as_text(bytes: &[u8]) -> Option<&str> {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    if bytes.len() <= 16 && !any_short_word(bytes, |x| x & HIGHS) {
-        // SAFETY: every byte is below 0x80, so the bytes are ASCII, which is UTF-8.
-        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
-    }
-    std::str::from_utf8(bytes).ok()
-}
-
 /// What walking a table learnt about its keys.
 struct Shape {
     /// The keys were integers 1, 2, 3... in that order: the common case for arrays, whose
@@ -815,33 +802,6 @@ mod tests {
             } else {
                 let got: Vec<&str> = orbit.as_object().unwrap().keys().collect();
                 assert_eq!(got, ["e", "phase"], "{i}");
-            }
-        }
-    }
-
-    /// Every byte at every place of strings of 0 to 40 bytes, and characters of two to four
-    /// bytes cut anywhere: text exactly where the bytes are UTF-8.
-    #[test]
-    fn as_text_is_utf8_exactly() {
-        use super::as_text;
-        for len in 0..=40 {
-            for at in 0..len {
-                for b in 0..=255u8 {
-                    let mut bytes = vec![b'x'; len];
-                    bytes[at] = b;
-                    assert_eq!(as_text(&bytes), std::str::from_utf8(&bytes).ok());
-                }
-            }
-        }
-        for c in ['\u{e9}', '\u{20ac}', '\u{1f680}'] {
-            let mut buf = [0; 4];
-            let encoded = c.encode_utf8(&mut buf).as_bytes();
-            for len in 0..=20 {
-                for cut in 1..=encoded.len() {
-                    let mut bytes = vec![b'x'; len];
-                    bytes.extend_from_slice(&encoded[..cut]);
-                    assert_eq!(as_text(&bytes), std::str::from_utf8(&bytes).ok());
-                }
             }
         }
     }

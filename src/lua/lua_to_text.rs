@@ -18,11 +18,11 @@ use rustc_hash::FxHashSet;
 use super::from_lua;
 use super::metatables::Metatables;
 use super::order::key_order;
-use super::raw::{self, lua_bytes};
+use super::raw::{self, as_text, lua_bytes};
 use super::slots::{self, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, U64_MT, VALUE};
 use crate::error::Result;
 use crate::text::tags::{is_tag, Shape};
-use crate::text::write::{any_short_word, write_value, TooDeep, Writer, INLINE_NUMBERS};
+use crate::text::write::{write_value, TooDeep, Writer, INLINE_NUMBERS};
 use crate::text::Style;
 use crate::value::Value;
 
@@ -438,19 +438,6 @@ impl Keys {
     }
 }
 
-/// The bytes of a Lua string as text, if they are UTF-8. Short ASCII strings, nearly every
-/// key and string of a save, are known to be with a word or two, without the UTF-8 check's
-/// loop (most of the time it took here).
-#[inline]
-fn as_text(bytes: &[u8]) -> Option<&str> {
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    if bytes.len() <= 16 && !any_short_word(bytes, |x| x & HIGHS) {
-        // SAFETY: every byte is below 0x80, so the bytes are ASCII, which is UTF-8.
-        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
-    }
-    std::str::from_utf8(bytes).ok()
-}
-
 /// The bits of the u64 box at `idx`, if its `[1]` is an integer.
 unsafe fn u64_bits(l: *mut ffi::lua_State, idx: c_int) -> Option<u64> {
     ffi::lua_rawgeti(l, idx, 1);
@@ -595,40 +582,6 @@ mod tests {
                     String::from_utf8_lossy(&through_tree),
                     "{source}"
                 );
-            }
-        }
-    }
-
-    /// Every byte at every place of strings of 0 to 40 bytes, and characters of two to four
-    /// bytes cut anywhere: text exactly where the bytes are UTF-8.
-    #[test]
-    fn as_text_is_utf8_exactly() {
-        for len in 0..=40 {
-            for at in 0..len {
-                for b in 0..=255u8 {
-                    let mut bytes = vec![b'x'; len];
-                    bytes[at] = b;
-                    assert_eq!(
-                        as_text(&bytes),
-                        std::str::from_utf8(&bytes).ok(),
-                        "{bytes:?}"
-                    );
-                }
-            }
-        }
-        for c in ['\u{e9}', '\u{20ac}', '\u{1f680}'] {
-            let mut buf = [0; 4];
-            let encoded = c.encode_utf8(&mut buf).as_bytes();
-            for len in 0..=20 {
-                for cut in 1..=encoded.len() {
-                    let mut bytes = vec![b'x'; len];
-                    bytes.extend_from_slice(&encoded[..cut]);
-                    assert_eq!(
-                        as_text(&bytes),
-                        std::str::from_utf8(&bytes).ok(),
-                        "{bytes:?}"
-                    );
-                }
             }
         }
     }
