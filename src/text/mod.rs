@@ -10,7 +10,7 @@
 
 pub(crate) mod build;
 pub(crate) mod reader;
-mod scan;
+pub(crate) mod scan;
 pub(crate) mod tags;
 pub(crate) mod tape;
 mod tree;

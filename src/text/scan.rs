@@ -60,16 +60,7 @@ mod sse2 {
 fn string_run_by_words(bytes: &[u8], from: usize) -> Option<usize> {
     let mut pos = from;
     while let Some(chunk) = bytes.get(pos..pos + 8) {
-        let x = word(chunk);
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        // A byte's high bit is set in `found` where the byte is zero in `quote` or
-        // `backslash`, or below 0x20 in `x`; bytes of 0x80 and above never match, and a
-        // false match can only follow a true one, which `trailing_zeros` finds first.
-        let found = ((quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (x.wrapping_sub(ONES * 0x20) & !x))
-            & HIGHS;
+        let found = string_ends_in(word(chunk));
         if found != 0 {
             return Some(pos - from + (found.trailing_zeros() / 8) as usize);
         }
@@ -79,6 +70,45 @@ fn string_run_by_words(bytes: &[u8], from: usize) -> Option<usize> {
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|n| pos - from + n)
+}
+
+/// Not zero exactly when one of the eight bytes of `x` (the first the lowest) ends a plain
+/// run of string text: the high bit of a byte is set where it is a quote, a backslash or
+/// below 0x20. Bytes of 0x80 and above never match; a false match (a borrow's) can only
+/// follow a true one, so the lowest bit set is always a true one.
+#[inline]
+pub(crate) fn string_ends_in(x: u64) -> u64 {
+    let quote = x ^ (ONES * u64::from(b'"'));
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    ((quote.wrapping_sub(ONES) & !quote)
+        | (backslash.wrapping_sub(ONES) & !backslash)
+        | (x.wrapping_sub(ONES * 0x20) & !x))
+        & HIGHS
+}
+
+/// Whether `test` is not zero for one of the eight-byte words that together hold every
+/// byte of `bytes`, at most 16 of them: two words, which overlap below 16 bytes; under
+/// eight, one word of the two overlapping halves, or under four of the first, middle and
+/// last bytes and then a plain ASCII letter. For tests of each byte on its own, such as
+/// [`string_ends_in`] or the bytes of ASCII.
+#[inline]
+pub(crate) fn any_short_word(bytes: &[u8], test: impl Fn(u64) -> u64) -> bool {
+    debug_assert!(bytes.len() <= 16);
+    let n = bytes.len();
+    if n >= 8 {
+        return test(word(&bytes[..8])) | test(word(&bytes[n - 8..])) != 0;
+    }
+    let word = if n >= 4 {
+        let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        u64::from(half(0)) | u64::from(half(n - 4)) << 32
+    } else if n > 0 {
+        // The first, middle and last bytes are all of them.
+        let [first, middle, last] = [bytes[0], bytes[n / 2], bytes[n - 1]];
+        u64::from_le_bytes([first, middle, last, b'a', b'a', b'a', b'a', b'a'])
+    } else {
+        u64::from_le_bytes([b'a'; 8])
+    };
+    test(word) != 0
 }
 
 /// How many spaces stand at `from`.

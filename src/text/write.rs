@@ -3,7 +3,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::hexfloat;
 use crate::path::{Path, Segment};
-use crate::text::scan::string_run;
+use crate::text::scan::{self, string_run};
 use crate::text::tags::{
     tag_of, tag_of_pair, TAG_BYTES, TAG_CLASS, TAG_DOUBLE, TAG_KEYED, TAG_LITERAL, TAG_REF,
     TAG_SHARED,
@@ -830,48 +830,7 @@ fn write_string_scanned(out: &mut Vec<u8>, bytes: &[u8]) {
 /// backslash or a control character).
 #[inline]
 fn short_needs_escape(bytes: &[u8]) -> bool {
-    any_short_word(bytes, escapes_in)
-}
-
-/// Whether `test` is not zero for one of the eight-byte words that together hold every
-/// byte of `bytes`, at most 16 of them: two words, which overlap below 16 bytes; under
-/// eight, one word of the two overlapping halves, or under four of the first, middle and
-/// last bytes and then a plain ASCII letter. For tests of each byte on its own, such as
-/// the escapes of strings or the bytes of ASCII.
-#[inline]
-pub(crate) fn any_short_word(bytes: &[u8], test: impl Fn(u64) -> u64) -> bool {
-    debug_assert!(bytes.len() <= 16);
-    let n = bytes.len();
-    if n >= 8 {
-        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        return test(word(0)) | test(word(n - 8)) != 0;
-    }
-    let word = if n >= 4 {
-        let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-        u64::from(half(0)) | u64::from(half(n - 4)) << 32
-    } else if n > 0 {
-        // The first, middle and last bytes are all of them.
-        let [first, middle, last] = [bytes[0], bytes[n / 2], bytes[n - 1]];
-        u64::from_le_bytes([first, middle, last, b'a', b'a', b'a', b'a', b'a'])
-    } else {
-        u64::from_le_bytes([b'a'; 8])
-    };
-    test(word) != 0
-}
-
-/// Not zero exactly when one of the eight bytes of `x` must be escaped in a string: the
-/// high bit of a byte is set where it is a quote, a backslash or below 0x20 (and maybe of
-/// bytes after such a byte, which a borrow reaches; never without one).
-#[inline]
-fn escapes_in(x: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let quote = x ^ (ONES * u64::from(b'"'));
-    let backslash = x ^ (ONES * u64::from(b'\\'));
-    ((quote.wrapping_sub(ONES) & !quote)
-        | (backslash.wrapping_sub(ONES) & !backslash)
-        | (x.wrapping_sub(ONES * 0x20) & !x))
-        & HIGHS
+    scan::any_short_word(bytes, scan::string_ends_in)
 }
 
 /// Writes bytes as a JSON string of characters U+0000 to U+00FF, one per byte, in pure
