@@ -13,7 +13,7 @@ use super::loan::{self, SharedLoan};
 use super::metatables::Metatables;
 use super::order::{key_order, number_shared_tables};
 use super::raw::{self, as_text, lua_bytes};
-use super::slots::{self, lent_slot_key, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, U64_MT, VALUE};
+use super::slots::{self, ARRAY_MT, BYTES_MT, CLASS_NAMES, LAZY_MT, U64_MT, VALUE};
 use crate::error::{Error, ErrorKind, LuaFailure, Result};
 use crate::path::{Path, Segment};
 use crate::text::write::to_string_ordering;
@@ -291,11 +291,7 @@ impl Walker {
 
     /// The place in the loan of the lent table at `idx`.
     unsafe fn lent_key(&mut self, l: *mut ffi::lua_State, idx: c_int) -> Step<i64> {
-        ffi::lua_rawgetp(l, idx, lent_slot_key());
-        let key =
-            (ffi::lua_isinteger(l, -1) != 0).then(|| ffi::lua_tointegerx(l, -1, ptr::null_mut()));
-        ffi::lua_pop(l, 1);
-        match key {
+        match slots::lent_place(l, idx) {
             Some(key) => Ok(key),
             None => self.fail("a table of a save whose upgrade is over was kept past its run"),
         }

@@ -3,12 +3,13 @@
 //! back to the document without ever having been converted.
 //!
 //! A lent table is an empty table with the metatable `Metatables::lazy`, keeping its place
-//! in the loan under a key no script can name (`slots::lent_slot_key`). Reading, writing, `#`, `pairs`, `ipairs`
-//! and the `table` library reach it through metamethods, which fill it with its members
-//! (its larger tables lent in turn, small ones converted with it) and take the metatable away, leaving the very table a full
-//! conversion would have made. The functions that go around metamethods (`next`, `rawget`,
-//! `rawset`, `rawlen`, `getmetatable`, `setmetatable`) are wrapped in the sandbox to fill it
-//! first; Rust's own conversions know lent tables. So a step sees exactly what it would see
+//! in the loan under a key no script can name (`slots::lent_slot_key`). Reading, writing,
+//! `#`, `pairs`, `ipairs` and the `table` library reach it through metamethods, which fill
+//! it with its members (its larger tables lent in turn, small ones converted with it) and
+//! take the metatable away, leaving the very table a full conversion would have made. The
+//! functions that go around metamethods (`next`, `rawget`, `rawset`, `rawlen`,
+//! `getmetatable`, `setmetatable`) are wrapped in the sandbox to fill it first; Rust's own
+//! conversions know lent tables. So a step sees exactly what it would see
 //! on a fully converted table, and only pays for what it touches.
 //!
 //! Documents with shared tables are lent whole (converted at once): their references tie

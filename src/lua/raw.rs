@@ -7,7 +7,7 @@ use std::panic::{self, AssertUnwindSafe};
 use mlua::{ffi, FromLuaMulti, IntoLuaMulti, Lua};
 
 use crate::error::Result;
-use crate::text::write::any_short_word;
+use crate::text::scan::any_short_word;
 
 /// Runs `f` on the raw stack of `lua`, `args` pushed at slots 1, 2, ...; returns what `f`
 /// leaves on the stack, as `T`, and what `f` returned.

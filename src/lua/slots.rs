@@ -4,7 +4,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use mlua::{IntoLua, Table};
+use mlua::{ffi, IntoLua, Table};
 
 use super::metatables::Metatables;
 
@@ -32,6 +32,20 @@ pub(super) const TARGET: c_int = 8;
 pub(super) fn lent_slot_key() -> *const c_void {
     static LENT: u8 = 0;
     std::ptr::addr_of!(LENT).cast()
+}
+
+/// The place in the loan that the table at `idx` keeps under [`lent_slot_key`], if it
+/// keeps one.
+///
+/// # Safety
+///
+/// `idx` is a table on the stack of `l`, with a slot free above the top.
+pub(super) unsafe fn lent_place(l: *mut ffi::lua_State, idx: c_int) -> Option<i64> {
+    ffi::lua_rawgetp(l, idx, lent_slot_key());
+    let place =
+        (ffi::lua_isinteger(l, -1) != 0).then(|| ffi::lua_tointegerx(l, -1, std::ptr::null_mut()));
+    ffi::lua_pop(l, 1);
+    place
 }
 
 /// The arguments that put the tables of `tables` in their slots, followed by `more`.

@@ -132,10 +132,7 @@ unsafe fn lent_key(l: *mut ffi::lua_State, idx: c_int) -> Option<Option<i64>> {
     if !lent {
         return None;
     }
-    ffi::lua_rawgetp(l, idx, lent_slot_key());
-    let key = (ffi::lua_isinteger(l, -1) != 0).then(|| ffi::lua_tointegerx(l, -1, ptr::null_mut()));
-    ffi::lua_pop(l, 1);
-    Some(key)
+    Some(slots::lent_place(l, idx))
 }
 
 /// The members of a table being filled from its loan.
