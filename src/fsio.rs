@@ -236,14 +236,41 @@ pub(crate) fn backup_path(path: &Path, tag: Option<&str>, original: &[u8]) -> Pa
         // Something that is not a file there (a folder, a FIFO) is never read, and the
         // backup's write then fails, naming it. A file that cannot be read (no permission)
         // may hold anything: its name is not free.
-        .find(|p| match read_regular(p) {
-            Ok(existing) => existing == original,
+        .find(|p| match holds(p, original) {
+            Ok(same) => same,
             Err(e) => matches!(
                 e.kind(),
                 io::ErrorKind::NotFound | io::ErrorKind::InvalidInput
             ),
         })
         .expect("an unbounded search")
+}
+
+/// Whether the regular file at `path` ([`open_regular`]) holds exactly `bytes`: its length
+/// first, then a piece at a time, so that a large save's backup is never read whole beside
+/// the save being upgraded (a rerun finds one at every save).
+fn holds(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    let mut file = open_regular(path)?;
+    if file.metadata()?.len() != bytes.len() as u64 {
+        return Ok(false);
+    }
+    let mut piece = vec![0; (1 << 18).min(bytes.len() + 1)];
+    let mut at = 0;
+    loop {
+        let n = match file.read(&mut piece) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(at == bytes.len());
+        }
+        // A file that grew since its length was read holds something else.
+        if bytes.get(at..at + n) != Some(&piece[..n]) {
+            return Ok(false);
+        }
+        at += n;
+    }
 }
 
 /// The length and hash of a file's bytes as they were read: what they must still be when
@@ -1240,6 +1267,41 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn a_backup_name_is_reused_only_by_a_file_with_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let save = dir.path().join("a.json");
+        let named = |name: &str| dir.path().join(name);
+        assert_eq!(
+            backup_path(&save, Some("v1"), b"abc"),
+            named("a.json.v1.bak")
+        );
+        fs::write(named("a.json.v1.bak"), b"abc").unwrap();
+        assert_eq!(
+            backup_path(&save, Some("v1"), b"abc"),
+            named("a.json.v1.bak")
+        );
+        // The same length, other bytes; a prefix; a longer text; nothing.
+        for other in [&b"abd"[..], b"ab", b"abcd", b""] {
+            fs::write(named("a.json.v1.bak"), other).unwrap();
+            assert_eq!(
+                backup_path(&save, Some("v1"), b"abc"),
+                named("a.json.v1.1.bak"),
+                "{other:?}"
+            );
+        }
+        assert_eq!(backup_path(&save, Some("v1"), b""), named("a.json.v1.bak"));
+        // Larger than one piece read, differing in the last byte only.
+        let big = vec![7u8; (1 << 18) + 5];
+        let mut last = big.clone();
+        *last.last_mut().unwrap() = 8;
+        fs::write(named("a.json.bak"), &last).unwrap();
+        assert_eq!(backup_path(&save, None, &big), named("a.json.1.bak"));
+        fs::write(named("a.json.1.bak"), &big).unwrap();
+        assert_eq!(backup_path(&save, None, &big), named("a.json.1.bak"));
+        assert_eq!(backup_path(&save, None, &last), named("a.json.bak"));
+    }
+
     #[test]
     fn a_new_file_like_another_takes_its_mode_and_owner() {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};

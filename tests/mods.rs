@@ -953,3 +953,73 @@ fn a_held_mark_goes_with_its_cause() {
         "{err}"
     );
 }
+
+/// The source a held mod's step rewrites, as another program might while the save is
+/// upgraded into another folder; nothing when `None`.
+static REWRITTEN_MEANWHILE: std::sync::Mutex<Option<std::path::PathBuf>> =
+    std::sync::Mutex::new(None);
+
+fn rewrite_and_fail(_: &mut Value, _: &mut savechain::upgrade::StepContext) -> Result<(), String> {
+    if let Some(path) = REWRITTEN_MEANWHILE.lock().unwrap().as_ref() {
+        std::fs::write(path, "{\"meta\": {\"version\": 1}, \"data\": {}}\n").unwrap();
+    }
+    Err("no fuel".into())
+}
+
+#[test]
+fn a_save_upgraded_into_another_folder_as_it_was_is_copied_as_read_or_not_at_all() {
+    use savechain::upgrade::{upgrade_file, Target};
+    let broken = Mod::new(
+        "broken",
+        "0.9.0",
+        vec![Step::rust(1, "fails", "1", rewrite_and_fail)],
+    )
+    .unwrap();
+    let chain = chain().with_mods(vec![broken]).unwrap();
+    let mut options = Options::default();
+    options.keep_going = true;
+    // A save whose mod is held already: held again, it comes out as it went in.
+    let held = chain
+        .upgrader()
+        .upgrade(Save::from_str(BROKEN_SAVE).unwrap(), &options)
+        .unwrap()
+        .save;
+    let mut text = held.to_vec().unwrap();
+    text.extend_from_slice(b"  \n");
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("a.json");
+    std::fs::write(&source, &text).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let output = out.join("a.json");
+
+    let report = upgrade_file(
+        &mut chain.upgrader(),
+        &source,
+        Target::To(&output),
+        &options,
+    )
+    .unwrap();
+    assert!(report.steps.is_empty(), "{report:?}");
+    assert_eq!(std::fs::read(&output).unwrap(), text, "the bytes read");
+
+    // The source rewritten while the steps ran: the bytes read are gone, nothing is written.
+    std::fs::remove_file(&output).unwrap();
+    *REWRITTEN_MEANWHILE.lock().unwrap() = Some(source.clone());
+    let err = upgrade_file(
+        &mut chain.upgrader(),
+        &source,
+        Target::To(&output),
+        &options,
+    )
+    .unwrap_err();
+    *REWRITTEN_MEANWHILE.lock().unwrap() = None;
+    assert_eq!(err.kind(), savechain::ErrorKind::Changed, "{err}");
+    assert!(
+        err.to_string()
+            .contains("changed while it was being upgraded"),
+        "{err}"
+    );
+    assert!(!output.exists());
+    assert_ne!(std::fs::read(&source).unwrap(), text);
+}

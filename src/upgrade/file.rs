@@ -590,12 +590,24 @@ fn upgrade_in_memory(
         original = Vec::new();
         unpacked = None;
     }
+    // Into another path, in the save's own codec, the bytes read are written again only
+    // when the steps change nothing: they are dropped too, and then read again, which must
+    // find them as they were (nothing holds the source meanwhile).
+    let mut dropped = None;
+    if let (Target::To(_), false) = (target, recompress) {
+        dropped = Some(fsio::Fingerprint::of(&original));
+        original = Vec::new();
+        unpacked = None;
+    }
     let meta_read = save.meta.clone();
     let upgraded = upgrader.upgrade_by(save, &plan, options)?;
     let same = came_out_the_same(&upgraded, &meta_read);
     todo.report.steps = upgraded.steps;
     todo.report.mods = upgraded.mods;
     if same {
+        if let Some(read) = dropped {
+            original = read_again(path, &read)?;
+        }
         // Not rewritten with the same content and a new backup.
         let unchanged = Unchanged::of(unpacked, original, how, recompress, target);
         return todo.left_as_it_is(target, path, held, unchanged, options);
@@ -628,6 +640,22 @@ fn upgrade_in_memory(
         Target::Nowhere | Target::CheckTo(_) => unreachable!("returned above"),
     }
     Ok(todo)
+}
+
+/// The bytes of the save at `path` again, which must be those `read` before its steps ran.
+fn read_again(path: &Path, read: &fsio::Fingerprint) -> Result<Vec<u8>> {
+    let again = fsio::read_save(path, None)?;
+    if fsio::Fingerprint::of(&again) != *read {
+        return Err(Error::new(
+            ErrorKind::Changed,
+            format!(
+                "{} changed while it was being upgraded (another program rewrote it), so \
+                 nothing is written for it; run again to upgrade its new content",
+                path.display()
+            ),
+        ));
+    }
+    Ok(again)
 }
 
 /// What a save that needs no upgrade is written as: the bytes read, or, when it is asked in
