@@ -538,6 +538,8 @@ fn print_memory(docs: &[Doc]) {
 /// arrays nested `DEEP` deep.
 struct Hostile {
     texts: Vec<(&'static str, Vec<u8>)>,
+    /// How many chains of `DEEP` arrays the deep text holds.
+    deep_chains: usize,
 }
 
 impl Hostile {
@@ -576,11 +578,13 @@ impl Hostile {
             "]".repeat(DEEP)
         );
         let mut deep = b"[".to_vec();
+        let mut deep_chains = 0;
         while deep.len() + chain.len() + 3 < size {
             if deep.len() > 1 {
                 deep.extend_from_slice(b", ");
             }
             deep.extend_from_slice(chain.as_bytes());
+            deep_chains += 1;
         }
         deep.push(b']');
 
@@ -614,7 +618,18 @@ impl Hostile {
             (name, text)
         })
         .collect();
-        Hostile { texts }
+        Hostile { texts, deep_chains }
+    }
+
+    /// The deep text's `Value` tree made in code, no text read: what its allocations and
+    /// frees alone cost, one a level.
+    fn build_deep(chains: usize) {
+        let tree = Value::Array(
+            (0..chains)
+                .map(|_| (0..DEEP).fold(Value::Double(1.5), |v, _| Value::Array(vec![v])))
+                .collect(),
+        );
+        drop(black_box(tree));
     }
 
     fn load(text: &[u8]) {
@@ -626,10 +641,11 @@ impl Hostile {
         drop(black_box(Document::parse(black_box(text)).unwrap()));
     }
 
-    /// The best time of each text's load, and then of each text's tape load.
+    /// The best time of each text's load, then of each text's tape load, then of the deep
+    /// tree built in code.
     fn time(&self) -> Vec<Duration> {
         let loads: [fn(&[u8]); 2] = [Hostile::load, Hostile::load_tape];
-        let jobs: Vec<Box<dyn Fn() + '_>> = loads
+        let mut jobs: Vec<Box<dyn Fn() + '_>> = loads
             .iter()
             .flat_map(|&load| {
                 self.texts
@@ -637,6 +653,8 @@ impl Hostile {
                     .map(move |(_, text)| Box::new(move || load(text)) as Box<dyn Fn()>)
             })
             .collect();
+        let chains = self.deep_chains;
+        jobs.push(Box::new(move || Hostile::build_deep(chains)));
         let jobs: Vec<&dyn Fn()> = jobs.iter().map(|j| &**j).collect();
         best_of(&jobs, 5, Duration::from_secs(2))
     }
@@ -671,6 +689,14 @@ impl Hostile {
                 );
             }
         }
+        let built = times[2 * count];
+        println!(
+            "The deep text's `Value` tree made in code, no text read ({} arrays, each its own \
+             allocation): {:.2} ms, {:.2}x flat",
+            self.deep_chains * DEEP + 1,
+            ms(built),
+            built.as_secs_f64() / times[0].as_secs_f64()
+        );
     }
 }
 
