@@ -110,9 +110,9 @@ struct Walker {
     shapes: Vec<KnownShape>,
     /// Where the next shape learnt goes once `shapes` is full.
     next_shape: usize,
-    /// For each entry of the tables being walked with the entries they were filled from,
-    /// its place among them, on one stack for all of them.
-    places: Vec<u32>,
+    /// The entries of the tables being walked that are kept in what the tables were filled
+    /// from, on one stack for all of them.
+    kept: Vec<Kept>,
     /// The places of the keys of objects walked lately among the entries they were filled
     /// from, as `shapes` for sorting.
     learnt_places: Vec<KnownPlaces>,
@@ -249,10 +249,7 @@ impl Walker {
                         return Ok(Value::String(s));
                     }
                 }
-                Ok(match as_text(bytes) {
-                    Some(s) => Value::String(s.to_owned()),
-                    None => Value::Bytes(bytes.to_vec()),
-                })
+                Ok(text_or_bytes(bytes))
             }
             ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => Ok(Value::Null),
             ffi::LUA_TTABLE => self.table(l, idx, depth, before),
@@ -425,7 +422,7 @@ impl Walker {
         }
     }
 
-    /// What the table holds, as an array, an object or a keyed table; made of `before`,
+    /// What the table holds, as an array, an object or a keyed table; made in `before`,
     /// what the table was filled from, where it holds the same.
     unsafe fn contents(
         &mut self,
@@ -436,45 +433,51 @@ impl Walker {
         mut before: Before,
     ) -> Step<Value> {
         let base = self.scratch.len();
-        let places = self.places.len();
+        let kept = self.kept.len();
         let shape = self.collect_entries(l, idx, depth, &mut before)?;
-        let value = self.assemble(base, places, array, shape, before);
-        self.places.truncate(places);
+        let value = self.assemble(base, kept, array, shape, before);
+        self.kept.truncate(kept);
         Ok(value)
     }
 
-    /// The table of the entries walked from `base` (and their places from `places`, with
-    /// entries before).
+    /// The table of the entries walked: those kept in `before` (from `kept` on that stack)
+    /// and the others, on `scratch` from `base`.
     unsafe fn assemble(
         &mut self,
         base: usize,
-        places: usize,
+        kept: usize,
         array: bool,
         shape: Shape,
         before: Before,
     ) -> Value {
-        if self.scratch.len() == base {
+        if shape.count == 0 {
             return if array {
                 Value::Array(Vec::new())
             } else {
                 Value::Object(Map::new())
             };
         }
-        if shape.in_order {
-            return match before {
-                Before::Items(items) => self.array_into(base, items),
-                _ => self.take_array(base),
-            };
-        }
-        if self.sort_if_sequence(base) {
+        let mut before = match before {
+            // Keys 1, 2, ... in order: those up to the length before were kept in place,
+            // the rest come after them.
+            Before::Items(mut items) if shape.in_order => {
+                items.truncate(shape.count);
+                items.extend(self.scratch.drain(base..).map(|(_, value)| value));
+                return Value::Array(items);
+            }
+            Before::Entries(entries) if shape.all_strings => {
+                match self.merge_object(base, kept, entries) {
+                    Ok(object) => return object,
+                    Err(entries) => Before::Entries(entries),
+                }
+            }
+            before => before,
+        };
+        self.unkeep(kept, &mut before);
+        if shape.in_order || self.sort_if_sequence(base) {
             return self.take_array(base);
         }
         if shape.all_strings {
-            if let Before::Entries(entries) = before {
-                if let Some(object) = self.object_into(base, places, entries) {
-                    return object;
-                }
-            }
             if let Some(object) = self.take_object(base) {
                 return object;
             }
@@ -482,43 +485,83 @@ impl Walker {
         self.take_keyed_table(base)
     }
 
-    /// The values of the entries from `base`, in order, as an array, in the vector of
-    /// `items` (what the table was filled from, whose values it took).
-    fn array_into(&mut self, base: usize, mut items: Vec<Value>) -> Value {
-        items.truncate(self.scratch.len() - base);
-        for (i, (_, value)) in self.scratch.drain(base..).enumerate() {
-            match items.get_mut(i) {
-                Some(item) => *item = value,
-                None => items.push(value),
-            }
-        }
-        Value::Array(items)
-    }
-
-    /// The entries from `base` as an object in the map of `entries` (what the table was
-    /// filled from), if they have exactly its keys: each entry's place in it is in `places`
-    /// from `from` (`NOT_FOUND` for a key it does not have). Else `None`, the entries left.
-    fn object_into(
+    /// The object of the entries kept in `entries` (from `kept`) and those on `scratch`
+    /// (from `base`), whose keys are strings: `entries` with the keys the table no longer
+    /// has taken out and those it has gained put in order. `entries` back if a key gained is
+    /// not UTF-8 (the table is a keyed table).
+    ///
+    /// SAFETY: as for `raw_str`; the table is still being walked.
+    unsafe fn merge_object(
         &mut self,
         base: usize,
-        from: usize,
-        mut entries: Vec<(Key, Value)>,
-    ) -> Option<Value> {
-        let places = &self.places[from..];
-        if places.len() != entries.len() || places.contains(&NOT_FOUND) {
-            return None;
+        kept: usize,
+        entries: Vec<(Key, Value)>,
+    ) -> std::result::Result<Value, Vec<(Key, Value)>> {
+        let kept = &self.kept[kept..];
+        if self.scratch.len() == base && kept.len() == entries.len() {
+            // Each key walked is one of `entries`, and they are distinct: all are there.
+            return Ok(Value::Object(Map::from_sorted(entries)));
         }
-        // Each entry's key is one of `entries`, and the keys are distinct: all are there.
-        for ((_, value), &place) in self.scratch.drain(base..).zip(places) {
-            entries[place as usize].1 = value;
+        let gained = &self.scratch[base..];
+        if !gained
+            .iter()
+            .all(|(key, _)| as_text(raw_str(key)).is_some())
+        {
+            return Err(entries);
         }
-        Some(Value::Object(Map::from_sorted(entries)))
+        let mut has = vec![false; entries.len()];
+        for k in kept {
+            has[k.place as usize] = true;
+        }
+        let mut gained: Vec<(Key, Value)> = self
+            .scratch
+            .drain(base..)
+            // Checked to be UTF-8 above.
+            .map(|(key, value)| {
+                (
+                    Key::from(std::str::from_utf8_unchecked(raw_str(&key))),
+                    value,
+                )
+            })
+            .collect();
+        gained.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let mut merged = Vec::with_capacity(kept.len() + gained.len());
+        let mut gained = gained.into_iter().peekable();
+        for ((key, value), has) in entries.into_iter().zip(has) {
+            if !has {
+                continue;
+            }
+            while let Some(next) = gained.next_if(|(k, _)| k.as_bytes() < key.as_bytes()) {
+                merged.push(next);
+            }
+            merged.push((key, value));
+        }
+        merged.extend(gained);
+        Ok(Value::Object(Map::from_sorted(merged)))
+    }
+
+    /// Moves the entries kept in `before` (from `kept`) onto `scratch`, with their keys, for
+    /// a table that turns out to be another kind than the one it was filled from.
+    fn unkeep(&mut self, kept: usize, before: &mut Before) {
+        for k in self.kept.drain(kept..) {
+            let (key, value) = match before {
+                Before::Items(items) => (
+                    RawKey::Int(i64::from(k.place) + 1),
+                    &mut items[k.place as usize],
+                ),
+                Before::Entries(entries) => {
+                    (RawKey::Str(k.key, k.len), &mut entries[k.place as usize].1)
+                }
+                Before::None => continue,
+            };
+            self.scratch.push((key, std::mem::take(value)));
+        }
     }
 
     /// Walks the table at `idx`, pushing its entries on `scratch` (values converted, keys
-    /// kept raw where they can be) and learning its shape on the way. Each value is made
-    /// of what `before` held under its key, if it holds the same; with entries before, the
-    /// place of each key among them goes on `places`.
+    /// kept raw where they can be) and learning its shape on the way; an entry whose key
+    /// `before` has is kept there instead, its value changed only where it differs, and
+    /// noted on `kept`.
     unsafe fn collect_entries(
         &mut self,
         l: *mut ffi::lua_State,
@@ -527,44 +570,103 @@ impl Walker {
         before: &mut Before,
     ) -> Step<Shape> {
         let base = self.scratch.len();
+        let kept = self.kept.len();
         let mut shape = Shape {
             in_order: true,
             all_strings: true,
+            count: 0,
         };
         let mut guide = Guide::default();
-        let places = self.places.len();
         ffi::lua_pushnil(l);
         while ffi::lua_next(l, idx) != 0 {
-            let count = (self.scratch.len() - base) as i64;
-            let key = self.raw_key(l, count, depth, &mut shape)?;
+            let nth = shape.count;
+            let key = self.raw_key(l, nth as i64, depth, &mut shape)?;
+            shape.count += 1;
             let value_idx = ffi::lua_absindex(l, -1);
-            let was = match before {
-                Before::None => Value::Null,
+            let in_array = shape.in_order && self.document_paths;
+            let slot = match before {
+                Before::None => None,
                 Before::Items(items) => match key {
                     RawKey::Int(i) if i >= 1 && i as u64 <= items.len() as u64 => {
-                        std::mem::take(&mut items[i as usize - 1])
+                        Some((i as u32 - 1, &mut items[i as usize - 1]))
                     }
-                    _ => Value::Null,
+                    _ => None,
                 },
-                Before::Entries(entries) => {
-                    let place = self.place(&key, count as usize, entries, &mut guide);
-                    self.places.push(place);
-                    match entries.get_mut(place as usize) {
-                        Some((_, value)) => std::mem::take(value),
-                        None => Value::Null,
-                    }
-                }
+                Before::Entries(entries) => match self.place(&key, nth, entries, &mut guide) {
+                    NOT_FOUND => None,
+                    place => Some((place, &mut entries[place as usize].1)),
+                },
             };
-            let value = self.value(l, value_idx, depth + 1, was);
-            let in_array = shape.in_order && self.document_paths;
-            let value = self.within(value, || key_segment(&key, in_array))?;
-            self.scratch.push((key, value));
+            match slot {
+                Some((place, slot)) => {
+                    let updated = self.update(l, value_idx, depth + 1, slot);
+                    self.within(updated, || key_segment(&key, in_array))?;
+                    let (key, len) = match key {
+                        RawKey::Str(p, len) => (p, len),
+                        _ => (ptr::null(), 0),
+                    };
+                    self.kept.push(Kept { place, key, len });
+                }
+                None => {
+                    let value = self.value(l, value_idx, depth + 1, Value::Null);
+                    let value = self.within(value, || key_segment(&key, in_array))?;
+                    self.scratch.push((key, value));
+                }
+            }
             ffi::lua_pop(l, 1);
         }
         if let (Before::Entries(entries), Guide::Lost) = (before, guide) {
-            self.learn_places(base, places, entries.len());
+            if self.scratch.len() == base {
+                self.learn_places(kept, entries.len());
+            }
         }
         Ok(shape)
+    }
+
+    /// Changes `slot` to the value at `idx` where it differs (a table's value made in
+    /// what it was): what [`Walker::value`] gives, without writing what is the same.
+    unsafe fn update(
+        &mut self,
+        l: *mut ffi::lua_State,
+        idx: c_int,
+        depth: usize,
+        slot: &mut Value,
+    ) -> Step<()> {
+        match ffi::lua_type(l, idx) {
+            ffi::LUA_TNUMBER => {
+                if ffi::lua_isinteger(l, idx) != 0 {
+                    let i = ffi::lua_tointegerx(l, idx, ptr::null_mut());
+                    if !matches!(*slot, Value::Int(was) if was == i) {
+                        *slot = Value::Int(i);
+                    }
+                } else {
+                    let d = ffi::lua_tonumberx(l, idx, ptr::null_mut());
+                    if !matches!(*slot, Value::Double(was) if was.to_bits() == d.to_bits()) {
+                        *slot = Value::Double(d);
+                    }
+                }
+            }
+            ffi::LUA_TBOOLEAN => {
+                let b = ffi::lua_toboolean(l, idx) != 0;
+                if !matches!(*slot, Value::Bool(was) if was == b) {
+                    *slot = Value::Bool(b);
+                }
+            }
+            ffi::LUA_TSTRING => {
+                let bytes = lua_bytes(l, idx);
+                self.copy(bytes.len())?;
+                // Bytes equal to a `String`'s are text.
+                if !matches!(slot, Value::String(s) if s.as_bytes() == bytes) {
+                    *slot = text_or_bytes(bytes);
+                }
+            }
+            ffi::LUA_TTABLE => {
+                let before = std::mem::take(slot);
+                *slot = self.table(l, idx, depth, before)?;
+            }
+            _ => *slot = self.value(l, idx, depth, Value::Null)?,
+        }
+        Ok(())
     }
 
     /// The place of `key`, the `nth` key walked, among `entries` (sorted), or `NOT_FOUND`.
@@ -617,19 +719,16 @@ impl Walker {
         }
     }
 
-    /// Learns the places (from `from`) of the `n` entries from `base`, if all were found in
-    /// the entries before them, for the next table of the same keys in the same walk order.
-    fn learn_places(&mut self, base: usize, from: usize, n: usize) {
-        let places = &self.places[from..];
-        if places.len() != n || n > LEARN_PLACES_UP_TO || places.contains(&NOT_FOUND) {
+    /// Learns the places of the `n` entries kept (from `from` on `kept`), if all were,
+    /// for the next table of the same keys in the same walk order.
+    fn learn_places(&mut self, from: usize, n: usize) {
+        let kept = &self.kept[from..];
+        if kept.len() != n || n > LEARN_PLACES_UP_TO {
             return;
         }
         let learnt = KnownPlaces {
-            keys: self.scratch[base..]
-                .iter()
-                .map(|(k, _)| key_pointer(k))
-                .collect(),
-            places: places.to_vec(),
+            keys: kept.iter().map(|k| k.key).collect(),
+            places: kept.iter().map(|k| k.place).collect(),
         };
         if self.learnt_places.len() < KNOWN_SHAPES {
             self.learnt_places.push(learnt);
@@ -781,6 +880,14 @@ impl Walker {
     }
 }
 
+/// A Lua string's value: text if its bytes are UTF-8, else a byte string.
+fn text_or_bytes(bytes: &[u8]) -> Value {
+    match as_text(bytes) {
+        Some(s) => Value::String(s.to_owned()),
+        None => Value::Bytes(bytes.to_vec()),
+    }
+}
+
 /// Where the members of `value`, a lent array or object (never empty), are kept: the same
 /// however the value is moved, as long as it is not changed.
 fn members_address(value: &Value) -> usize {
@@ -837,8 +944,8 @@ const NOT_FOUND: u32 = u32::MAX;
 /// maps by id more often than records, are searched).
 const LEARN_PLACES_UP_TO: usize = 64;
 
-/// What a table being taken back was filled from: its items or its entries, whose values
-/// the conversion takes, each for the member under the same key, to compare with.
+/// What a table being taken back was filled from: its items or its entries, in which the
+/// conversion keeps each member under the same key, changed where it differs.
 enum Before {
     None,
     Items(Vec<Value>),
@@ -853,6 +960,15 @@ impl Before {
             _ => Before::None,
         }
     }
+}
+
+/// An entry of a table being walked kept in what the table was filled from: its place
+/// there, and its key as Lua has it (null for an array's element).
+#[derive(Clone, Copy)]
+struct Kept {
+    place: u32,
+    key: *const u8,
+    len: usize,
 }
 
 /// The keys of an object as Lua walked them (pointers to its interned strings), and their
@@ -886,6 +1002,8 @@ struct Shape {
     in_order: bool,
     /// Every key is a string.
     all_strings: bool,
+    /// How many entries the table has.
+    count: usize,
 }
 
 /// The document value of a raw key.
@@ -1138,7 +1256,7 @@ mod tests {
         prop::collection::vec(
             (
                 prop::collection::vec(any::<u8>(), 0..4),
-                0u8..24,
+                0u8..26,
                 any::<u16>(),
             ),
             0..8,
@@ -1213,6 +1331,8 @@ local function edit(data, t, k, op, arg)
   elseif op == 20 then if k ~= nil then local v = t[k] t[k] = nil t[k] = v end
   elseif op == 21 then for key in pairs(t) do t[key] = nil end
   elseif op == 22 then if type(t[k]) == 'string' then t[k] = t[k]:upper() end
+  elseif op == 23 then for key, v in pairs(t) do if type(v) == 'number' then t[key] = -v end end
+  elseif op == 24 then for key, v in pairs(t) do if type(v) == 'number' then t[key] = v * 1.0 end end
   else t[k or 'n'] = sc.bytes('a') end
 end
 return function(data)
