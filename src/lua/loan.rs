@@ -136,9 +136,21 @@ fn fits(value: &Value, budget: &mut usize) -> bool {
         return false;
     }
     *budget -= 1;
+    // Each member counts itself and, a table, its own members at least: a table whose
+    // members count more than the budget left does not fit, known from them alone, without
+    // reading inside any (which are yet to be read from memory, and when the table is lent
+    // are not read now).
     match value {
-        Value::Array(items) => items.iter().all(|v| member_fits(v, budget)),
-        Value::Object(map) => map.iter().all(|(_, v)| member_fits(v, budget)),
+        Value::Array(items) => {
+            items.len() <= *budget
+                && items.iter().map(least_count).sum::<usize>() <= *budget
+                && items.iter().all(|v| member_fits(v, budget))
+        }
+        Value::Object(map) => {
+            map.len() <= *budget
+                && map.values().map(least_count).sum::<usize>() <= *budget
+                && map.values().all(|v| member_fits(v, budget))
+        }
         Value::Table(table) => match &**table {
             Table::Keyed(entries) => entries
                 .iter()
@@ -147,6 +159,16 @@ fn fits(value: &Value, budget: &mut usize) -> bool {
             Table::Ref(_) => true,
         },
         _ => true,
+    }
+}
+
+/// What [`fits`] counts for `value` at least: itself, and an array's or object's members.
+#[inline]
+fn least_count(value: &Value) -> usize {
+    1 + match value {
+        Value::Array(items) => items.len(),
+        Value::Object(map) => map.len(),
+        _ => 0,
     }
 }
 
