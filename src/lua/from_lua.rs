@@ -587,7 +587,10 @@ impl Walker {
             let slot = match before {
                 Before::None => None,
                 Before::Items(items) => match key {
-                    RawKey::Int(i) if i >= 1 && i as u64 <= items.len() as u64 => {
+                    // Places are kept as u32: an element past them is walked as a new one.
+                    RawKey::Int(i)
+                        if i >= 1 && i as u64 <= (items.len() as u64).min(u32::MAX.into()) =>
+                    {
                         Some((i as u32 - 1, &mut items[i as usize - 1]))
                     }
                     _ => None,
@@ -714,7 +717,7 @@ impl Walker {
             *guide = Guide::Lost;
         }
         match entries.binary_search_by(|(k, _)| k.as_bytes().cmp(bytes)) {
-            Ok(place) => place as u32,
+            Ok(place) => u32::try_from(place).unwrap_or(NOT_FOUND),
             Err(_) => NOT_FOUND,
         }
     }
