@@ -19,7 +19,8 @@
 //! left, to time `save-upgrade` on copies of them from outside),
 //! `SAVECHAIN_BENCH_CHAIN_PROFILE=half` (one run of one chain, `plain`, `example`, `small`
 //! or `half`, and nothing else: for callgrind, with `--toggle-collect=upgrade::load_*`;
-//! `half/plain`: best thread CPU times of alternating runs of both, and their ratio).
+//! `SAVECHAIN_BENCH_RUNS` runs of it for perf; `half/plain`: best thread CPU times of
+//! alternating runs of both, and their ratio).
 //!
 //! The saves are version 1 saves of the example game (`src/bin/save-upgrade/starlane.rs`),
 //! made by the generator of `support/game.rs` with the fields the example chain expects.
@@ -397,8 +398,9 @@ fn chain_table(chains: &Chains, text: &[u8], runs: usize) {
 }
 
 /// For a profiler or a busy machine (`SAVECHAIN_BENCH_CHAIN_PROFILE`): `which` is `plain`,
-/// `example`, `small` or `half`, one run of it and nothing else (under callgrind, with
-/// `--toggle-collect=upgrade::load_*`, the instructions of that run alone); or `X/plain`,
+/// `example`, `small` or `half`, one run of it (or `SAVECHAIN_BENCH_RUNS`, for a sampling
+/// profiler) and nothing else (under callgrind, with `--toggle-collect=upgrade::load_*`, the
+/// instructions of that run alone); or `X/plain`,
 /// alternating runs of chain X and of the plain load and save (`SAVECHAIN_BENCH_RUNS`,
 /// default 5), the best CPU time of the thread for each and their ratio, which other
 /// processes sharing the cores disturb less than wall time.
@@ -415,7 +417,12 @@ fn profile_chain(chains: &Chains, text: &[u8], which: &str) {
         }
     };
     let Some((chain, plain)) = which.split_once('/') else {
-        println!("{which}: {} bytes written", op(which)().len());
+        // More than one run (`SAVECHAIN_BENCH_RUNS`) for a sampling profiler.
+        let run = op(which);
+        for _ in 1..env::runs(1) {
+            drop(black_box(run()));
+        }
+        println!("{which}: {} bytes written", run().len());
         return;
     };
     let (chain, plain) = (op(chain), op(plain));

@@ -1,9 +1,13 @@
 //! The parts of a document lent to Lua and not yet touched, each in a slot a lent table
-//! names, taken back by the conversion from Lua where it meets a lent table (`from_lua.rs`).
-//! Lending itself, the tables and their filling, is `lazy.rs`.
+//! names, taken back by the conversion from Lua where it meets a lent table (`from_lua.rs`);
+//! and what the tables filled since were, which that conversion rebuilds in place where the
+//! Lua table still holds the same. Lending itself, the tables and their filling, is
+//! `lazy.rs`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
 
 use crate::value::{Table, Value};
 
@@ -14,6 +18,12 @@ pub(crate) struct Loan {
     /// Counts loans, so that a table kept from an earlier one is known as such.
     generation: u32,
     slots: Vec<Option<Value>>,
+    /// What each filled table was filled from (its own lent tables taken out, `null` in
+    /// their place), by the table's address: the conversion back compares the table with
+    /// it and keeps what is the same, rather than making it all again. Only ever a guess:
+    /// a table collected and another made at its address finds the first one's value,
+    /// which the comparison then does not match.
+    filled: FxHashMap<usize, Value>,
     /// Tables of at most this many values are converted with the table they are in rather
     /// than lent ([`LEND_ABOVE`]; tests set 0 to lend every table).
     pub(crate) lend_above: usize,
@@ -31,6 +41,7 @@ impl Default for Loan {
         Loan {
             generation: 0,
             slots: Vec::new(),
+            filled: FxHashMap::default(),
             lend_above: LEND_ABOVE,
         }
     }
@@ -78,6 +89,20 @@ impl Loan {
         }
     }
 
+    /// Keeps `value`, what the table at `address` was just filled from.
+    pub(crate) fn keep_filled(&mut self, address: usize, value: Value) {
+        self.filled.insert(address, value);
+    }
+
+    /// What the table at `address` was filled from, if it was filled in this loan (or
+    /// another table was, that was at the same address then).
+    pub(crate) fn take_filled(&mut self, address: usize) -> Option<Value> {
+        if self.filled.is_empty() {
+            return None;
+        }
+        self.filled.remove(&address)
+    }
+
     /// Whether `value`, met as a member of a table being filled, gets a lent table of its
     /// own rather than being converted with it: a non-empty array or object of more than
     /// `lend_above` values.
@@ -99,6 +124,7 @@ impl Loan {
     /// Ends the loan: tables of it still in Lua are dead (touching them is an error).
     pub(crate) fn end(&mut self) {
         self.slots.clear();
+        self.filled.clear();
         self.generation = self.generation.wrapping_add(1);
     }
 }
@@ -110,9 +136,21 @@ fn fits(value: &Value, budget: &mut usize) -> bool {
         return false;
     }
     *budget -= 1;
+    // Each member counts itself and, a table, its own members at least: a table whose
+    // members count more than the budget left does not fit, known from them alone, without
+    // reading inside any (which are yet to be read from memory, and when the table is lent
+    // are not read now).
     match value {
-        Value::Array(items) => items.iter().all(|v| member_fits(v, budget)),
-        Value::Object(map) => map.iter().all(|(_, v)| member_fits(v, budget)),
+        Value::Array(items) => {
+            items.len() <= *budget
+                && items.iter().map(least_count).sum::<usize>() <= *budget
+                && items.iter().all(|v| member_fits(v, budget))
+        }
+        Value::Object(map) => {
+            map.len() <= *budget
+                && map.values().map(least_count).sum::<usize>() <= *budget
+                && map.values().all(|v| member_fits(v, budget))
+        }
         Value::Table(table) => match &**table {
             Table::Keyed(entries) => entries
                 .iter()
@@ -121,6 +159,16 @@ fn fits(value: &Value, budget: &mut usize) -> bool {
             Table::Ref(_) => true,
         },
         _ => true,
+    }
+}
+
+/// What [`fits`] counts for `value` at least: itself, and an array's or object's members.
+#[inline]
+fn least_count(value: &Value) -> usize {
+    1 + match value {
+        Value::Array(items) => items.len(),
+        Value::Object(map) => map.len(),
+        _ => 0,
     }
 }
 

@@ -83,6 +83,8 @@ pub(crate) fn fill_if_lent(lua: &Lua, tables: &Metatables, target: &mlua::Table)
     // The members wait outside the frames Lua may unwind (see below), each taken in turn.
     let mut members = None;
     let mut found = Lent::No;
+    let mut address = 0;
+    let mut complete = false;
     let mut loan = tables.loan.borrow_mut();
     // SAFETY: a Lua error (out of memory while growing a table) unwinds by longjmp through
     // the frames of the closure. They hold only references and integers: the members, the
@@ -99,25 +101,32 @@ pub(crate) fn fill_if_lent(lua: &Lua, tables: &Metatables, target: &mlua::Table)
                     // Setting a key that is there to nil allocates nothing.
                     ffi::lua_pushnil(state);
                     ffi::lua_rawsetp(state, TARGET, lent_slot_key());
+                    address = ffi::lua_topointer(state, TARGET) as usize;
                     found = Lent::Filled;
                 } else {
                     found = Lent::Over;
                 }
             }
             if let Some(Ok(members)) = &mut members {
-                let _ = builder.fill_lent(state, members, &mut loan);
+                complete = builder.fill_lent(state, members, &mut loan).is_ok();
             }
             ffi::lua_settop(state, 0);
         })
     };
-    drop(loan);
     filled?;
-    if let Some(Err(kind)) = members {
-        return Err(Error::new(
-            ErrorKind::Value,
-            format!("a lent table holds {kind}"),
-        ));
+    match members {
+        Some(Err(kind)) => {
+            return Err(Error::new(
+                ErrorKind::Value,
+                format!("a lent table holds {kind}"),
+            ))
+        }
+        // What the table was filled from stays, for the conversion back to compare with
+        // (its lent tables, moved into the loan, are nulls in it now).
+        Some(Ok(members)) if complete => loan.keep_filled(address, members.into_value()),
+        _ => {}
     }
+    drop(loan);
     builder.finish()?;
     Ok(found)
 }
@@ -149,6 +158,14 @@ impl Members {
             Value::Array(items) => Ok(Members::Items(items)),
             Value::Object(map) => Ok(Members::Entries(map.into_entries())),
             other => Err(other.kind()),
+        }
+    }
+
+    /// The value the members were taken from.
+    fn into_value(self) -> Value {
+        match self {
+            Members::Items(items) => Value::Array(items),
+            Members::Entries(entries) => Value::Object(Map::from_sorted(entries)),
         }
     }
 }
