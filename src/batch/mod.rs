@@ -37,6 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
 
 use find::find_saves;
 pub(crate) use find::save_ending;
@@ -405,16 +406,19 @@ impl<'c> Batch<'c> {
     /// flag of [`Batch::stop_when`] is set, saves not yet started are left alone (those
     /// under way finish) and the run ends.
     ///
-    /// Each thread writes its saves in groups of up to 16 (fewer when they are large), so
-    /// that one flush serves many files: the group's temporary files, backups and saves,
-    /// are flushed to disk at once, then the backups renamed and their folders flushed,
-    /// then the saves renamed; the folders of the saves are flushed at the end of the run
-    /// ([`Summary::unflushed`]). A save's outcome is handed on once its group is written.
+    /// Each thread writes its saves in groups, so that one flush serves many files: the
+    /// group's temporary files, backups and saves, are flushed to disk at once, then the
+    /// backups renamed and their folders flushed, then the saves renamed; the folders of
+    /// the saves are flushed at the end of the run ([`Summary::unflushed`]). A save's
+    /// outcome is handed on once its group is written. A group is written by a thread of
+    /// its own (one per job) while the job upgrades the next saves, so that upgrading never
+    /// waits for the disk: a group of 16 saves (fewer when they are large) is handed over
+    /// at once when the writer is free, and otherwise gathers on, up to 128, until it is.
     ///
     /// A group is committed sooner when a second has passed since its first save joined,
     /// so that no save stays locked long for the others' sake: a save's lock is held for
     /// its upgrade, then at most that second and the upgrade of the one save started
-    /// within it.
+    /// within it, then the end of the writing of the group before it, and its own.
     ///
     /// In place, each save is locked from its reading until its rename, a lock that
     /// [`Save::store`](crate::Save::store) and [`cache::store`](crate::cache::store)
@@ -584,25 +588,81 @@ type Sender<'p> = std::sync::mpsc::Sender<(usize, Handed<'p>)>;
 
 impl<'p> Work<'_, '_, 'p> {
     /// One worker: takes the next save until none is left, and sends each outcome once it
-    /// is final. Saves to write wait in a group of the worker's, committed when full and at
-    /// the end ([`WriteGroup`]), or abandoned when the run is stopped at once.
+    /// is final. Saves to write wait in a group of the worker's ([`WriteGroup`]); a full
+    /// group goes to the worker's writer, a thread that writes it while the worker
+    /// upgrades the next saves, so that the worker does not wait for the disk's flushes
+    /// (on a journaled file system two jobs' flushes wait for each other). One group at
+    /// most is being written: the next is handed over once it is. When the run is stopped
+    /// at once, the group being written finishes and the one gathering is abandoned.
     fn run(&self, sender: &Sender<'p>) {
+        std::thread::scope(|scope| {
+            // A rendezvous: a group is handed over when the writer is done with the last.
+            let (to_writer, groups) = std::sync::mpsc::sync_channel::<WriteGroup<usize>>(0);
+            let writer = std::thread::Builder::new()
+                .name("savechain-writer".into())
+                .spawn_scoped(scope, move || {
+                    for mut group in groups {
+                        self.write(&mut group, sender);
+                    }
+                });
+            // Without a thread of its own (none to be had), the worker writes its groups.
+            let to_writer = writer.is_ok().then_some(to_writer);
+            self.upgrade(sender, to_writer.as_ref());
+            drop(to_writer);
+            if let Ok(writer) = writer {
+                if let Err(panic) = writer.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        });
+    }
+
+    /// Writes `group` and sends the outcome of each of its saves.
+    fn write(&self, group: &mut WriteGroup<usize>, sender: &Sender<'p>) {
+        for (i, upgraded) in group.commit(&self.folders) {
+            let outcome = self.batch.outcome(&self.plan.saves[i], upgraded, &[]);
+            drop(sender.send((i, Handed::Done(outcome))));
+        }
+    }
+
+    /// The worker's part of [`Work::run`]: the saves upgraded one after the other, each
+    /// full group handed to `writer` (or written here without one).
+    fn upgrade(&self, sender: &Sender<'p>, writer: Option<&SyncSender<WriteGroup<usize>>>) {
         let mut upgrader = self.batch.chain.upgrader();
         let mut group = WriteGroup::new();
         // The receiver lives until every worker is done.
         let send = |i, handed| drop(sender.send((i, handed)));
         let abandoned = || self.batch.abandon.is_some_and(|a| a.load(Ordering::SeqCst));
-        let commit = |group: &mut WriteGroup<usize>| {
+        // Hands the group to the writer, or writes it here without one; unless `wait`, only
+        // when the writer is free: false when it was busy and the group gathers on.
+        let commit = |group: &mut WriteGroup<usize>, wait: bool| {
             if abandoned() {
                 for i in group.abandon() {
                     send(i, Handed::Abandoned(&self.plan.saves[i]));
                 }
-                return;
+                return true;
             }
-            for (i, upgraded) in group.commit(&self.folders) {
-                let outcome = self.batch.outcome(&self.plan.saves[i], upgraded, &[]);
-                send(i, Handed::Done(outcome));
+            if group.is_empty() {
+                return true;
             }
+            let full = std::mem::replace(group, WriteGroup::new());
+            // The writer ends only when this worker drops its sender.
+            let unsent = match writer {
+                Some(writer) if wait => writer.send(full).err().map(|e| e.0),
+                Some(writer) => match writer.try_send(full) {
+                    Ok(()) => None,
+                    Err(TrySendError::Full(full)) => {
+                        *group = full;
+                        return false;
+                    }
+                    Err(TrySendError::Disconnected(full)) => Some(full),
+                },
+                None => Some(full),
+            };
+            if let Some(mut full) = unsent {
+                self.write(&mut full, sender);
+            }
+            true
         };
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
@@ -633,18 +693,21 @@ impl<'p> Work<'_, '_, 'p> {
                 if upgraded.is_some() {
                     send(i, Handed::Abandoned(found));
                 }
-                commit(&mut group);
+                commit(&mut group, true);
                 continue;
             }
             if let Some(upgraded) = upgraded {
                 let outcome = self.batch.outcome(found, upgraded, upgrader.failed_steps());
                 send(i, Handed::Done(outcome));
             }
-            if group.is_full() {
-                commit(&mut group);
+            // Written as soon as it is full, or when the writer is still busy with the group
+            // before, gathering on up to a larger group.
+            if group.is_full(false) && !commit(&mut group, writer.is_none()) && group.is_full(true)
+            {
+                commit(&mut group, true);
             }
         }
-        commit(&mut group);
+        commit(&mut group, true);
     }
 }
 
@@ -1090,6 +1153,57 @@ mod tests {
             err.to_string().contains("would both be written to"),
             "{err}"
         );
+    }
+
+    /// A job's full group is written by its writer while the job upgrades the next saves:
+    /// the first group's flush waits here until the next group's 18th save is read (none
+    /// would be if the job wrote the group itself), so the group that gathers meanwhile
+    /// takes more than 16 saves. Every save ends upgraded, with its backup.
+    #[test]
+    fn a_group_is_written_while_the_next_saves_are_upgraded() {
+        use std::sync::{Arc, Mutex};
+        let chain = chain();
+        let dir = tempfile::tempdir().unwrap();
+        let saves = 40;
+        for i in 0..saves {
+            fs::write(dir.path().join(format!("{i:02}.json")), old_save("{}")).unwrap();
+        }
+        // The count of each flush of files, and whether the first one saw 33.json read.
+        let flushes = Arc::new(Mutex::new(Vec::new()));
+        let (seen, watched) = (flushes.clone(), dir.path().to_path_buf());
+        watch::act(dir.path(), "flush files", move |count| {
+            let count: usize = count.to_string_lossy().parse().unwrap();
+            let first = seen.lock().unwrap().is_empty();
+            let mut overlapped = false;
+            if first {
+                // Held until the job reads the next group's 18th save, or long enough to be
+                // sure it does not (a deadline, not a measure of speed).
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while !overlapped && std::time::Instant::now() < deadline {
+                    overlapped = watch::log(&watched).iter().any(|op| op == "read 33.json");
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            }
+            seen.lock().unwrap().push((count, overlapped));
+        });
+        let statuses = run(&chain, Mode::InPlace { backup: true }, 1, dir.path());
+        assert_eq!(statuses.len(), saves);
+        assert!(statuses.iter().all(|(_, s)| *s == Status::Upgraded));
+        let flushes = flushes.lock().unwrap().clone();
+        // Two files a save: its backup and itself.
+        assert_eq!(flushes[0], (32, true), "{flushes:?}");
+        assert!(
+            flushes[1].0 > 32,
+            "the second group gathered on: {flushes:?}"
+        );
+        let files: usize = flushes.iter().map(|(count, _)| count).sum();
+        assert_eq!(files, 2 * saves);
+        for i in 0..saves {
+            let text = fs::read_to_string(dir.path().join(format!("{i:02}.json"))).unwrap();
+            assert!(text.contains(r#""x": 1"#), "{i:02}.json");
+            let backup = fs::read_to_string(dir.path().join(format!("{i:02}.json.v1.bak")));
+            assert_eq!(backup.unwrap(), old_save("{}"));
+        }
     }
 
     #[test]

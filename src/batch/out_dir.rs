@@ -106,9 +106,12 @@ pub(crate) fn targets(
 ) -> Result<Vec<PathBuf>> {
     let mut first_of: HashMap<PathBuf, &Path> = HashMap::new();
     let mut targets = Vec::with_capacity(saves.len());
+    // Thousands of saves share a few folders: each folder is resolved once (a path walked
+    // link by link), not once a save, before the run's threads can start.
+    let mut folders: HashMap<PathBuf, PathBuf> = HashMap::new();
     for found in saves {
         let target = out_dir.join(output_name(&found.relative, codec));
-        if let Some(first) = first_of.insert(resolve(&target), &found.path) {
+        if let Some(first) = first_of.insert(resolve_in(&target, &mut folders), &found.path) {
             return Err(Error::new(
                 ErrorKind::Usage,
                 format!(
@@ -122,6 +125,25 @@ pub(crate) fn targets(
         targets.push(target);
     }
     Ok(targets)
+}
+
+/// [`resolve`] of `target`, with the resolved folders kept in `folders`: a name that is
+/// not a link (or not there yet) resolves to its resolved folder joined with the name,
+/// which is what `resolve` gives; a link is resolved whole.
+fn resolve_in(target: &Path, folders: &mut HashMap<PathBuf, PathBuf>) -> PathBuf {
+    let (Some(folder), Some(Component::Normal(name))) = (
+        target.parent().filter(|f| !f.as_os_str().is_empty()),
+        target.components().next_back(),
+    ) else {
+        return resolve(target);
+    };
+    if std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink()) {
+        return resolve(target);
+    }
+    let resolved = folders
+        .entry(folder.to_path_buf())
+        .or_insert_with(|| resolve(folder));
+    resolved.join(name)
 }
 
 /// `relative` with its file name ending in `codec`'s save ending, when it ends in a save's
@@ -205,6 +227,43 @@ mod tests {
             err.to_string().contains("would both be written to"),
             "{err}"
         );
+    }
+
+    /// Each output folder is resolved once for all its saves: a link already in the output
+    /// folder, to a file or to a folder, still makes two saves land on one output.
+    #[cfg(unix)]
+    #[test]
+    fn outputs_through_links_in_the_output_folder_still_collide() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(out.join("real")).unwrap();
+        std::fs::write(out.join("x.json"), "").unwrap();
+        std::os::unix::fs::symlink(out.join("x.json"), out.join("y.json")).unwrap();
+        std::os::unix::fs::symlink(out.join("real"), out.join("alias")).unwrap();
+        let found = |relative: &str| Found {
+            path: dir.path().join("src").join(relative),
+            relative: PathBuf::from(relative),
+            canonical: dir.path().join("src").join(relative),
+            named: false,
+        };
+        let pairs = [
+            ["x.json", "y.json"],
+            ["real/a.json", "alias/a.json"],
+            ["z.json", "./z.json"],
+        ];
+        for pair in pairs {
+            let saves = pair.map(found);
+            let err = targets(&out, &saves, None).unwrap_err();
+            assert!(
+                err.to_string().contains("would both be written to"),
+                "{pair:?}: {err}"
+            );
+        }
+        let apart = [found("real/a.json"), found("real/b.json"), found("z.json")];
+        let ok = targets(&out, &apart, None).unwrap();
+        for (target, save) in ok.iter().zip(&apart) {
+            assert_eq!(resolve(target), resolve(&out.join(&save.relative)));
+        }
     }
 
     #[test]

@@ -874,11 +874,13 @@ fn make_folder(out: &Path) -> Result<()> {
 /// Each save stays locked from its reading until its rename, so a game storing it through
 /// savechain waits: at most its own upgrade, plus a second while the group gathers, plus
 /// the upgrade of the save started within that second (a group that has gathered for a
-/// second is committed before its worker starts another save). A save that a program not taking the lock wrote meanwhile fails the
-/// check and is left as that program made it; its backup, renamed in step 2, is kept: it
-/// holds the save as it was read, which was the save's content until then, and its name
-/// was free or held the same bytes already (an older backup is never replaced), so keeping
-/// it loses nothing, where removing it could remove an identical backup of an earlier run.
+/// second is committed before its worker starts another save), plus, in a batch, the end
+/// of the writing of the group before it. A save that a program not taking the lock wrote
+/// meanwhile fails the check and is left as that program made it; its backup, renamed in
+/// step 2, is kept: it holds the save as it was read, which was the save's content until
+/// then, and its name was free or held the same bytes already (an older backup is never
+/// replaced), so keeping it loses nothing, where removing it could remove an identical
+/// backup of an earlier run.
 pub(crate) struct WriteGroup<K> {
     members: Vec<Member<K>>,
     bytes: usize,
@@ -895,9 +897,12 @@ struct Member<K> {
 }
 
 impl<K> WriteGroup<K> {
-    /// Saves in a group at most: a group's outcomes wait for its commit, and a kill loses
-    /// its work.
+    /// Saves in a group at most when it is written as soon as it is full: a group's
+    /// outcomes wait for its commit, and a kill loses its work.
     const MAX_SAVES: usize = 16;
+    /// Saves in a group at most when it gathers on while the group before it is written
+    /// ([`WriteGroup::is_full`]): the slower the flushes, the more saves each one serves.
+    const MAX_SAVES_GATHERING: usize = 128;
     /// Bytes of a group's temporaries at most: large saves make small groups.
     const MAX_BYTES: usize = 4 << 20;
     /// How long a group gathers at most: a game storing a save of the group waits for its
@@ -912,9 +917,20 @@ impl<K> WriteGroup<K> {
         }
     }
 
-    /// Whether the group should be committed now, before another save is started.
-    pub(crate) fn is_full(&self) -> bool {
-        self.members.len() >= Self::MAX_SAVES
+    /// Whether no save waits in the group.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Whether the group should be committed now, before another save is started; with
+    /// `gathering`, while the group before it is being written: it then takes up to
+    /// [`WriteGroup::MAX_SAVES_GATHERING`] saves rather than wait.
+    pub(crate) fn is_full(&self, gathering: bool) -> bool {
+        let most = match gathering {
+            true => Self::MAX_SAVES_GATHERING,
+            false => Self::MAX_SAVES,
+        };
+        self.members.len() >= most
             || self.bytes >= Self::MAX_BYTES
             || self.since.is_some_and(|t| t.elapsed() >= Self::MAX_WAIT)
     }
