@@ -167,7 +167,10 @@ impl Walker {
         let ((), walked) = unsafe {
             raw::on_stack(lua, args, |state| {
                 let before = std::mem::take(&mut self.root_before);
-                let walked = self.value(state, VALUE, 0, before);
+                let walked = match ffi::lua_type(state, VALUE) {
+                    ffi::LUA_TTABLE => self.table(state, VALUE, 0, before),
+                    _ => self.value(state, VALUE, 0),
+                };
                 ffi::lua_settop(state, 0);
                 walked
             })?
@@ -222,16 +225,10 @@ impl Walker {
         step
     }
 
-    /// The value at `idx`. `before` is what it was before the step, if known (else null):
-    /// where the Lua value is still the same, the result is made of it rather than anew, and
-    /// is the same either way.
-    unsafe fn value(
-        &mut self,
-        l: *mut ffi::lua_State,
-        idx: c_int,
-        depth: usize,
-        before: Value,
-    ) -> Step<Value> {
+    /// The value at `idx`, made anew (a member with a value before it goes through
+    /// [`Walker::update`]; a table through [`Walker::table`], which finds what it was
+    /// filled from).
+    unsafe fn value(&mut self, l: *mut ffi::lua_State, idx: c_int, depth: usize) -> Step<Value> {
         match ffi::lua_type(l, idx) {
             ffi::LUA_TNIL => Ok(Value::Null),
             ffi::LUA_TBOOLEAN => Ok(Value::Bool(ffi::lua_toboolean(l, idx) != 0)),
@@ -243,16 +240,10 @@ impl Walker {
             ffi::LUA_TSTRING => {
                 let bytes = lua_bytes(l, idx);
                 self.copy(bytes.len())?;
-                if let Value::String(s) = before {
-                    // Bytes equal to a `String`'s are text.
-                    if s.as_bytes() == bytes {
-                        return Ok(Value::String(s));
-                    }
-                }
                 Ok(text_or_bytes(bytes))
             }
             ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => Ok(Value::Null),
-            ffi::LUA_TTABLE => self.table(l, idx, depth, before),
+            ffi::LUA_TTABLE => self.table(l, idx, depth, Value::Null),
             ffi::LUA_TFUNCTION => self.fail("cannot save a function"),
             ffi::LUA_TTHREAD => self.fail("cannot save a thread (coroutine)"),
             ffi::LUA_TLIGHTUSERDATA => {
@@ -611,7 +602,7 @@ impl Walker {
                     self.kept.push(Kept { place, key, len });
                 }
                 None => {
-                    let value = self.value(l, value_idx, depth + 1, Value::Null);
+                    let value = self.value(l, value_idx, depth + 1);
                     let value = self.within(value, || key_segment(&key, in_array))?;
                     self.scratch.push((key, value));
                 }
@@ -667,7 +658,7 @@ impl Walker {
                 let before = std::mem::take(slot);
                 *slot = self.table(l, idx, depth, before)?;
             }
-            _ => *slot = self.value(l, idx, depth, Value::Null)?,
+            _ => *slot = self.value(l, idx, depth)?,
         }
         Ok(())
     }
@@ -777,7 +768,7 @@ impl Walker {
                         "savechain.null cannot be a table key: the save could not be read back",
                     );
                 }
-                let key = self.value(l, key_idx, depth + 1, Value::Null);
+                let key = self.value(l, key_idx, depth + 1);
                 self.in_key = in_key;
                 RawKey::Other(self.within(key, || Segment::LuaKey(describe_key(l, key_idx)))?)
             }
@@ -884,6 +875,7 @@ impl Walker {
 }
 
 /// A Lua string's value: text if its bytes are UTF-8, else a byte string.
+#[inline]
 fn text_or_bytes(bytes: &[u8]) -> Value {
     match as_text(bytes) {
         Some(s) => Value::String(s.to_owned()),
