@@ -468,6 +468,7 @@ impl<'c> Batch<'c> {
             options,
             next: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            group_most: group_most(pool.current_num_threads()),
             folders: fsio::FolderFlush::default(),
         };
         let (sender, receiver) = std::sync::mpsc::channel();
@@ -575,6 +576,50 @@ struct Work<'b, 'c, 'p> {
     next: AtomicUsize,
     stop: AtomicBool,
     folders: fsio::FolderFlush,
+    /// Saves a job's group holds at most, written at once and while the group before it
+    /// is being written ([`group_most`]).
+    group_most: (usize, usize),
+}
+
+/// The saves a group of each of `jobs` jobs holds at most, written at once and while the
+/// group before it is being written: [`WriteGroup`]'s, or fewer, so that the open files
+/// of every job's two groups (three a save: the locked save, its backup's temporary file
+/// and its own) are at most half those the process may have.
+fn group_most(jobs: usize) -> (usize, usize) {
+    group_most_within(jobs, open_files_limit())
+}
+
+/// [`group_most`] for a process that may have `open_files` files open.
+fn group_most_within(jobs: usize, open_files: usize) -> (usize, usize) {
+    let budget = (open_files / 2 / (jobs.max(1) * 2 * 3)).max(1);
+    let most = WriteGroup::<usize>::MAX_SAVES.min(budget);
+    (
+        most,
+        WriteGroup::<usize>::MAX_SAVES_GATHERING
+            .min(budget)
+            .max(most),
+    )
+}
+
+/// How many files the process may have open (its soft limit).
+#[cfg(target_os = "linux")]
+fn open_files_limit() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `getrlimit` fills the struct it is given, which lives for the call.
+    match unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } {
+        0 => usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX),
+        _ => 1024,
+    }
+}
+
+/// How many files the process may have open, without asking: macOS's usual soft limit
+/// elsewhere (Windows has no small limit on handles).
+#[cfg(not(target_os = "linux"))]
+fn open_files_limit() -> usize {
+    256
 }
 
 /// What a worker hands on for one save.
@@ -617,8 +662,15 @@ impl<'p> Work<'_, '_, 'p> {
         });
     }
 
-    /// Writes `group` and sends the outcome of each of its saves.
+    /// Writes `group` and sends the outcome of each of its saves; abandons it instead when
+    /// the run was stopped at once while it waited for the writer.
     fn write(&self, group: &mut WriteGroup<usize>, sender: &Sender<'p>) {
+        if self.batch.abandon.is_some_and(|a| a.load(Ordering::SeqCst)) {
+            for i in group.abandon() {
+                drop(sender.send((i, Handed::Abandoned(&self.plan.saves[i]))));
+            }
+            return;
+        }
         for (i, upgraded) in group.commit(&self.folders) {
             let outcome = self.batch.outcome(&self.plan.saves[i], upgraded, &[]);
             drop(sender.send((i, Handed::Done(outcome))));
@@ -645,22 +697,29 @@ impl<'p> Work<'_, '_, 'p> {
             if group.is_empty() {
                 return true;
             }
-            let full = std::mem::replace(group, WriteGroup::new());
-            // The writer ends only when this worker drops its sender.
-            let unsent = match writer {
-                Some(writer) if wait => writer.send(full).err().map(|e| e.0),
+            let mut full = std::mem::replace(group, WriteGroup::new());
+            // The writer ends only when this worker drops its sender, or when it panicked:
+            // the worker then starts no other save, and the panic is raised when it joins.
+            let sent = match writer {
+                Some(writer) if wait => writer.send(full).map_err(|e| e.0),
                 Some(writer) => match writer.try_send(full) {
-                    Ok(()) => None,
+                    Ok(()) => Ok(()),
                     Err(TrySendError::Full(full)) => {
                         *group = full;
                         return false;
                     }
-                    Err(TrySendError::Disconnected(full)) => Some(full),
+                    Err(TrySendError::Disconnected(full)) => Err(full),
                 },
-                None => Some(full),
+                None => {
+                    self.write(&mut full, sender);
+                    Ok(())
+                }
             };
-            if let Some(mut full) = unsent {
-                self.write(&mut full, sender);
+            if let Err(mut unsent) = sent {
+                self.stop.store(true, Ordering::SeqCst);
+                for i in unsent.abandon() {
+                    send(i, Handed::Abandoned(&self.plan.saves[i]));
+                }
             }
             true
         };
@@ -702,7 +761,10 @@ impl<'p> Work<'_, '_, 'p> {
             }
             // Written as soon as it is full, or when the writer is still busy with the group
             // before, gathering on up to a larger group.
-            if group.is_full(false) && !commit(&mut group, writer.is_none()) && group.is_full(true)
+            let (most, gathering_most) = self.group_most;
+            if group.is_full(most)
+                && !commit(&mut group, writer.is_none())
+                && group.is_full(gathering_most)
             {
                 commit(&mut group, true);
             }
@@ -1241,6 +1303,62 @@ mod tests {
         }
         let left = names(dir.path());
         assert!(left.iter().all(|n| !fsio::is_temporary(n.as_ref())));
+    }
+
+    /// A run stopped at once while its job waits to hand a group to its busy writer: the
+    /// group being written finishes, the one handed over after the stop is abandoned.
+    #[test]
+    fn a_group_handed_to_the_writer_after_an_abandon_is_not_written() {
+        use std::sync::atomic::AtomicUsize;
+        static ABANDON: AtomicBool = AtomicBool::new(false);
+        static FLUSHES: AtomicUsize = AtomicUsize::new(0);
+        let chain = chain();
+        let dir = tempfile::tempdir().unwrap();
+        let saves = 20;
+        for i in 0..saves {
+            fs::write(dir.path().join(format!("{i:02}.json")), old_save("{}")).unwrap();
+        }
+        let watched = dir.path().to_path_buf();
+        watch::act(dir.path(), "flush files", move |_| {
+            if FLUSHES.fetch_add(1, Ordering::SeqCst) > 0 {
+                return;
+            }
+            // The first group's flush: held until the job has read the last save and gone
+            // on to hand the rest over (a deadline, not a measure of speed), then stopped.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while std::time::Instant::now() < deadline
+                && !watch::log(&watched).iter().any(|op| op == "read 19.json")
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            ABANDON.store(true, Ordering::SeqCst);
+        });
+        let batch = Batch::new(&chain, Mode::InPlace { backup: true })
+            .jobs(1)
+            .abandon_when(&ABANDON);
+        let plan = batch.plan(&[dir.path()]).unwrap();
+        let summary = batch.run(&plan, |_| ControlFlow::Continue(())).unwrap();
+        assert_eq!(
+            (summary.upgraded, summary.abandoned),
+            (16, 4),
+            "{summary:?}"
+        );
+        for i in 0..saves {
+            let text = fs::read_to_string(dir.path().join(format!("{i:02}.json"))).unwrap();
+            assert_eq!(text.contains(r#""x": 1"#), i < 16, "{i:02}.json");
+        }
+        let left = names(dir.path());
+        assert_eq!(left.len(), saves + 16, "16 backups, no temporary: {left:?}");
+    }
+
+    #[test]
+    fn groups_stay_within_the_open_files_a_process_may_have() {
+        // Linux's usual soft limit: two jobs' two groups of three files a save.
+        assert_eq!(group_most_within(2, 1024), (16, 42));
+        assert_eq!(group_most_within(1, 1 << 20), (16, 128));
+        assert_eq!(group_most_within(64, 1024), (1, 1));
+        assert_eq!(group_most_within(8, 1024), (10, 10));
     }
 
     #[test]

@@ -899,10 +899,10 @@ struct Member<K> {
 impl<K> WriteGroup<K> {
     /// Saves in a group at most when it is written as soon as it is full: a group's
     /// outcomes wait for its commit, and a kill loses its work.
-    const MAX_SAVES: usize = 16;
+    pub(crate) const MAX_SAVES: usize = 16;
     /// Saves in a group at most when it gathers on while the group before it is written
     /// ([`WriteGroup::is_full`]): the slower the flushes, the more saves each one serves.
-    const MAX_SAVES_GATHERING: usize = 128;
+    pub(crate) const MAX_SAVES_GATHERING: usize = 128;
     /// Bytes of a group's temporaries at most: large saves make small groups.
     const MAX_BYTES: usize = 4 << 20;
     /// How long a group gathers at most: a game storing a save of the group waits for its
@@ -922,14 +922,11 @@ impl<K> WriteGroup<K> {
         self.members.is_empty()
     }
 
-    /// Whether the group should be committed now, before another save is started; with
-    /// `gathering`, while the group before it is being written: it then takes up to
-    /// [`WriteGroup::MAX_SAVES_GATHERING`] saves rather than wait.
-    pub(crate) fn is_full(&self, gathering: bool) -> bool {
-        let most = match gathering {
-            true => Self::MAX_SAVES_GATHERING,
-            false => Self::MAX_SAVES,
-        };
+    /// Whether the group should be committed now, before another save is started: it has
+    /// `most` saves ([`WriteGroup::MAX_SAVES`], or up to
+    /// [`WriteGroup::MAX_SAVES_GATHERING`] while the group before it is being written, or
+    /// fewer to stay within the open files a process may have), or its bytes, or its second.
+    pub(crate) fn is_full(&self, most: usize) -> bool {
         self.members.len() >= most
             || self.bytes >= Self::MAX_BYTES
             || self.since.is_some_and(|t| t.elapsed() >= Self::MAX_WAIT)
