@@ -449,10 +449,10 @@ impl Walker {
             };
         }
         let mut before = match before {
-            // Keys 1, 2, ... in order: those up to the length before were kept in place,
-            // the rest come after them.
+            // Keys 1, 2, ... in order: those up to the length before (and a place's
+            // largest) were kept in place, the rest come after them.
             Before::Items(mut items) if shape.in_order => {
-                items.truncate(shape.count);
+                items.truncate(shape.count.min(u32::MAX as usize));
                 items.extend(self.scratch.drain(base..).map(|(_, value)| value));
                 return Value::Array(items);
             }
