@@ -1283,6 +1283,13 @@ local function keys(t)
   table.sort(ks, order)
   return ks
 end
+-- The length of the sequence 1, 2, ... in `t`: `#t` is any border of a table with holes,
+-- which depends on how the table was made (a lent table is made at its size).
+local function seqlen(t)
+  local n = 0
+  while t[n + 1] ~= nil do n = n + 1 end
+  return n
+end
 local function plain(v)
   return type(v) == 'table' and (getmetatable(v) == nil or sc.is_array(v))
 end
@@ -1306,7 +1313,7 @@ local function edit(data, t, k, op, arg)
   elseif op == 4 then t[k or 'n'] = 0 / 0
   elseif op == 5 then t[k or 'n'] = 'a' .. (arg % 3)
   elseif op == 6 then t['new' .. (arg % 3)] = arg
-  elseif op == 7 then t[#t + 1] = arg
+  elseif op == 7 then t[seqlen(t) + 1] = arg
   elseif op == 8 then if k ~= nil then t[k] = t[k] end
   elseif op == 9 then if type(t[k]) == 'string' then t[k] = t[k] .. '' end
   elseif op == 10 then if math.type(t[k]) == 'integer' then t[k] = t[k] + 0.0 end
@@ -1318,8 +1325,18 @@ local function edit(data, t, k, op, arg)
     if k ~= nil then t[k] = nil end
     data['moved' .. (arg % 2)] = moved
     if plain(moved) then moved.after = arg end
-  elseif op == 15 then if #t > 0 then table.insert(t, 1, arg) end
-  elseif op == 16 then if #t > 0 then table.remove(t, 1) end
+  elseif op == 15 then
+    local n = seqlen(t)
+    if n > 0 then
+      for i = n, 1, -1 do t[i + 1] = t[i] end
+      t[1] = arg
+    end
+  elseif op == 16 then
+    local n = seqlen(t)
+    if n > 0 then
+      for i = 1, n - 1 do t[i] = t[i + 1] end
+      t[n] = nil
+    end
   elseif op == 17 then t[1.5] = 'x'
   elseif op == 18 then t['\xff'] = arg
   elseif op == 19 then t[k or 'n'] = string.rep('a', 41 + arg % 3)
