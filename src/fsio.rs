@@ -250,26 +250,38 @@ pub(crate) fn backup_path(path: &Path, tag: Option<&str>, original: &[u8]) -> Pa
 /// first, then a piece at a time, so that a large save's backup is never read whole beside
 /// the save being upgraded (a rerun finds one at every save).
 fn holds(path: &Path, bytes: &[u8]) -> io::Result<bool> {
-    let mut file = open_regular(path)?;
+    let file = open_regular(path)?;
     if file.metadata()?.len() != bytes.len() as u64 {
         return Ok(false);
     }
-    let mut piece = vec![0; (1 << 18).min(bytes.len() + 1)];
     let mut at = 0;
-    loop {
-        let n = match file.read(&mut piece) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            return Ok(at == bytes.len());
-        }
+    let mut same = true;
+    each_piece(&file, bytes.len(), |piece| {
         // A file that grew since its length was read holds something else.
-        if bytes.get(at..at + n) != Some(&piece[..n]) {
-            return Ok(false);
+        same = bytes.get(at..at + piece.len()) == Some(piece);
+        at += piece.len();
+        same
+    })?;
+    Ok(same && at == bytes.len())
+}
+
+/// Reads `file` from where it stands to its end a piece at a time, never whole in memory,
+/// handing each piece to `each` until it returns false; `len` is about how long the file
+/// is (a small file is read into a small buffer).
+fn each_piece(
+    mut file: impl Read,
+    len: usize,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> io::Result<()> {
+    let mut piece = vec![0; (1 << 18).min(len.saturating_add(1))];
+    loop {
+        match file.read(&mut piece) {
+            Ok(0) => return Ok(()),
+            Ok(n) if !each(&piece[..n]) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
-        at += n;
     }
 }
 
@@ -321,19 +333,12 @@ impl Held {
         let mut file = &self.file;
         file.seek(io::SeekFrom::Start(0))?;
         let mut hasher = xxhash_rust::xxh3::Xxh3Default::new();
-        let mut piece = vec![0; 1 << 18];
         let mut len = 0;
-        loop {
-            match file.read(&mut piece) {
-                Ok(0) => break,
-                Ok(n) => {
-                    hasher.update(&piece[..n]);
-                    len += n;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        each_piece(file, usize::MAX, |piece| {
+            hasher.update(piece);
+            len += piece.len();
+            true
+        })?;
         Ok(Fingerprint {
             len,
             hash: hasher.digest128(),
@@ -1266,7 +1271,6 @@ mod tests {
         }
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_backup_name_is_reused_only_by_a_file_with_the_same_bytes() {
         let dir = tempfile::tempdir().unwrap();
@@ -1302,6 +1306,7 @@ mod tests {
         assert_eq!(backup_path(&save, None, &last), named("a.json.bak"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_new_file_like_another_takes_its_mode_and_owner() {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
