@@ -665,15 +665,25 @@ impl<'p> Work<'_, '_, 'p> {
     /// Writes `group` and sends the outcome of each of its saves; abandons it instead when
     /// the run was stopped at once while it waited for the writer.
     fn write(&self, group: &mut WriteGroup<usize>, sender: &Sender<'p>) {
-        if self.batch.abandon.is_some_and(|a| a.load(Ordering::SeqCst)) {
-            for i in group.abandon() {
-                drop(sender.send((i, Handed::Abandoned(&self.plan.saves[i]))));
-            }
+        if self.abandoned() {
+            self.abandon(group, sender);
             return;
         }
         for (i, upgraded) in group.commit(&self.folders) {
             let outcome = self.batch.outcome(&self.plan.saves[i], upgraded, &[]);
             drop(sender.send((i, Handed::Done(outcome))));
+        }
+    }
+
+    /// Whether the run was stopped at once ([`Batch::abandon_when`]).
+    fn abandoned(&self) -> bool {
+        self.batch.abandon.is_some_and(|a| a.load(Ordering::SeqCst))
+    }
+
+    /// Drops `group` without writing it and hands each of its saves on as abandoned.
+    fn abandon(&self, group: &mut WriteGroup<usize>, sender: &Sender<'p>) {
+        for i in group.abandon() {
+            drop(sender.send((i, Handed::Abandoned(&self.plan.saves[i]))));
         }
     }
 
@@ -684,14 +694,11 @@ impl<'p> Work<'_, '_, 'p> {
         let mut group = WriteGroup::new();
         // The receiver lives until every worker is done.
         let send = |i, handed| drop(sender.send((i, handed)));
-        let abandoned = || self.batch.abandon.is_some_and(|a| a.load(Ordering::SeqCst));
         // Hands the group to the writer, or writes it here without one; unless `wait`, only
         // when the writer is free: false when it was busy and the group gathers on.
         let commit = |group: &mut WriteGroup<usize>, wait: bool| {
-            if abandoned() {
-                for i in group.abandon() {
-                    send(i, Handed::Abandoned(&self.plan.saves[i]));
-                }
+            if self.abandoned() {
+                self.abandon(group, sender);
                 return true;
             }
             if group.is_empty() {
@@ -717,9 +724,7 @@ impl<'p> Work<'_, '_, 'p> {
             };
             if let Err(mut unsent) = sent {
                 self.stop.store(true, Ordering::SeqCst);
-                for i in unsent.abandon() {
-                    send(i, Handed::Abandoned(&self.plan.saves[i]));
-                }
+                self.abandon(&mut unsent, sender);
             }
             true
         };
@@ -729,7 +734,7 @@ impl<'p> Work<'_, '_, 'p> {
                 break;
             };
             let stopped = self.batch.stop.is_some_and(|s| s.load(Ordering::Relaxed));
-            if stopped || abandoned() || self.stop.load(Ordering::Relaxed) {
+            if stopped || self.abandoned() || self.stop.load(Ordering::Relaxed) {
                 send(i, Handed::NotStarted(found));
                 continue;
             }
@@ -747,7 +752,7 @@ impl<'p> Work<'_, '_, 'p> {
             let options = &self.options;
             let upgraded =
                 upgrade_file_in_group(&mut upgrader, path, target, options, &mut group, i);
-            if abandoned() {
+            if self.abandoned() {
                 // Whatever it came to (a step interrupted fails), it was under way.
                 if upgraded.is_some() {
                     send(i, Handed::Abandoned(found));
