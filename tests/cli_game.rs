@@ -176,3 +176,33 @@ fn inspect_and_chain_show_the_game() {
         "{text}"
     );
 }
+
+/// A modder's hand edit that gives a cargo record a count that is not a whole number: the
+/// step that works out its mass (8 -> 9) fails that save, naming the record and the value,
+/// in the built-in chain and in its Lua twin alike, and the save is left as it was (before,
+/// both gave it a mass of 0.0 and said nothing).
+#[test]
+fn a_cargo_count_that_is_not_whole_fails_its_save_in_either_chain() {
+    let text = fs::read_to_string(format!("{FIXTURES}/v2/small.json"))
+        .unwrap()
+        .replace("\"qty\": 40", "\"qty\": 40.5");
+    let steps = concat!(env!("CARGO_MANIFEST_DIR"), "/upgrades");
+    for chain in [&[][..], &["--upgrades", steps, "--writer", "1.0.0"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("hq.json"), &text).unwrap();
+        let mut args = chain.to_vec();
+        args.push("hq.json");
+        let out = save_upgrade(&args, dir.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{chain:?}: {err}");
+        assert!(
+            err.contains("ship.cargo[0].qty is not an integer: 40.5"),
+            "{chain:?}: {err}"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("hq.json")).unwrap(),
+            text
+        );
+        assert_eq!(names(dir.path()), ["hq.json"], "{chain:?}: nothing kept");
+    }
+}

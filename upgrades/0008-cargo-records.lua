@@ -16,10 +16,15 @@ return function(data)
     if record.item == nil then error(at .. " has no item") end
     if record.qty == nil then error(at .. " has no qty") end
     local good, count = record.item, record.qty
+    -- A count that is not a whole number (a hand edit, say) has no mass to give: the save
+    -- fails here rather than carry a made-up one.
+    if math.type(count) ~= "integer" then
+      error(string.format("%s.qty is not an integer: %s", at, tostring(count)))
+    end
     up.drop(data, at .. ".item")
     up.drop(data, at .. ".qty")
     local unit = UNIT_MASS[good] or 1.0
     record.good, record.count = good, count
-    record.mass = math.type(count) == "integer" and count * unit or 0.0
+    record.mass = count * unit
   end
 end

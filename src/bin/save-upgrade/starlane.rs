@@ -228,7 +228,16 @@ fn cargo_layout(data: &mut Value, ctx: &mut StepContext) -> std::result::Result<
             .as_str()
             .and_then(|g| UNIT_MASS.iter().find(|(name, _)| *name == g))
             .map_or(1.0, |(_, mass)| *mass);
-        let mass = count.as_i64().map_or(0.0, |n| n as f64 * unit);
+        // A count that is not a whole number (a hand edit, say) has no mass to give: the
+        // save fails here rather than carry a made-up one.
+        let Some(n) = count.as_i64() else {
+            let shown = match &count {
+                Value::Double(x) => format!("{x:?}"),
+                other => other.to_string(),
+            };
+            return Err(format!("ship.cargo[{i}].qty is not an integer: {shown}"));
+        };
+        let mass = n as f64 * unit;
         ctx.declare_removed(&format!("ship.cargo[{i}].item"));
         ctx.declare_removed(&format!("ship.cargo[{i}].qty"));
         record.insert("good", good);
