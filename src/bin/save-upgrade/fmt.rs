@@ -9,7 +9,7 @@ use savechain::compress;
 use savechain::{Formatted, Options, Save};
 
 use super::compression;
-use super::output::{self, errln};
+use super::output::{self, errln, outln};
 use super::report::{print_error, shell_words};
 use super::{EXIT_FAILED, EXIT_FOUND_WORK, EXIT_OK, EXIT_USAGE};
 
@@ -48,7 +48,8 @@ Exit status: 0 all canonical (or rewritten), 1 --check found saves to rewrite, 2
 failed or a usage error.")]
 pub struct Args {
     /// Write nothing; exit 1 if any save is not canonical (or, with --compress, not stored
-    /// in that compression).
+    /// in that compression), printing those saves on standard output, one a line, in path
+    /// order.
     #[arg(long)]
     check: bool,
     /// Print only errors.
@@ -74,6 +75,17 @@ enum Outcome {
     Failed,
 }
 
+/// What one save's formatting has to say, printed once every save is done so that the
+/// lines come in path order whatever order the threads finished in.
+enum Said {
+    /// Human text, on standard error.
+    Note(String),
+    /// A save that `--check` found work for, on standard output (as `grep -l` and the
+    /// upgrade's `--check`: one path a line, for scripts).
+    Work(String),
+    Error(savechain::Error),
+}
+
 pub fn run(args: Args) -> i32 {
     let mut options = Options::default();
     match args.compression.compression() {
@@ -96,11 +108,18 @@ pub fn run(args: Args) -> i32 {
     let Some(search) = super::find_named(&args.paths) else {
         return EXIT_USAGE;
     };
-    let outcomes: Vec<Outcome> = search
+    let (outcomes, said): (Vec<Outcome>, Vec<Vec<Said>>) = search
         .saves
         .par_iter()
         .map(|found| format_file(found, &args, &options))
-        .collect();
+        .unzip();
+    for said in said.into_iter().flatten() {
+        match said {
+            Said::Note(line) => errln!("{line}"),
+            Said::Work(path) => outln!("{path}"),
+            Said::Error(e) => print_error(&e, None),
+        }
+    }
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let changed = count(|o| matches!(o, Outcome::Changed));
     let recompressed = count(|o| matches!(o, Outcome::Recompressed));
@@ -156,8 +175,9 @@ pub fn run(args: Args) -> i32 {
     }
 }
 
-fn format_file(found: &Found, args: &Args, options: &Options) -> Outcome {
+fn format_file(found: &Found, args: &Args, options: &Options) -> (Outcome, Vec<Said>) {
     let path = &found.path;
+    let mut said = Vec::new();
     let report = savechain::format_file_kept(path, args.check, options);
     if let (Ok(report), true) = (&report, found.named && !args.quiet) {
         // As `edit` and `set` say it: a file named is told where its original is.
@@ -166,39 +186,36 @@ fn format_file(found: &Found, args: &Args, options: &Options) -> Outcome {
                 Formatted::Recompressed => "recompressed",
                 _ => "reformatted",
             };
-            errln!(
+            said.push(Said::Note(format!(
                 "{}: {done}; the original is kept as {}",
                 path.display(),
                 backup.display()
-            );
+            )));
         }
     }
-    match report.map(|r| r.formatted) {
+    let outcome = match report.map(|r| r.formatted) {
         Ok(Formatted::Canonical) => Outcome::Canonical,
-        Ok(Formatted::Recompressed) => {
-            if args.check && !args.quiet {
-                let codec = options.compression.map_or("?", |c| c.codec().name());
-                errln!("not stored as {codec}: {}", path.display());
-            }
-            Outcome::Recompressed
-        }
-        Ok(_) => {
-            if args.check && !args.quiet {
-                errln!("not canonical: {}", path.display());
-            }
-            Outcome::Changed
-        }
+        Ok(Formatted::Recompressed) => Outcome::Recompressed,
+        Ok(_) => Outcome::Changed,
         Err(e) if found.skips(&e) => {
             if !args.quiet {
-                errln!("skipped {}: {}", path.display(), e.message());
+                said.push(Said::Note(format!(
+                    "skipped {}: {}",
+                    path.display(),
+                    e.message()
+                )));
             }
             Outcome::NotASave
         }
         Err(e) => {
-            print_error(&e, None);
+            said.push(Said::Error(e));
             Outcome::Failed
         }
+    };
+    if args.check && matches!(outcome, Outcome::Changed | Outcome::Recompressed) {
+        said.push(Said::Work(path.display().to_string()));
     }
+    (outcome, said)
 }
 
 /// Standard input, plain or compressed, to standard output: plain text unless a

@@ -74,7 +74,7 @@ Examples:
                                             compression and status, read from its head
   save-upgrade chain --json                 the upgrade steps as JSON
   save-upgrade cache verify saves/          whether each save's binary cache would be used
-  save-upgrade fmt --check saves/           exit 1 if any save is not canonical
+  save-upgrade fmt --check saves/           exit 1 if any save is not canonical, listing them
   save-upgrade show world.json              the save with doubles in decimal
   save-upgrade edit world.json              edit it in $EDITOR, then write it back
                                             checked, keeping the original as a backup
