@@ -187,8 +187,9 @@ fn fmt_check_writes_nothing() {
 fn fmt_check_lists_the_saves_to_rewrite_in_path_order() {
     let dir = tempfile::tempdir().unwrap();
     let mut expected = String::new();
-    for i in 0..40 {
-        let name = format!("s{i:02}.json");
+    // Enough saves that two threads finish some of them out of order.
+    for i in 0..200 {
+        let name = format!("s{i:03}.json");
         // Every third save is canonical already.
         let text = if i % 3 == 0 { CANONICAL } else { MESSY };
         fs::write(dir.path().join(&name), text).unwrap();

@@ -1,5 +1,6 @@
 //! `save-upgrade fmt`: rewrite saves in canonical form.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -75,8 +76,8 @@ enum Outcome {
     Failed,
 }
 
-/// What one save's formatting has to say, printed once every save is done so that the
-/// lines come in path order whatever order the threads finished in.
+/// What one save's formatting has to say, printed once every save before it has said its
+/// own ([`format_in_order`]).
 enum Said {
     /// Human text, on standard error.
     Note(String),
@@ -108,18 +109,7 @@ pub fn run(args: Args) -> i32 {
     let Some(search) = super::find_named(&args.paths) else {
         return EXIT_USAGE;
     };
-    let (outcomes, said): (Vec<Outcome>, Vec<Vec<Said>>) = search
-        .saves
-        .par_iter()
-        .map(|found| format_file(found, &args, &options))
-        .unzip();
-    for said in said.into_iter().flatten() {
-        match said {
-            Said::Note(line) => errln!("{line}"),
-            Said::Work(path) => outln!("{path}"),
-            Said::Error(e) => print_error(&e, None),
-        }
-    }
+    let outcomes = format_in_order(&search.saves, &args, &options);
     let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let changed = count(|o| matches!(o, Outcome::Changed));
     let recompressed = count(|o| matches!(o, Outcome::Recompressed));
@@ -173,6 +163,40 @@ pub fn run(args: Args) -> i32 {
     } else {
         EXIT_OK
     }
+}
+
+/// Formats `saves` on rayon's threads and prints what each has to say as soon as every
+/// save before it has said its own: path order, whatever order the threads finish in, and
+/// a long run shows its progress as it goes. The outcomes, in the order of `saves`.
+fn format_in_order(saves: &[Found], args: &Args, options: &Options) -> Vec<Outcome> {
+    let mut outcomes = Vec::with_capacity(saves.len());
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            saves
+                .par_iter()
+                .enumerate()
+                .for_each_with(sender, |sender, (i, found)| {
+                    // The receiver lives until every save is sent.
+                    drop(sender.send((i, format_file(found, args, options))));
+                });
+        });
+        let mut waiting = BTreeMap::new();
+        for (i, done) in receiver {
+            waiting.insert(i, done);
+            while let Some((outcome, said)) = waiting.remove(&outcomes.len()) {
+                for said in said {
+                    match said {
+                        Said::Note(line) => errln!("{line}"),
+                        Said::Work(path) => outln!("{path}"),
+                        Said::Error(e) => print_error(&e, None),
+                    }
+                }
+                outcomes.push(outcome);
+            }
+        }
+    });
+    outcomes
 }
 
 fn format_file(found: &Found, args: &Args, options: &Options) -> (Outcome, Vec<Said>) {
