@@ -1020,6 +1020,14 @@ fn a_save_upgraded_into_another_folder_as_it_was_is_copied_as_read_or_not_at_all
             .contains("changed while it was being upgraded"),
         "{err}"
     );
+    // The file named once, in front.
+    assert!(
+        err.to_string().starts_with(&format!(
+            "{}: the save changed while it was being upgraded",
+            source.display()
+        )),
+        "{err}"
+    );
     assert!(!output.exists());
     assert_ne!(std::fs::read(&source).unwrap(), text);
 }

@@ -648,11 +648,9 @@ fn read_again(path: &Path, read: &fsio::Fingerprint) -> Result<Vec<u8>> {
     if fsio::Fingerprint::of(&again) != *read {
         return Err(Error::new(
             ErrorKind::Changed,
-            format!(
-                "{} changed while it was being upgraded (another program rewrote it), so \
-                 nothing is written for it; run again to upgrade its new content",
-                path.display()
-            ),
+            // Worded as `Held::check_unchanged` words it; the caller adds the file.
+            "the save changed while it was being upgraded (another program rewrote it), so \
+             nothing is written for it; run again to upgrade its new content",
         ));
     }
     Ok(again)
