@@ -978,7 +978,7 @@ fn batch_table(chain: &Chain, runs: usize) {
                 let usable = jobs.min(cores) as f64;
                 (
                     format!("{cores_busy:.2} cores"),
-                    format!("{:.2}", (usable / cores_busy.max(1.0)).min(jobs as f64)),
+                    format!("{:.2}", usable / cores_busy.max(1.0)),
                 )
             }
             None => (String::new(), String::new()),
